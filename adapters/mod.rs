@@ -1,0 +1,42 @@
+//! Engine adapters: one folder per engine family, one registration line each.
+//!
+//! An adapter implements [`crate::engine::VectorEngine`] for its engine and ships a
+//! `config.toml` of named parameter sets. To add an engine: create `adapters/<name>/mod.rs`
+//! with `pub const CONFIG` and `pub fn open`, then add one line to `engines!` below.
+
+use crate::engine::EngineEntry;
+
+macro_rules! engines {
+    ($($module:ident => $name:literal, embedded: $embedded:literal, $summary:literal;)*) => {
+        $(pub mod $module;)*
+
+        /// Every registered engine, in the order `ragdbeval engines` lists them.
+        pub const ENGINES: &[EngineEntry] = &[
+            $(EngineEntry {
+                name: $name,
+                summary: $summary,
+                config_toml: $module::CONFIG,
+                embedded: $embedded,
+                open: $module::open,
+            },)*
+        ];
+    };
+}
+
+engines! {
+    exact => "exact", embedded: true, "brute force over the live set (the reference: recall is always 1.000)";
+}
+
+/// Looks an engine up by name.
+pub fn find(name: &str) -> Option<&'static EngineEntry> {
+    ENGINES.iter().find(|e| e.name == name)
+}
+
+/// Names of all engines, for error messages.
+pub fn names() -> String {
+    ENGINES
+        .iter()
+        .map(|e| e.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

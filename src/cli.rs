@@ -1,0 +1,264 @@
+//! Command-line arguments. Parsing only: [`crate::commands`] turns them into work.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const BENCH_EXAMPLES: &str = "\
+Examples:
+  ragdbeval bench
+      Embedded default engine on a generated dataset: no network, no server.
+  ragdbeval bench --db qdrant-edge --dataset sift1m --limit 100000 --set ef-sweep
+      SIFT1M (downloaded on first use), first 100k vectors, ground truth recomputed,
+      one build and a sweep of hnsw_ef values.
+  ragdbeval bench --db exact --dataset path/to/glove-100-angular.hdf5 --max-queries 1000
+  ragdbeval bench --db qdrant --url http://localhost:6334 --dataset sift1m --recreate
+  ragdbeval bench --db qdrant-edge --build-param m=32 --search-param hnsw_ef=32,64,128";
+
+const DATASET_EXAMPLES: &str = "\
+Examples:
+  ragdbeval dataset list
+  ragdbeval dataset download sift1m
+  ragdbeval dataset info datasets/cache/sift-128-euclidean.hdf5
+  ragdbeval dataset make --kind clustered -n 100000 --dim 128 --out data/c100k.hdf5
+  ragdbeval dataset gt --dataset data/c100k.hdf5 -k 100 --out data/c100k-gt.hdf5
+  ragdbeval dataset subset --dataset sift1m --limit 100000 --out data/sift100k.hdf5";
+
+/// Benchmark vector databases: recall against exact ground truth, latency, throughput,
+/// build time, index size, RAM and CPU, written to result files that can be compared.
+#[derive(Debug, Parser)]
+#[command(name = "ragdbeval", version, about, long_about = None, after_help = BENCH_EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands. `BenchArgs` is large, but parsed once per process.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build an index on an engine, run the queries, score them and write a result file.
+    #[command(after_help = BENCH_EXAMPLES)]
+    Bench(BenchArgs),
+    /// List, inspect, download, generate and prepare datasets.
+    #[command(subcommand, after_help = DATASET_EXAMPLES)]
+    Dataset(DatasetCommand),
+    /// List the engines and their named parameter sets.
+    Engines,
+    /// Render result files as a table, CSV, Markdown or JSON.
+    Report(ReportArgs),
+}
+
+/// Output shape on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum QueryMode {
+    /// One engine call per query, each timed.
+    Single,
+    /// All queries in one batch call (where the engine has a batch API).
+    Batch,
+}
+
+#[derive(Debug, Args)]
+pub struct DatasetSource {
+    /// Dataset: a registry name (`sift1m`, `glove-100-angular`; see `dataset list`), an
+    /// ann-benchmarks .hdf5 file, a TEXMEX directory (*base.fvecs, *query.fvecs,
+    /// *groundtruth.ivecs), `gen:KIND:key=value,...`, or `demo` (generated, offline).
+    #[arg(long, short = 'd', default_value = "demo")]
+    pub dataset: String,
+    /// Keep only the first N train vectors; the ground truth is recomputed for them.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Keep only the first Q test vectors.
+    #[arg(long)]
+    pub max_queries: Option<usize>,
+    /// Distance override (TEXMEX directories carry none and default to euclidean).
+    #[arg(long)]
+    pub distance: Option<String>,
+    /// Download cache [env: RAGDBEVAL_DATA_DIR; default: datasets/cache].
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Never download; fail if a registry dataset is not cached.
+    #[arg(long)]
+    pub offline: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Engine to benchmark (see `ragdbeval engines`).
+    #[arg(long = "db", default_value = "qdrant-edge")]
+    pub engine: String,
+    #[command(flatten)]
+    pub source: DatasetSource,
+    /// Named parameter set from the engine's config.toml (`ragdbeval engines` lists them).
+    #[arg(long = "set", default_value = "default")]
+    pub param_set: String,
+    /// Override or add a build parameter: NAME=VALUE, or NAME=V1,V2 to sweep. Repeatable.
+    #[arg(long = "build-param", value_name = "NAME=VALUE")]
+    pub build_params: Vec<String>,
+    /// Override or add a search parameter: NAME=VALUE, or NAME=V1,V2 to sweep. Repeatable.
+    #[arg(long = "search-param", value_name = "NAME=VALUE")]
+    pub search_params: Vec<String>,
+    /// Number of results requested per query (the K of recall@K).
+    #[arg(short = 'k', long, default_value_t = 10)]
+    pub k: usize,
+    /// True neighbours regarded as relevant for recall, NDCG, MAP (default: k).
+    #[arg(long)]
+    pub relevant: Option<usize>,
+    /// Untimed queries before each timed loop.
+    #[arg(long, default_value_t = 100)]
+    pub warmup: usize,
+    /// `single`: one timed call per query; `batch`: one call for all queries.
+    #[arg(long, value_enum, default_value_t = QueryMode::Single)]
+    pub mode: QueryMode,
+    /// Points per insert request.
+    #[arg(long, default_value_t = 1000)]
+    pub batch_size: usize,
+    /// Concurrent insert requests (server engines).
+    #[arg(long, default_value_t = 1)]
+    pub upload_parallel: usize,
+    /// Server URL (server engines).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Name of the environment variable holding the API key (never written anywhere).
+    #[arg(long, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    /// Drop an existing collection of the same name.
+    #[arg(long)]
+    pub recreate: bool,
+    /// PID of a local engine server, to sample its RSS and CPU.
+    #[arg(long)]
+    pub server_pid: Option<u32>,
+    /// Storage directory of a local engine server, to measure its index size.
+    #[arg(long)]
+    pub server_storage: Option<PathBuf>,
+    /// Request timeout for server engines, in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
+    /// Directory for result files.
+    #[arg(long, short = 'o', default_value = "results")]
+    pub out: PathBuf,
+    /// Result file name (without extension); default: TIME-ENGINE-DATASET.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Do not write the per-query sidecar.
+    #[arg(long)]
+    pub no_sidecar: bool,
+    /// Parent directory for in-process engines' files (default: the system temp dir).
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+    /// Keep the engine's files after the run.
+    #[arg(long)]
+    pub keep_work_dir: bool,
+    /// Ground-truth depth to compute when the dataset has none.
+    #[arg(long, default_value_t = 100)]
+    pub gt_k: usize,
+    /// Resource sampling interval in milliseconds.
+    #[arg(long, default_value_t = 100)]
+    pub sample_ms: u64,
+    /// No progress bars or step lines; the summary table still prints.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Print the result document as JSON on stdout instead of the table (implies --quiet).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DatasetCommand {
+    /// Known datasets with dimension, size, distance and whether they are cached.
+    List {
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
+    /// Layout, counts, distance and ground-truth depth of a file, directory or name.
+    Info {
+        /// File, TEXMEX directory, registry name or gen: spec.
+        target: String,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+    },
+    /// Download a registry dataset into the cache (resumes a partial download).
+    Download {
+        name: String,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        #[arg(long, short = 'q')]
+        quiet: bool,
+    },
+    /// Write a synthetic dataset with exact ground truth in the ann-benchmarks layout.
+    Make(MakeArgs),
+    /// Compute exact top-k ground truth for a dataset and write it with its vectors.
+    Gt(GtArgs),
+    /// Keep the first N train vectors and recompute the ground truth.
+    Subset(SubsetArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MakeArgs {
+    /// `uniform` or `clustered` (Gaussian blobs).
+    #[arg(long, default_value = "clustered")]
+    pub kind: String,
+    /// Train vectors.
+    #[arg(short = 'n', long, default_value_t = 100_000)]
+    pub n: usize,
+    #[arg(long, default_value_t = 128)]
+    pub dim: usize,
+    /// Test (query) vectors.
+    #[arg(long, default_value_t = 1000)]
+    pub queries: usize,
+    /// euclidean, angular or dot.
+    #[arg(long, default_value = "euclidean")]
+    pub distance: String,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Number of clusters (clustered kind).
+    #[arg(long, default_value_t = 32)]
+    pub clusters: usize,
+    /// Ground-truth depth.
+    #[arg(short = 'k', long, default_value_t = 100)]
+    pub k: usize,
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GtArgs {
+    #[command(flatten)]
+    pub source: DatasetSource,
+    /// Ground-truth depth (at most 1000).
+    #[arg(short = 'k', long, default_value_t = 100)]
+    pub k: usize,
+    /// Output HDF5 file (train, test and the new neighbors/distances).
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SubsetArgs {
+    #[command(flatten)]
+    pub source: DatasetSource,
+    /// Ground-truth depth to compute for the subset.
+    #[arg(short = 'k', long, default_value_t = 100)]
+    pub k: usize,
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Result files (.json) written by `bench`.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// table, json, csv or markdown.
+    #[arg(long, short = 'f', default_value = "table")]
+    pub format: String,
+    /// Write to this file instead of stdout.
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+}

@@ -1,0 +1,242 @@
+//! `ragdbeval bench`: resolve engine, parameters and dataset, run the phases, write the result.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use serde_json::json;
+
+use crate::adapters;
+use crate::cli::{BenchArgs, DatasetSource, QueryMode};
+use crate::dataset::{self, Dataset, LoadOptions};
+use crate::engine::ConnectOptions;
+use crate::output::{table, warnings};
+use crate::params::{EngineConfig, SweepTable, expand, parse_override};
+use crate::results::sidecar::Sidecar;
+use crate::results::{DatasetInfo, EngineInfo, Manifest, RunResult, RunState, RunStatus, SCHEMA};
+use crate::runner::{self, BenchPlan};
+
+/// Builds [`LoadOptions`] from the shared dataset arguments.
+pub(crate) fn load_options(
+    src: &DatasetSource,
+    gt_k: usize,
+    quiet: bool,
+) -> anyhow::Result<LoadOptions> {
+    Ok(LoadOptions {
+        cache_dir: src
+            .data_dir
+            .clone()
+            .unwrap_or_else(dataset::default_cache_dir),
+        offline: src.offline,
+        limit: src.limit,
+        max_queries: src.max_queries,
+        gt_k,
+        distance: src.distance.as_deref().map(str::parse).transpose()?,
+        compute_missing_gt: true,
+        quiet,
+    })
+}
+
+fn apply_overrides(table: &mut SweepTable, overrides: &[String]) -> anyhow::Result<()> {
+    for o in overrides {
+        let (name, value) = parse_override(o)?;
+        table.insert(name, value);
+    }
+    Ok(())
+}
+
+fn dataset_info(ds: &Dataset) -> DatasetInfo {
+    DatasetInfo {
+        name: ds.name.clone(),
+        source: ds.source.clone(),
+        sha256: ds.sha256.clone(),
+        train: ds.train.len(),
+        dim: ds.train.dim(),
+        queries: ds.test.len(),
+        distance: ds.distance.to_string(),
+        ground_truth_depth: ds.ground_truth.k,
+        ground_truth_source: format!("{:?}", ds.ground_truth_source).to_lowercase(),
+        limit: ds.limit,
+    }
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let quiet = args.quiet || args.json;
+    let entry = adapters::find(&args.engine).ok_or_else(|| {
+        anyhow!(
+            "unknown engine `{}`; available: {}",
+            args.engine,
+            adapters::names()
+        )
+    })?;
+    if args.k == 0 {
+        bail!("-k must be at least 1");
+    }
+    let relevant = args.relevant.unwrap_or(args.k);
+    if relevant == 0 {
+        bail!("--relevant must be at least 1");
+    }
+
+    // Parameters: the named set, then command-line overrides, then the sweep expansion.
+    let config = EngineConfig::parse(entry.config_toml)
+        .with_context(|| format!("config.toml of engine {}", entry.name))?;
+    let set = config.set(&args.param_set)?;
+    let mut build_table = set.build.clone();
+    let mut search_table = set.search.clone();
+    apply_overrides(&mut build_table, &args.build_params)?;
+    apply_overrides(&mut search_table, &args.search_params)?;
+    let builds = expand(&build_table);
+    let searches = expand(&search_table);
+
+    let gt_k = args.gt_k.max(args.k).max(relevant);
+    let opts = load_options(&args.source, gt_k, quiet)?;
+    let ds = dataset::load(&args.source.dataset, &opts)
+        .with_context(|| format!("loading dataset `{}`", args.source.dataset))?;
+    if ds.ground_truth.k < relevant {
+        bail!(
+            "the dataset's ground truth has depth {} but -k/--relevant need {}; \
+             recompute it with `ragdbeval dataset gt --dataset {} -k {} --out FILE`",
+            ds.ground_truth.k,
+            relevant,
+            args.source.dataset,
+            relevant
+        );
+    }
+
+    let api_key = match &args.api_key_env {
+        Some(var) => Some(std::env::var(var).with_context(|| {
+            format!("--api-key-env {var}: the environment variable is not set")
+        })?),
+        None => None,
+    };
+    let connect = ConnectOptions {
+        url: args.url.clone(),
+        api_key,
+        recreate: args.recreate,
+        server_pid: args.server_pid,
+        server_storage: args.server_storage.clone(),
+        batch_size: args.batch_size.max(1),
+        upload_parallel: args.upload_parallel.max(1),
+        timeout: Duration::from_secs(args.timeout.max(1)),
+    };
+    let plan = BenchPlan {
+        entry,
+        connect,
+        builds,
+        searches,
+        k: args.k,
+        relevant,
+        warmup: args.warmup,
+        batch_mode: args.mode == QueryMode::Batch,
+        work_dir: args
+            .work_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("ragdbeval")),
+        keep_work_dir: args.keep_work_dir,
+        quiet,
+        sample_interval: Duration::from_millis(args.sample_ms.max(1)),
+    };
+
+    let stem = args.name.clone().unwrap_or_else(|| {
+        format!(
+            "{}-{}-{}",
+            chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
+            entry.name,
+            ds.name
+        )
+    });
+    let result_path: PathBuf = args.out.join(format!("{stem}.json"));
+    let sidecar_name = format!("{stem}.queries.jsonl");
+    let mut sidecar = if args.no_sidecar {
+        None
+    } else {
+        Some(Sidecar::create(&args.out.join(&sidecar_name))?)
+    };
+
+    let settings = json!({
+        "k": args.k,
+        "relevant": relevant,
+        "warmup": args.warmup,
+        "mode": if plan.batch_mode { "batch" } else { "single" },
+        "batch_size": plan.connect.batch_size,
+        "upload_parallel": plan.connect.upload_parallel,
+        "param_set": args.param_set,
+        "build_overrides": args.build_params,
+        "search_overrides": args.search_params,
+        "sample_interval_ms": args.sample_ms,
+        "url": args.url,
+    });
+    let mut result = RunResult {
+        schema: SCHEMA.to_string(),
+        status: RunStatus {
+            state: RunState::Running,
+            error: None,
+        },
+        manifest: Manifest::new(settings.as_object().cloned().unwrap_or_default()),
+        dataset: dataset_info(&ds),
+        engine: EngineInfo {
+            name: entry.name.to_string(),
+            version: String::new(),
+            in_process: entry.embedded,
+            details: serde_json::Map::new(),
+        },
+        configs: Vec::new(),
+        warnings: Vec::new(),
+        sidecar: sidecar.as_ref().map(|_| sidecar_name.clone()),
+    };
+    if !quiet {
+        eprintln!(
+            "dataset {}: {} × {} ({}), {} queries, ground truth depth {} ({})",
+            ds.name,
+            ds.train.len(),
+            ds.train.dim(),
+            ds.distance,
+            ds.test.len(),
+            ds.ground_truth.k,
+            result.dataset.ground_truth_source
+        );
+    }
+
+    let outcome = runner::run(&plan, &ds, &mut result, &result_path, sidecar.as_mut());
+    runner::finish(&mut result, outcome.as_ref().err().map(|e| e.to_string()));
+    let measured = result.configs.iter().any(|c| !c.steps.is_empty());
+    if let Err(e) = &outcome
+        && !measured
+    {
+        // Nothing was measured (engine unreachable, bad parameter): leave no result behind.
+        let _ = std::fs::remove_file(&result_path);
+        return Err(anyhow!("{e}"));
+    }
+    result.save(&result_path)?;
+    if let Some(s) = sidecar.take() {
+        s.finish()?;
+    }
+
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        println!(
+            "{} {} on {} (k = {}, {} queries)",
+            result.engine.name,
+            result.engine.version,
+            ds.name,
+            args.k,
+            ds.test.len()
+        );
+        print!("{}", table::render(&result));
+    }
+    warnings::print(&result.warnings);
+    match outcome {
+        Ok(()) => {
+            if !args.json {
+                println!("results: {}", result_path.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(anyhow!(
+            "{e}\n  (the steps that finished are saved in {})",
+            result_path.display()
+        )),
+    }
+}

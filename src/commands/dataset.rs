@@ -1,0 +1,191 @@
+//! `ragdbeval dataset ...`: list, info, download, make, gt, subset.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+
+use super::bench::load_options;
+use crate::cli::{DatasetCommand, GtArgs, MakeArgs, SubsetArgs};
+use crate::dataset::{self, Dataset, LoadOptions, download, hdf5, registry};
+use crate::synthetic::{SyntheticKind, SyntheticSpec};
+
+pub fn run(cmd: DatasetCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        DatasetCommand::List { data_dir } => list(data_dir),
+        DatasetCommand::Info { target, data_dir } => info(&target, data_dir),
+        DatasetCommand::Download {
+            name,
+            data_dir,
+            quiet,
+        } => {
+            let known = registry::find(&name).with_context(|| {
+                format!("unknown dataset `{name}`; run `ragdbeval dataset list`")
+            })?;
+            let dest = data_dir
+                .unwrap_or_else(dataset::default_cache_dir)
+                .join(known.file_name());
+            if dest.is_file() {
+                println!("{} is already cached at {}", known.name, dest.display());
+            } else {
+                download::download(known, &dest, quiet)?;
+                println!("downloaded {} to {}", known.name, dest.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DatasetCommand::Make(args) => make(args),
+        DatasetCommand::Gt(args) => gt(args),
+        DatasetCommand::Subset(args) => subset(args),
+    }
+}
+
+fn list(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
+    let cache = data_dir.unwrap_or_else(dataset::default_cache_dir);
+    println!(
+        "{:<30} {:>5} {:>10} {:>7} {:<10} {:<7} aliases",
+        "name", "dim", "train", "test", "distance", "cached"
+    );
+    for d in registry::KNOWN {
+        let cached = cache.join(d.file_name()).is_file();
+        println!(
+            "{:<30} {:>5} {:>10} {:>7} {:<10} {:<7} {}",
+            d.name,
+            d.dim,
+            d.train,
+            d.test,
+            d.distance.as_str(),
+            if cached { "yes" } else { "no" },
+            d.aliases.join(", ")
+        );
+    }
+    println!(
+        "\ncache: {} (set RAGDBEVAL_DATA_DIR or --data-dir to change)",
+        cache.display()
+    );
+    println!("also: any .hdf5 path, a TEXMEX directory, `demo`, or gen:KIND:key=value,...");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn info(target: &str, data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
+    let path = std::path::Path::new(target);
+    if path.is_file() {
+        let layout = hdf5::layout(path)?;
+        println!("{}", path.display());
+        for (name, shape, dtype) in &layout.datasets {
+            println!("  dataset {name:<10} {shape:?} {dtype}");
+        }
+        for (name, value) in &layout.attributes {
+            println!("  attr    {name:<10} {value}");
+        }
+    }
+    let opts = LoadOptions {
+        cache_dir: data_dir.unwrap_or_else(dataset::default_cache_dir),
+        offline: true,
+        quiet: false,
+        compute_missing_gt: false,
+        ..LoadOptions::default()
+    };
+    let ds = dataset::load(target, &opts)?;
+    print_summary(&ds);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_summary(ds: &Dataset) {
+    println!("name:          {}", ds.name);
+    println!("train:         {} × {}", ds.train.len(), ds.train.dim());
+    println!("test:          {}", ds.test.len());
+    println!("distance:      {}", ds.distance);
+    println!(
+        "ground truth:  depth {} ({:?})",
+        ds.ground_truth.k, ds.ground_truth_source
+    );
+    println!("sha256:        {}", ds.sha256);
+}
+
+fn make(args: MakeArgs) -> anyhow::Result<ExitCode> {
+    let kind = match args.kind.as_str() {
+        "uniform" => SyntheticKind::Uniform,
+        "clustered" => SyntheticKind::Clustered,
+        other => bail!("unknown kind `{other}`: use uniform or clustered"),
+    };
+    if args.n == 0 || args.dim == 0 || args.queries == 0 {
+        bail!("-n, --dim and --queries must be at least 1");
+    }
+    let spec = SyntheticSpec {
+        kind,
+        n: args.n,
+        queries: args.queries,
+        dim: args.dim,
+        distance: args.distance.parse()?,
+        seed: args.seed,
+        clusters: args.clusters,
+        spread: SyntheticSpec::demo().spread,
+    };
+    let opts = LoadOptions {
+        gt_k: args.k,
+        quiet: args.quiet,
+        ..LoadOptions::default()
+    };
+    let ds = dataset::load(&spec.to_string(), &opts)?;
+    hdf5::write(
+        &args.out,
+        ds.distance,
+        &ds.train,
+        &ds.test,
+        &ds.ground_truth,
+    )?;
+    println!(
+        "wrote {} ({} × {}, {} queries, ground truth depth {})",
+        args.out.display(),
+        ds.train.len(),
+        ds.train.dim(),
+        ds.test.len(),
+        ds.ground_truth.k
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = load_options(&args.source, args.k, args.quiet)?;
+    opts.compute_missing_gt = false;
+    let ds = dataset::load(&args.source.dataset, &opts)?;
+    let started = std::time::Instant::now();
+    let gt = dataset::compute_ground_truth(&ds.train, &ds.test, ds.distance, args.k, args.quiet)?;
+    let seconds = started.elapsed().as_secs_f64();
+    hdf5::write(&args.out, ds.distance, &ds.train, &ds.test, &gt)?;
+    println!(
+        "ground truth: k={} for {} queries over {} × {} ({}) in {seconds:.3} s on {} threads",
+        gt.k,
+        ds.test.len(),
+        ds.train.len(),
+        ds.train.dim(),
+        ds.distance,
+        rayon::current_num_threads()
+    );
+    println!("wrote {}", args.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn subset(args: SubsetArgs) -> anyhow::Result<ExitCode> {
+    if args.source.limit.is_none() {
+        bail!("subset needs --limit N (the number of train vectors to keep)");
+    }
+    let opts = load_options(&args.source, args.k, args.quiet)?;
+    // With --limit the loader already recomputes the ground truth for the kept vectors.
+    let ds = dataset::load(&args.source.dataset, &opts)?;
+    hdf5::write(
+        &args.out,
+        ds.distance,
+        &ds.train,
+        &ds.test,
+        &ds.ground_truth,
+    )?;
+    println!(
+        "wrote {} ({} × {}, {} queries, ground truth depth {})",
+        args.out.display(),
+        ds.train.len(),
+        ds.train.dim(),
+        ds.test.len(),
+        ds.ground_truth.k
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,26 @@
+//! `ragdbeval engines`: what can be benchmarked and with which parameter sets.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::adapters::ENGINES;
+use crate::params::{EngineConfig, expand};
+
+pub fn run() -> anyhow::Result<ExitCode> {
+    for e in ENGINES {
+        let kind = if e.embedded { "embedded" } else { "server" };
+        println!("{:<12} [{kind}] {}", e.name, e.summary);
+        let cfg = EngineConfig::parse(e.config_toml)
+            .with_context(|| format!("config of engine {}", e.name))?;
+        for (name, set) in &cfg.sets {
+            let points = expand(&set.build).len() * expand(&set.search).len();
+            println!(
+                "    --set {name:<16} {} ({points} configuration{})",
+                set.description.as_deref().unwrap_or(""),
+                if points == 1 { "" } else { "s" }
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

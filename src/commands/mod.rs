@@ -1,0 +1,21 @@
+//! The commands behind the CLI: each turns parsed arguments into calls on the library and
+//! decides what to print. Errors bubble up as `anyhow` with context for the user.
+
+mod bench;
+mod dataset;
+mod engines;
+mod report;
+
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command};
+
+/// Runs one command; `Ok` carries the exit code.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Bench(args) => bench::run(args),
+        Command::Dataset(cmd) => dataset::run(cmd),
+        Command::Engines => engines::run(),
+        Command::Report(args) => report::run(args),
+    }
+}

@@ -1,0 +1,228 @@
+//! The ann-benchmarks HDF5 layout: datasets `train` [N,D], `test` [Q,D], `neighbors` [Q,k]
+//! (int32 or int64) and `distances` [Q,k] (float32 or float64); root attributes `distance`
+//! (string), optional `dimension` and `point_type`. Files written by h5py store strings as
+//! variable-length UTF-8; fixed-length and ASCII strings are read too.
+
+use std::path::Path;
+
+use hdf5::types::{FixedAscii, FixedUnicode, VarLenAscii, VarLenUnicode};
+
+use super::DatasetError;
+use crate::atomic::AtomicFile;
+use crate::distance::Distance;
+use crate::groundtruth::GroundTruth;
+use crate::vectors::Vectors;
+
+/// What an HDF5 file holds, read in full.
+pub struct Hdf5Contents {
+    pub distance: Distance,
+    pub point_type: Option<String>,
+    pub train: Vectors,
+    pub test: Vectors,
+    /// Neighbours as stored (ids unchecked), with the file's own distances.
+    pub neighbors: Option<(usize, Vec<i64>, Vec<f32>)>,
+}
+
+/// Layout facts read without loading the vectors (`dataset info`).
+#[derive(Debug, serde::Serialize)]
+pub struct Hdf5Layout {
+    pub datasets: Vec<(String, Vec<usize>, String)>,
+    pub attributes: Vec<(String, String)>,
+}
+
+fn h5err(path: &Path, what: &str, e: impl std::fmt::Display) -> DatasetError {
+    DatasetError::Format {
+        path: path.to_path_buf(),
+        message: format!("{what}: {e}"),
+    }
+}
+
+/// Reads a string attribute whatever string type it was written with.
+fn read_string_attr(file: &hdf5::File, name: &str) -> Option<String> {
+    let attr = file.attr(name).ok()?;
+    if let Ok(s) = attr.read_scalar::<VarLenUnicode>() {
+        return Some(s.as_str().to_string());
+    }
+    if let Ok(s) = attr.read_scalar::<VarLenAscii>() {
+        return Some(s.as_str().to_string());
+    }
+    if let Ok(s) = attr.read_scalar::<FixedUnicode<256>>() {
+        return Some(s.as_str().to_string());
+    }
+    if let Ok(s) = attr.read_scalar::<FixedAscii<256>>() {
+        return Some(s.as_str().to_string());
+    }
+    None
+}
+
+fn open(path: &Path) -> Result<hdf5::File, DatasetError> {
+    // The HDF5 C library prints its own error stack to stderr; ours is clearer.
+    hdf5::silence_errors(true);
+    if !path.exists() {
+        return Err(DatasetError::NotFound(path.to_path_buf()));
+    }
+    hdf5::File::open(path).map_err(|e| h5err(path, "not a readable HDF5 file", e))
+}
+
+fn read_matrix(file: &hdf5::File, path: &Path, name: &str) -> Result<Vectors, DatasetError> {
+    let ds = file.dataset(name).map_err(|_| DatasetError::MissingField {
+        path: path.to_path_buf(),
+        field: name.to_string(),
+    })?;
+    let shape = ds.shape();
+    if shape.len() != 2 {
+        return Err(h5err(
+            path,
+            &format!("`{name}` must be 2-dimensional"),
+            format!("shape {shape:?}"),
+        ));
+    }
+    let data: Vec<f32> = ds
+        .read_raw::<f32>()
+        .map_err(|e| h5err(path, &format!("reading `{name}`"), e))?;
+    Vectors::new(data, shape[1]).map_err(|e| h5err(path, &format!("`{name}`"), e))
+}
+
+/// Reads the whole file.
+pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
+    let file = open(path)?;
+    let distance_name =
+        read_string_attr(&file, "distance").ok_or_else(|| DatasetError::MissingField {
+            path: path.to_path_buf(),
+            field: "distance (root attribute)".into(),
+        })?;
+    let distance: Distance = distance_name
+        .parse()
+        .map_err(|e| h5err(path, "root attribute `distance`", e))?;
+    let point_type = read_string_attr(&file, "point_type");
+    let train = read_matrix(&file, path, "train")?;
+    let test = read_matrix(&file, path, "test")?;
+
+    let neighbors = match file.dataset("neighbors") {
+        Err(_) => None,
+        Ok(ds) => {
+            let shape = ds.shape();
+            if shape.len() != 2 {
+                return Err(h5err(
+                    path,
+                    "`neighbors` must be 2-dimensional",
+                    format!("{shape:?}"),
+                ));
+            }
+            let ids: Vec<i64> = ds
+                .read_raw::<i64>()
+                .map_err(|e| h5err(path, "reading `neighbors`", e))?;
+            let dists: Vec<f32> = match file.dataset("distances") {
+                Ok(d) => d
+                    .read_raw::<f32>()
+                    .map_err(|e| h5err(path, "reading `distances`", e))?,
+                Err(_) => vec![f32::NAN; ids.len()],
+            };
+            if dists.len() != ids.len() {
+                return Err(h5err(
+                    path,
+                    "`distances` and `neighbors` differ in shape",
+                    format!("{} vs {} values", dists.len(), ids.len()),
+                ));
+            }
+            Some((shape[1], ids, dists))
+        }
+    };
+    Ok(Hdf5Contents {
+        distance,
+        point_type,
+        train,
+        test,
+        neighbors,
+    })
+}
+
+/// Lists datasets (name, shape, element type) and root attributes, without reading vectors.
+pub fn layout(path: &Path) -> Result<Hdf5Layout, DatasetError> {
+    let file = open(path)?;
+    let mut datasets = Vec::new();
+    for name in file
+        .member_names()
+        .map_err(|e| h5err(path, "listing members", e))?
+    {
+        if let Ok(ds) = file.dataset(&name) {
+            let dtype = ds
+                .dtype()
+                .and_then(|t| t.to_descriptor())
+                .map(|d| format!("{d}"))
+                .unwrap_or_else(|_| "?".into());
+            datasets.push((name, ds.shape(), dtype));
+        }
+    }
+    let mut attributes = Vec::new();
+    for name in file
+        .attr_names()
+        .map_err(|e| h5err(path, "listing attributes", e))?
+    {
+        let value = read_string_attr(&file, &name)
+            .or_else(|| {
+                file.attr(&name)
+                    .ok()
+                    .and_then(|a| a.read_scalar::<i64>().ok())
+                    .map(|v| v.to_string())
+            })
+            .unwrap_or_else(|| "?".into());
+        attributes.push((name, value));
+    }
+    Ok(Hdf5Layout {
+        datasets,
+        attributes,
+    })
+}
+
+/// Writes the ann-benchmarks layout (neighbors as int64, distances as float32), to a
+/// temporary file renamed into place so a crash never leaves half a dataset.
+pub fn write(
+    path: &Path,
+    distance: Distance,
+    train: &Vectors,
+    test: &Vectors,
+    gt: &GroundTruth,
+) -> Result<(), DatasetError> {
+    hdf5::silence_errors(true);
+    let tmp = AtomicFile::create(path).map_err(|e| DatasetError::io(path, e))?;
+    {
+        let err = |what: &str, e: hdf5::Error| h5err(path, what, e);
+        let file = hdf5::File::create(tmp.temp_path()).map_err(|e| err("creating", e))?;
+        let put_str = |name: &str, value: &str| -> Result<(), DatasetError> {
+            let v: VarLenUnicode = value
+                .parse()
+                .map_err(|e| h5err(path, "string attribute", e))?;
+            file.new_attr::<VarLenUnicode>()
+                .shape(())
+                .create(name)
+                .and_then(|a| a.write_scalar(&v))
+                .map_err(|e| err(name, e))
+        };
+        put_str("distance", distance.as_str())?;
+        put_str("point_type", "float")?;
+        file.new_attr::<i64>()
+            .shape(())
+            .create("dimension")
+            .and_then(|a| a.write_scalar(&(train.dim() as i64)))
+            .map_err(|e| err("dimension", e))?;
+        let put = |name: &str, rows: usize, cols: usize, data: &[f32]| {
+            file.new_dataset::<f32>()
+                .shape([rows, cols])
+                .create(name)
+                .and_then(|d| d.write_raw(data))
+                .map_err(|e| err(name, e))
+        };
+        put("train", train.len(), train.dim(), train.as_flat())?;
+        put("test", test.len(), test.dim(), test.as_flat())?;
+        put("distances", gt.queries(), gt.k, &gt.distances)?;
+        let ids: Vec<i64> = gt.ids.iter().map(|&i| i as i64).collect();
+        file.new_dataset::<i64>()
+            .shape([gt.queries(), gt.k])
+            .create("neighbors")
+            .and_then(|d| d.write_raw(&ids))
+            .map_err(|e| err("neighbors", e))?;
+        file.close().map_err(|e| err("closing", e))?;
+    }
+    tmp.commit().map_err(|e| DatasetError::io(path, e))
+}

@@ -1,0 +1,556 @@
+//! Datasets: loading, validation, ground truth and identity.
+//!
+//! Whatever the source (an ann-benchmarks HDF5 file, a TEXMEX directory, a registry name that
+//! is downloaded on first use, or a seeded generator), a [`Dataset`] comes out validated:
+//! equal dimensions, finite values, a non-empty query set, neighbour ids in range, and ground
+//! truth whose distances follow ragdbeval's conventions (recomputed from the vectors, never
+//! taken on trust from the file).
+
+pub mod download;
+pub mod hdf5;
+pub mod registry;
+pub mod texmex;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::distance::Distance;
+use crate::engine::PointId;
+use crate::groundtruth::{BaseSet, GroundTruth, exact_knn};
+use crate::output::progress;
+use crate::synthetic::SyntheticSpec;
+use crate::vectors::{Vectors, VectorsError};
+
+/// Everything that can be wrong with a dataset, with the path and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("dataset file {0} does not exist")]
+    NotFound(PathBuf),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Format { path: PathBuf, message: String },
+    #[error(
+        "{path}: missing `{field}`; expected the ann-benchmarks layout (train, test, neighbors, distances, attribute distance)"
+    )]
+    MissingField { path: PathBuf, field: String },
+    #[error("dimension mismatch: train vectors have {train} dimensions, test vectors {test}")]
+    DimMismatch { train: usize, test: usize },
+    #[error("the {0} set is empty")]
+    Empty(&'static str),
+    #[error("{0}")]
+    Vectors(#[from] VectorsError),
+    #[error(
+        "ground truth of query {query} names neighbour {id}, but the train set has only {n} vectors (ids 0..{n})"
+    )]
+    NeighborOutOfRange { query: usize, id: i64, n: usize },
+    #[error("ground truth covers {gt} queries but the test set has {test}")]
+    GroundTruthRows { gt: usize, test: usize },
+    #[error(
+        "unknown dataset `{name}`: not a file or directory, not a `gen:` spec, and not a known name. Known: {known}. Run `ragdbeval dataset list`."
+    )]
+    Unknown { name: String, known: String },
+    #[error(
+        "could not download {name} from {url}: {message}.\n  Without network access, fetch that URL elsewhere and place the file at {dest}\n  (or pass --dataset /path/to/{name}.hdf5)."
+    )]
+    Download {
+        name: String,
+        url: String,
+        message: String,
+        dest: PathBuf,
+    },
+    #[error(
+        "dataset {name} is not in the cache ({dest}) and --offline forbids downloading it; place the file there by hand or drop --offline"
+    )]
+    Offline { name: String, dest: PathBuf },
+    #[error("--limit {limit} is larger than the train set ({n} vectors)")]
+    BadLimit { limit: usize, n: usize },
+    #[error("k = {k} needs at least one train vector and at most 1000 neighbours")]
+    BadK { k: usize },
+}
+
+impl DatasetError {
+    pub fn io(path: &Path, source: std::io::Error) -> DatasetError {
+        DatasetError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Where the ground truth came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroundTruthSource {
+    /// Stored in the file; distances recomputed by ragdbeval.
+    File,
+    /// Computed by ragdbeval's exact kernel.
+    Computed,
+    /// Not loaded and not computed (`LoadOptions::compute_missing_gt` was off).
+    Missing,
+}
+
+/// A loaded, validated dataset. Held once and borrowed by every phase.
+#[derive(Debug)]
+pub struct Dataset {
+    /// Short name (registry name, file stem or generated spec name).
+    pub name: String,
+    /// What the user gave (path, registry name or `gen:` spec).
+    pub source: String,
+    pub distance: Distance,
+    /// Shared, never copied: in-process engines may keep references to it.
+    pub train: Arc<Vectors>,
+    pub test: Vectors,
+    pub ground_truth: GroundTruth,
+    pub ground_truth_source: GroundTruthSource,
+    /// SHA-256 of the source file(s), or of the generated vectors.
+    pub sha256: String,
+    /// Train vectors kept by `--limit`, if any.
+    pub limit: Option<usize>,
+}
+
+/// How to find and prepare a dataset.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Download cache directory.
+    pub cache_dir: PathBuf,
+    /// Never touch the network.
+    pub offline: bool,
+    /// Keep only the first N train vectors and recompute the ground truth.
+    pub limit: Option<usize>,
+    /// Keep only the first Q test vectors.
+    pub max_queries: Option<usize>,
+    /// Ground-truth depth to compute when it must be computed.
+    pub gt_k: usize,
+    /// Override the distance (TEXMEX directories carry none; they default to euclidean).
+    pub distance: Option<Distance>,
+    /// Compute ground truth when the source has none (off for `dataset gt`, which computes
+    /// and times it itself).
+    pub compute_missing_gt: bool,
+    pub quiet: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            cache_dir: default_cache_dir(),
+            offline: false,
+            limit: None,
+            max_queries: None,
+            gt_k: 100,
+            distance: None,
+            compute_missing_gt: true,
+            quiet: true,
+        }
+    }
+}
+
+/// `$RAGDBEVAL_DATA_DIR`, else `datasets/cache` under the current directory.
+pub fn default_cache_dir() -> PathBuf {
+    std::env::var_os("RAGDBEVAL_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("datasets").join("cache"))
+}
+
+/// Name of the embedded default dataset.
+pub const DEMO: &str = "demo";
+
+/// Resolves `spec` (path, registry name, `gen:` spec or `demo`) and loads it.
+pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
+    let path = Path::new(spec);
+    if spec == DEMO || spec.starts_with("gen:") {
+        let gen_spec = if spec == DEMO {
+            SyntheticSpec::demo()
+        } else {
+            spec.parse()
+                .map_err(|e: crate::synthetic::SpecError| DatasetError::Format {
+                    path: PathBuf::from(spec),
+                    message: e.to_string(),
+                })?
+        };
+        return load_generated(spec, &gen_spec, opts);
+    }
+    if path.is_dir() {
+        return load_texmex(spec, path, opts);
+    }
+    if path.is_file() {
+        return load_hdf5(spec, path, opts);
+    }
+    if let Some(known) = registry::find(spec) {
+        let dest = opts.cache_dir.join(known.file_name());
+        if !dest.is_file() {
+            if opts.offline {
+                return Err(DatasetError::Offline {
+                    name: known.name.to_string(),
+                    dest,
+                });
+            }
+            download::download(known, &dest, opts.quiet)?;
+        }
+        let mut ds = load_hdf5(spec, &dest, opts)?;
+        ds.name = known.name.to_string();
+        return Ok(ds);
+    }
+    if looks_like_path(spec) {
+        return Err(DatasetError::NotFound(path.to_path_buf()));
+    }
+    Err(DatasetError::Unknown {
+        name: spec.to_string(),
+        known: registry::KNOWN
+            .iter()
+            .map(|d| d.name)
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+fn looks_like_path(spec: &str) -> bool {
+    spec.contains('/') || spec.ends_with(".hdf5") || spec.ends_with(".h5")
+}
+
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+fn load_generated(
+    source: &str,
+    spec: &SyntheticSpec,
+    opts: &LoadOptions,
+) -> Result<Dataset, DatasetError> {
+    let (train, test) = spec.generate();
+    let mut hasher = Sha256::new();
+    for v in train.as_flat().iter().chain(test.as_flat()) {
+        hasher.update(v.to_le_bytes());
+    }
+    let sha256 = hex(&hasher.finalize());
+    finish(
+        spec.name(),
+        source,
+        spec.distance,
+        train,
+        test,
+        None,
+        sha256,
+        opts,
+    )
+}
+
+fn load_hdf5(source: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
+    let sha256 = file_sha256(path, opts.quiet)?;
+    let contents = hdf5::read(path)?;
+    let gt = contents.neighbors.map(|(k, ids, _)| (k, ids));
+    finish(
+        file_stem(path),
+        source,
+        opts.distance.unwrap_or(contents.distance),
+        contents.train,
+        contents.test,
+        gt,
+        sha256,
+        opts,
+    )
+}
+
+fn load_texmex(source: &str, dir: &Path, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
+    let files = texmex::find_files(dir)?;
+    let mut hasher = Sha256::new();
+    let mut paths = vec![&files.base, &files.query];
+    if let Some(g) = &files.groundtruth {
+        paths.push(g);
+    }
+    for p in paths {
+        hasher.update(file_sha256(p, opts.quiet)?.as_bytes());
+    }
+    let train = texmex::read_vectors(&files.base, None)?;
+    let test = texmex::read_vectors(&files.query, None)?;
+    let gt = match &files.groundtruth {
+        Some(p) => Some(texmex::read_ivecs(p)?),
+        None => None,
+    };
+    finish(
+        file_stem(dir),
+        source,
+        opts.distance.unwrap_or(Distance::Euclidean),
+        train,
+        test,
+        gt,
+        hex(&hasher.finalize()),
+        opts,
+    )
+}
+
+/// Validates, applies `--limit` / `--max-queries`, and settles the ground truth.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    name: String,
+    source: &str,
+    distance: Distance,
+    mut train: Vectors,
+    mut test: Vectors,
+    stored_gt: Option<(usize, Vec<i64>)>,
+    sha256: String,
+    opts: &LoadOptions,
+) -> Result<Dataset, DatasetError> {
+    if train.is_empty() {
+        return Err(DatasetError::Empty("train"));
+    }
+    if test.is_empty() {
+        return Err(DatasetError::Empty("test"));
+    }
+    if train.dim() != test.dim() {
+        return Err(DatasetError::DimMismatch {
+            train: train.dim(),
+            test: test.dim(),
+        });
+    }
+    train.check_finite("train")?;
+    test.check_finite("test")?;
+
+    // Stored neighbours are checked against the full train set before any subsetting.
+    if let Some((k, ids)) = &stored_gt {
+        let rows = ids.len() / (*k).max(1);
+        if rows != test.len() {
+            return Err(DatasetError::GroundTruthRows {
+                gt: rows,
+                test: test.len(),
+            });
+        }
+        if let Some(pos) = ids
+            .iter()
+            .position(|&id| id < 0 || id as usize >= train.len())
+        {
+            return Err(DatasetError::NeighborOutOfRange {
+                query: pos / k,
+                id: ids[pos],
+                n: train.len(),
+            });
+        }
+    }
+
+    let mut stored_gt = stored_gt;
+    if let Some(limit) = opts.limit {
+        if limit == 0 || limit > train.len() {
+            return Err(DatasetError::BadLimit {
+                limit,
+                n: train.len(),
+            });
+        }
+        if limit < train.len() {
+            train.truncate(limit);
+            // Stored neighbours refer to the full set: they must be recomputed.
+            stored_gt = None;
+        }
+    }
+    if let Some(q) = opts.max_queries
+        && q > 0
+        && q < test.len()
+    {
+        test.truncate(q);
+        if let Some((k, ids)) = &mut stored_gt {
+            ids.truncate(q * *k);
+        }
+    }
+
+    let (ground_truth, ground_truth_source) = match stored_gt {
+        Some((k, ids)) => (
+            rescore_stored(&train, &test, distance, k, &ids),
+            GroundTruthSource::File,
+        ),
+        None if opts.compute_missing_gt => (
+            compute_ground_truth(&train, &test, distance, opts.gt_k, opts.quiet)?,
+            GroundTruthSource::Computed,
+        ),
+        None => (
+            GroundTruth {
+                k: 0,
+                ids: Vec::new(),
+                distances: Vec::new(),
+            },
+            GroundTruthSource::Missing,
+        ),
+    };
+    Ok(Dataset {
+        name,
+        source: source.to_string(),
+        distance,
+        train: Arc::new(train),
+        test,
+        ground_truth,
+        ground_truth_source,
+        sha256,
+        limit: opts.limit,
+    })
+}
+
+/// Recomputes the distances of stored neighbours with ragdbeval's conventions, and re-sorts
+/// each row by (distance, id) so ties follow the same rule as computed ground truth.
+fn rescore_stored(
+    train: &Vectors,
+    test: &Vectors,
+    distance: Distance,
+    k: usize,
+    ids: &[i64],
+) -> GroundTruth {
+    let mut out_ids = Vec::with_capacity(ids.len());
+    let mut out_d = Vec::with_capacity(ids.len());
+    let mut row: Vec<(f32, PointId)> = Vec::with_capacity(k);
+    for (q, chunk) in ids.chunks_exact(k).enumerate() {
+        row.clear();
+        let query = test.row(q);
+        row.extend(chunk.iter().map(|&id| {
+            (
+                distance.between(query, train.row(id as usize)),
+                id as PointId,
+            )
+        }));
+        row.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        out_ids.extend(row.iter().map(|x| x.1));
+        out_d.extend(row.iter().map(|x| x.0));
+    }
+    GroundTruth {
+        k,
+        ids: out_ids,
+        distances: out_d,
+    }
+}
+
+/// Exact top-`k` of every test vector over the train set, with a progress bar.
+pub fn compute_ground_truth(
+    train: &Vectors,
+    test: &Vectors,
+    distance: Distance,
+    k: usize,
+    quiet: bool,
+) -> Result<GroundTruth, DatasetError> {
+    if k == 0 || k > 1000 {
+        return Err(DatasetError::BadK { k });
+    }
+    let k = k.min(train.len());
+    let bar = progress::count_bar(test.len() as u64, "ground truth", quiet);
+    let gt = exact_knn(
+        &BaseSet {
+            vectors: train.as_flat(),
+            ids: None,
+            dim: train.dim(),
+        },
+        test.as_flat(),
+        distance,
+        k,
+        &|done| bar.set_position(done as u64),
+    );
+    bar.finish_and_clear();
+    Ok(gt)
+}
+
+/// SHA-256 of a file, cached next to it (`<file>.sha256`, keyed by size and mtime) because
+/// hashing a multi-GB dataset on every run would cost seconds.
+pub fn file_sha256(path: &Path, quiet: bool) -> Result<String, DatasetError> {
+    let meta = std::fs::metadata(path).map_err(|e| DatasetError::io(path, e))?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let key = format!("{} {}", meta.len(), mtime);
+    let mut cache_name = path.as_os_str().to_os_string();
+    cache_name.push(".sha256");
+    let cache = PathBuf::from(cache_name);
+    if let Ok(text) = std::fs::read_to_string(&cache)
+        && let Some((k, hash)) = text.trim().rsplit_once(' ')
+        && k == key
+    {
+        return Ok(hash.to_string());
+    }
+    let mut file = std::fs::File::open(path).map_err(|e| DatasetError::io(path, e))?;
+    let bar = progress::bytes_bar(Some(meta.len()), "sha256", quiet || meta.len() < 64 << 20);
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(|e| DatasetError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        bar.inc(n as u64);
+    }
+    bar.finish_and_clear();
+    let hash = hex(&hasher.finalize());
+    // A read-only dataset directory is fine: the cache is an optimisation only.
+    let _ = crate::atomic::write_atomic(&cache, format!("{key} {hash}\n").as_bytes());
+    Ok(hash)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> LoadOptions {
+        LoadOptions {
+            gt_k: 10,
+            ..LoadOptions::default()
+        }
+    }
+
+    #[test]
+    fn generated_dataset_has_exact_ground_truth() {
+        let ds = load("gen:uniform:n=500,dim=8,queries=7,seed=3", &opts()).unwrap();
+        assert_eq!(ds.train.len(), 500);
+        assert_eq!(ds.ground_truth.k, 10);
+        assert_eq!(ds.ground_truth.queries(), 7);
+        assert_eq!(ds.ground_truth_source, GroundTruthSource::Computed);
+        assert_eq!(ds.sha256.len(), 64);
+    }
+
+    #[test]
+    fn unknown_name_and_missing_path() {
+        let err = load("no-such-dataset", &opts()).unwrap_err().to_string();
+        assert!(err.contains("unknown dataset"), "{err}");
+        assert!(err.contains("sift-128-euclidean"), "{err}");
+        let err = load("missing/file.hdf5", &opts()).unwrap_err().to_string();
+        assert!(err.contains("does not exist"), "{err}");
+    }
+
+    #[test]
+    fn offline_registry_name_says_where_to_put_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = LoadOptions {
+            cache_dir: dir.path().to_path_buf(),
+            offline: true,
+            ..opts()
+        };
+        let err = load("sift1m", &o).unwrap_err().to_string();
+        assert!(err.contains("sift-128-euclidean.hdf5"), "{err}");
+    }
+
+    #[test]
+    fn limit_recomputes_ground_truth() {
+        let full = load("gen:uniform:n=400,dim=4,queries=5,seed=1", &opts()).unwrap();
+        let o = LoadOptions {
+            limit: Some(100),
+            ..opts()
+        };
+        let sub = load("gen:uniform:n=400,dim=4,queries=5,seed=1", &o).unwrap();
+        assert_eq!(sub.train.len(), 100);
+        assert!(sub.ground_truth.ids.iter().all(|&id| id < 100));
+        assert_ne!(full.ground_truth.ids, sub.ground_truth.ids);
+        let o = LoadOptions {
+            limit: Some(401),
+            ..opts()
+        };
+        assert!(load("gen:uniform:n=400,dim=4,queries=5,seed=1", &o).is_err());
+    }
+}

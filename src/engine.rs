@@ -1,0 +1,255 @@
+//! The adapter contract: the one trait every engine implements.
+//!
+//! The shape follows ann-benchmarks (`fit`, `set_query_arguments`, `query`, `batch_query`,
+//! `get_memory_usage`, `done`), widened to the five phases ragdbeval measures: build, insert,
+//! update, delete and query. An adapter knows its engine and nothing else: it never sees
+//! ground truth, metrics or result files. The runner owns timing; an adapter only does the
+//! work it is asked to do and reports facts about the engine.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::distance::Distance;
+use crate::params::ParamMap;
+
+/// Stable point identifier: the row number of the vector in the dataset's `train` array.
+/// Engines that need another id type (UUIDs, strings) map to and from it inside the adapter.
+pub type PointId = u64;
+
+/// One search hit as the engine reported it. `score` is the engine's own number (distance or
+/// similarity, whatever the engine uses); the harness never trusts it for quality metrics and
+/// recomputes distances from the dataset vectors.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Neighbor {
+    pub id: PointId,
+    pub score: f32,
+}
+
+/// What the engine is asked to create.
+#[derive(Debug, Clone)]
+pub struct CollectionSpec {
+    /// Collection / table / index name to use inside the engine.
+    pub name: String,
+    pub dim: usize,
+    pub distance: Distance,
+    /// How many vectors the build phase will load (engines size thresholds from it).
+    pub expected_points: usize,
+    /// Index parameters (`m`, `ef_construct`, quantization, ...), already merged from the
+    /// engine config and the command line.
+    pub build_params: ParamMap,
+    /// A directory the engine may use for its files; removed by the runner afterwards unless
+    /// the user asked to keep it.
+    pub work_dir: PathBuf,
+}
+
+/// Facts reported when the index has become ready after a bulk load.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct IndexReport {
+    /// Vectors covered by an ANN index (as opposed to answered by a plain scan), if known.
+    pub indexed_vectors: Option<u64>,
+    /// Points the engine holds after the build, if it can tell.
+    pub points: Option<u64>,
+    /// True when some searches may be answered by a brute-force scan instead of the index
+    /// (for example segments below Qdrant's full-scan threshold). Marks the run.
+    pub may_full_scan: bool,
+    /// Engine-specific facts worth keeping in the result (segments, thresholds, plans).
+    pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A measured engine-side figure and where it came from (file system, telemetry, process).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SourcedBytes {
+    pub bytes: u64,
+    pub source: String,
+}
+
+/// Errors an engine adapter can raise. Each carries the engine's own message so the user
+/// can act on it.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot reach {engine} at {target}: {message}")]
+    Unreachable {
+        engine: String,
+        target: String,
+        message: String,
+    },
+    #[error("{engine} rejected parameter `{param}`: {message}")]
+    BadParameter {
+        engine: String,
+        param: String,
+        message: String,
+    },
+    #[error("{engine} does not support {what}")]
+    Unsupported { engine: String, what: String },
+    #[error("{engine} failed during {operation}: {message}")]
+    Operation {
+        engine: String,
+        operation: String,
+        message: String,
+    },
+}
+
+impl EngineError {
+    /// Shorthand for the most common case: an engine call that failed.
+    pub fn op(engine: &str, operation: &str, message: impl std::fmt::Display) -> Self {
+        EngineError::Operation {
+            engine: engine.to_string(),
+            operation: operation.to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    pub fn bad_param(engine: &str, param: &str, message: impl std::fmt::Display) -> Self {
+        EngineError::BadParameter {
+            engine: engine.to_string(),
+            param: param.to_string(),
+            message: message.to_string(),
+        }
+    }
+}
+
+pub type EngineResult<T> = Result<T, EngineError>;
+
+/// A vector engine under test.
+///
+/// Mutating calls take `&mut self`; searches take `&self` so that several client threads can
+/// query one engine at once (`Sync`). Adapters over async clients keep their own runtime and
+/// block on it: the timed loop stays plain and synchronous.
+pub trait VectorEngine: Send + Sync {
+    /// Registry name of the engine (`exact`, `qdrant-edge`, ...).
+    fn name(&self) -> &str;
+
+    /// Engine version as the engine reports it (crate version or server version).
+    fn version(&self) -> String;
+
+    /// Create the collection (dropping an old one only if the adapter was told to).
+    fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()>;
+
+    /// Bulk load during the build phase. `vectors` holds `ids.len()` rows of `dim` floats.
+    fn insert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()>;
+
+    /// Bulk load of rows `start..start + ids.len()` of a shared matrix (the dataset's train set,
+    /// held once by the harness). In-process engines that can search the caller's memory
+    /// directly override this to keep a reference instead of a copy, the way an engine over a
+    /// memory-mapped file would; the default copies the rows through
+    /// [`VectorEngine::insert_batch`].
+    fn insert_shared(
+        &mut self,
+        ids: &[PointId],
+        rows: &std::sync::Arc<crate::vectors::Vectors>,
+        start: usize,
+    ) -> EngineResult<()> {
+        self.insert_batch(ids, rows.rows(start, start + ids.len()))
+    }
+
+    /// Block until the index covers the loaded points (optimize, `CREATE INDEX`, wait for
+    /// green). Its time is reported separately from the load.
+    fn wait_until_ready(&mut self) -> EngineResult<IndexReport>;
+
+    /// Insert or replace points after the build (insert and update phases).
+    fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()>;
+
+    /// Remove points.
+    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()>;
+
+    /// Set the search-time parameters (`hnsw_ef`, `exact`, `probes`, ...) for the following
+    /// searches. Unknown parameters must be rejected, not ignored. The runner also calls it
+    /// once per search configuration right after `open`, before `create`, to reject bad
+    /// parameters before a long build: it must validate and store, not touch the collection.
+    fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()>;
+
+    /// Top-`k` search for one query. Results go into `out` (cleared first), best first.
+    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()>;
+
+    /// Search many queries at once (`queries` holds rows of `dim` floats). Engines with a batch
+    /// API override this; the default loops over [`VectorEngine::search`].
+    fn batch_search(
+        &self,
+        queries: &[f32],
+        dim: usize,
+        k: usize,
+    ) -> EngineResult<Vec<Vec<Neighbor>>> {
+        queries
+            .chunks_exact(dim)
+            .map(|q| {
+                let mut out = Vec::with_capacity(k);
+                self.search(q, k, &mut out).map(|()| out)
+            })
+            .collect()
+    }
+
+    /// Size of the index (on disk, or in memory for in-memory engines), with its source.
+    fn index_size(&self) -> EngineResult<Option<SourcedBytes>>;
+
+    /// PID of the engine's server process when it runs on this host, for RSS/CPU sampling.
+    fn server_pid(&self) -> Option<u32> {
+        None
+    }
+
+    /// True when the engine runs inside the ragdbeval process: its RAM and CPU are the
+    /// client's, and are reported as the engine's.
+    fn in_process(&self) -> bool;
+
+    /// Engine-specific facts for the result file (collection info, telemetry, plans).
+    fn describe(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
+
+    /// Release the collection and any resources. Called once at the end of a run.
+    fn close(&mut self) -> EngineResult<()> {
+        Ok(())
+    }
+}
+
+/// How to reach and drive an engine: the command-line options that are not index parameters.
+/// Secrets (the API key) live here only; they are never written to result files or logs.
+#[derive(Clone, Default)]
+pub struct ConnectOptions {
+    /// Server URL (`--url`); adapters fall back to their engine's usual local address.
+    pub url: Option<String>,
+    /// API key, read from the environment variable the user named.
+    pub api_key: Option<String>,
+    /// Drop an existing collection of the same name instead of failing (`--recreate`).
+    pub recreate: bool,
+    /// PID of a local server to sample (`--server-pid`).
+    pub server_pid: Option<u32>,
+    /// Local storage directory of the server, to measure index size (`--server-storage`).
+    pub server_storage: Option<PathBuf>,
+    /// Points per upload request (`--batch-size`).
+    pub batch_size: usize,
+    /// Concurrent upload requests (`--upload-parallel`). The runner hands
+    /// [`VectorEngine::insert_batch`] up to `batch_size × upload_parallel` points at once;
+    /// server adapters split that into parallel requests of `batch_size`.
+    pub upload_parallel: usize,
+    /// Per-request timeout for server engines.
+    pub timeout: std::time::Duration,
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("url", &self.url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("recreate", &self.recreate)
+            .field("server_pid", &self.server_pid)
+            .field("server_storage", &self.server_storage)
+            .field("batch_size", &self.batch_size)
+            .field("upload_parallel", &self.upload_parallel)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// A registered engine: its name, what it is, its parameter sets and how to open it.
+/// One line in `adapters/mod.rs` per engine.
+pub struct EngineEntry {
+    pub name: &'static str,
+    /// One line for `ragdbeval engines`.
+    pub summary: &'static str,
+    /// The engine folder's `config.toml` (named parameter sets and sweeps).
+    pub config_toml: &'static str,
+    /// Whether it runs without any server (usable offline and in the default run).
+    pub embedded: bool,
+    pub open: fn(&ConnectOptions) -> EngineResult<Box<dyn VectorEngine>>,
+}

@@ -1,0 +1,104 @@
+//! Markdown: a publishable report with the run's provenance and two tables, quality and cost.
+
+use std::fmt::Write;
+
+use super::{ExportError, Exporter};
+use crate::metrics::registry::{METRICS, MetricDef, Row, format_value, rows};
+use crate::params::ParamMapExt;
+use crate::results::RunResult;
+
+pub struct MarkdownExporter;
+
+fn table(out: &mut String, title: &str, runs: &[RunResult], metrics: &[&MetricDef]) {
+    let _ = writeln!(out, "### {title}\n");
+    let mut header = vec!["engine", "build", "search"];
+    header.extend(metrics.iter().map(|m| m.header));
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let align: Vec<&str> = header
+        .iter()
+        .enumerate()
+        .map(|(i, _)| if i < 3 { "---" } else { "---:" })
+        .collect();
+    let _ = writeln!(out, "| {} |", align.join(" | "));
+    for run in runs {
+        for row in rows(&run.configs) {
+            let mut cells = vec![
+                run.engine.name.clone(),
+                row.config.build_params.label(),
+                row.search.search_params.label(),
+            ];
+            cells.extend(metrics.iter().map(|m| format_value(m, (m.value)(&row))));
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+    }
+    out.push('\n');
+}
+
+/// Metrics with at least one value in these runs.
+fn present<'a>(runs: &[RunResult], pick: impl Fn(&MetricDef) -> bool) -> Vec<&'a MetricDef> {
+    METRICS
+        .iter()
+        .filter(|m| pick(m))
+        .filter(|m| {
+            runs.iter().any(|r| {
+                rows(&r.configs)
+                    .iter()
+                    .any(|row: &Row<'_>| (m.value)(row).is_some())
+            })
+        })
+        .collect()
+}
+
+impl Exporter for MarkdownExporter {
+    fn name(&self) -> &'static str {
+        "markdown"
+    }
+    fn extension(&self) -> &'static str {
+        "md"
+    }
+    fn render(&self, runs: &[RunResult]) -> Result<String, ExportError> {
+        let mut out = String::new();
+        let _ = writeln!(out, "# ragdbeval results\n");
+        for run in runs {
+            let d = &run.dataset;
+            let h = &run.manifest.hardware;
+            let _ = writeln!(
+                out,
+                "- **{} {}** on **{}** ({} × {}, {} queries, {}), k = {}, status: {:?}",
+                run.engine.name,
+                run.engine.version,
+                d.name,
+                d.train,
+                d.dim,
+                d.queries,
+                d.distance,
+                run.manifest
+                    .settings
+                    .get("k")
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "?".into()),
+                run.status.state,
+            );
+            let _ = writeln!(
+                out,
+                "  - dataset sha256 `{}`; ragdbeval {} ({}); {} ({} cores, {:.1} GiB RAM, {})",
+                &d.sha256[..d.sha256.len().min(16)],
+                run.manifest.ragdbeval_version,
+                run.manifest.git_revision,
+                h.cpu_model,
+                h.logical_cores,
+                h.ram_bytes as f64 / (1u64 << 30) as f64,
+                h.os,
+            );
+            for w in &run.warnings {
+                let _ = writeln!(out, "  - ⚠ {w}");
+            }
+        }
+        out.push('\n');
+        let quality = present(runs, |m| m.unit.is_empty());
+        let cost = present(runs, |m| !m.unit.is_empty());
+        table(&mut out, "Quality", runs, &quality);
+        table(&mut out, "Cost", runs, &cost);
+        Ok(out)
+    }
+}

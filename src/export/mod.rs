@@ -1,0 +1,69 @@
+//! Output formats: one file per format behind one small trait (the hyperfine pattern).
+//! Every tabular format takes its columns from the metric registry.
+
+pub mod csv;
+pub mod json;
+pub mod markdown;
+
+use crate::params::ParamMapExt;
+use crate::results::RunResult;
+
+/// Failure to render a report.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot render {format}: {message}")]
+pub struct ExportError {
+    pub format: &'static str,
+    pub message: String,
+}
+
+/// Renders one or more run results in one format.
+pub trait Exporter {
+    /// Format name as given to `--format`.
+    fn name(&self) -> &'static str;
+    /// File extension, without the dot.
+    fn extension(&self) -> &'static str;
+    fn render(&self, runs: &[RunResult]) -> Result<String, ExportError>;
+}
+
+/// All formats, by name.
+pub fn exporters() -> Vec<Box<dyn Exporter>> {
+    vec![
+        Box::new(json::JsonExporter),
+        Box::new(csv::CsvExporter),
+        Box::new(markdown::MarkdownExporter),
+    ]
+}
+
+/// Looks a format up by name (`json`, `csv`, `markdown`/`md`).
+pub fn find(name: &str) -> Option<Box<dyn Exporter>> {
+    let name = if name == "md" { "markdown" } else { name };
+    exporters().into_iter().find(|e| e.name() == name)
+}
+
+/// The identifying columns every tabular format starts with.
+pub(crate) fn identity_columns(
+    run: &RunResult,
+    row: &crate::metrics::registry::Row<'_>,
+) -> Vec<String> {
+    vec![
+        run.engine.name.clone(),
+        run.engine.version.clone(),
+        run.dataset.name.clone(),
+        row.config.build_params.label(),
+        row.search.search_params.label(),
+        row.search.quality.k.to_string(),
+        row.search.quality.queries.to_string(),
+        row.search.mode.clone(),
+    ]
+}
+
+pub(crate) const IDENTITY_HEADERS: &[&str] = &[
+    "engine",
+    "engine_version",
+    "dataset",
+    "build_params",
+    "search_params",
+    "k",
+    "queries",
+    "mode",
+];

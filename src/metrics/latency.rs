@@ -1,0 +1,87 @@
+//! Latency distributions: every timed operation goes into an HdrHistogram with microsecond
+//! resolution and three significant digits, and is summarised as percentiles in milliseconds.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Highest latency the histogram tracks exactly (one hour); longer values saturate.
+const MAX_MICROS: u64 = 3_600_000_000;
+
+/// A new histogram with the project's resolution (1 µs .. 1 h, 3 significant digits).
+pub fn new_histogram() -> Histogram<u64> {
+    // Constant, valid bounds: this cannot fail at run time.
+    Histogram::new_with_bounds(1, MAX_MICROS, 3).expect("constant histogram bounds are valid")
+}
+
+/// Records a duration, rounding to whole microseconds (at least 1).
+#[inline]
+pub fn record(h: &mut Histogram<u64>, d: Duration) {
+    let us = (d.as_nanos() / 1000).clamp(1, MAX_MICROS as u128) as u64;
+    h.saturating_record(us);
+}
+
+/// Percentiles of a latency distribution, in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+    pub min_ms: f64,
+}
+
+impl LatencySummary {
+    pub fn from_histogram(h: &Histogram<u64>) -> LatencySummary {
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        let ms = |us: u64| us as f64 / 1000.0;
+        LatencySummary {
+            count: h.len(),
+            mean_ms: h.mean() / 1000.0,
+            p50_ms: ms(h.value_at_quantile(0.50)),
+            p90_ms: ms(h.value_at_quantile(0.90)),
+            p95_ms: ms(h.value_at_quantile(0.95)),
+            p99_ms: ms(h.value_at_quantile(0.99)),
+            p999_ms: ms(h.value_at_quantile(0.999)),
+            max_ms: ms(h.max()),
+            min_ms: ms(h.min()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_a_known_distribution() {
+        let mut h = new_histogram();
+        // 1..=1000 µs, one each: p50 = 500 µs, p99 = 990 µs, max = 1000 µs.
+        for us in 1..=1000u64 {
+            record(&mut h, Duration::from_micros(us));
+        }
+        let s = LatencySummary::from_histogram(&h);
+        assert_eq!(s.count, 1000);
+        assert!((s.p50_ms - 0.5).abs() < 0.001, "{s:?}");
+        assert!((s.p99_ms - 0.99).abs() < 0.001, "{s:?}");
+        assert!((s.max_ms - 1.0).abs() < 0.001, "{s:?}");
+        assert!((s.mean_ms - 0.5005).abs() < 0.001, "{s:?}");
+    }
+
+    #[test]
+    fn sub_microsecond_and_huge_values_are_clamped() {
+        let mut h = new_histogram();
+        record(&mut h, Duration::from_nanos(10));
+        record(&mut h, Duration::from_secs(10_000));
+        assert_eq!(h.min(), 1);
+        assert!(h.max() >= MAX_MICROS / 2);
+        assert_eq!(LatencySummary::from_histogram(&new_histogram()).count, 0);
+    }
+}

@@ -1,0 +1,72 @@
+//! Warnings about measurements that should not be taken at face value. Like hyperfine's
+//! warnings, they are printed with the results *and* stored in the result file, so a number is
+//! never published without its caveat.
+
+use serde::{Deserialize, Serialize};
+
+/// Something suspicious about a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// Searches may have been answered by a brute-force scan, not the index under test.
+    PossibleFullScan { detail: String },
+    /// The engine returned the same id more than once in a result list.
+    DuplicateIds { queries: usize },
+    /// The engine returned fewer than k results for some queries.
+    ShortResults { queries: usize },
+    /// Deleted ids came back from search.
+    StaleHits { count: usize },
+    /// The engine's reported distances disagree with the recomputed ones.
+    ScoreMismatch { queries: usize, detail: String },
+    /// The client process was near CPU saturation: the harness may be the bottleneck.
+    ClientSaturated { cpu_percent: f64 },
+    /// Too few queries for stable tail percentiles.
+    FewQueries { queries: usize, percentile: String },
+    /// Anything else an adapter or phase wants the reader to know.
+    Note { detail: String },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::PossibleFullScan { detail } => write!(
+                f,
+                "searches may have been answered by a full scan, not the index: {detail}"
+            ),
+            Warning::DuplicateIds { queries } => write!(
+                f,
+                "{queries} result list(s) contained a duplicate id (each id counted once)"
+            ),
+            Warning::ShortResults { queries } => write!(
+                f,
+                "{queries} query(ies) returned fewer than k results (missing ones count as misses)"
+            ),
+            Warning::StaleHits { count } => {
+                write!(f, "{count} deleted id(s) were returned by search")
+            }
+            Warning::ScoreMismatch { queries, detail } => write!(
+                f,
+                "{queries} query(ies) had engine scores that disagree with recomputed distances ({detail})"
+            ),
+            Warning::ClientSaturated { cpu_percent } => write!(
+                f,
+                "the client used {cpu_percent:.0}% CPU: latency may include harness overhead"
+            ),
+            Warning::FewQueries {
+                queries,
+                percentile,
+            } => write!(
+                f,
+                "only {queries} timed queries: {percentile} rests on very few samples"
+            ),
+            Warning::Note { detail } => f.write_str(detail),
+        }
+    }
+}
+
+/// Prints warnings to stderr, one per line.
+pub fn print(warnings: &[Warning]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+}

@@ -1,0 +1,209 @@
+//! The result model: one JSON document per run, plus a sidecar of per-query results.
+//!
+//! The document is rewritten atomically after every completed step, so a run that dies
+//! part-way still leaves a valid file holding the steps that finished, with its status saying
+//! why it stopped.
+
+pub mod manifest;
+pub mod sidecar;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{IndexReport, SourcedBytes};
+use crate::metrics::latency::LatencySummary;
+use crate::metrics::quality::QualitySummary;
+use crate::output::warnings::Warning;
+use crate::params::ParamMap;
+use crate::resources::PhaseResources;
+pub use manifest::Manifest;
+
+/// Version tag of the JSON layout; bumped on incompatible changes.
+pub const SCHEMA: &str = "ragdbeval.result/1";
+
+/// State of a run as recorded in its file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    /// Still going (the file is an intermediate snapshot).
+    Running,
+    Completed,
+    /// Stopped by an error; finished steps are kept.
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunStatus {
+    pub state: RunState,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+/// The dataset as used (after `--limit` / `--max-queries`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DatasetInfo {
+    pub name: String,
+    pub source: String,
+    pub sha256: String,
+    pub train: usize,
+    pub dim: usize,
+    pub queries: usize,
+    pub distance: String,
+    pub ground_truth_depth: usize,
+    pub ground_truth_source: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EngineInfo {
+    pub name: String,
+    pub version: String,
+    pub in_process: bool,
+    /// Engine-reported facts (collection info, telemetry).
+    #[serde(default)]
+    pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The bulk load and index build.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BuildStep {
+    pub points: usize,
+    pub batch_size: usize,
+    /// Load plus index-ready wait.
+    pub total_s: f64,
+    pub insert_s: f64,
+    pub ready_wait_s: f64,
+    pub vectors_per_s: f64,
+    /// Latency of each bulk-load request.
+    pub batch_latency: LatencySummary,
+    pub index: IndexReport,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index_size: Option<SourcedBytes>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub bytes_per_vector: Option<f64>,
+    pub resources: PhaseResources,
+}
+
+/// One search configuration measured over the query set.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SearchStep {
+    pub search_params: ParamMap,
+    /// `single` (one call per query) or `batch` (one call for all queries).
+    pub mode: String,
+    pub warmup_queries: usize,
+    pub quality: QualitySummary,
+    pub latency: LatencySummary,
+    /// Timed queries ÷ wall time of the timed loop.
+    pub qps: f64,
+    /// 1000 ÷ mean latency in ms (single-thread throughput).
+    pub qps_from_mean_latency: f64,
+    pub wall_s: f64,
+    /// Points live in the engine when this step ran.
+    pub live_points: usize,
+    /// Results whose id was never inserted or has been deleted.
+    pub stale_hits: usize,
+    pub resources: PhaseResources,
+    /// Index of this step's rows in the per-query sidecar.
+    pub sidecar_step: usize,
+}
+
+/// One measured step of a configuration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum Step {
+    Build(BuildStep),
+    Search(SearchStep),
+}
+
+/// Everything measured for one set of build parameters.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ConfigRun {
+    pub build_params: ParamMap,
+    pub steps: Vec<Step>,
+    /// Set when this configuration stopped on an error.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+impl ConfigRun {
+    pub fn build(&self) -> Option<&BuildStep> {
+        self.steps.iter().find_map(|s| match s {
+            Step::Build(b) => Some(b),
+            _ => None,
+        })
+    }
+
+    pub fn searches(&self) -> impl Iterator<Item = &SearchStep> {
+        self.steps.iter().filter_map(|s| match s {
+            Step::Search(q) => Some(q),
+            _ => None,
+        })
+    }
+}
+
+/// A whole run: what was measured, on what, how.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: String,
+    pub status: RunStatus,
+    pub manifest: Manifest,
+    pub dataset: DatasetInfo,
+    pub engine: EngineInfo,
+    pub configs: Vec<ConfigRun>,
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+    /// File name (next to this one) of the per-query results.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sidecar: Option<String>,
+}
+
+/// Problems reading or writing result files.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultFileError {
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a ragdbeval result file: {message}")]
+    Parse { path: PathBuf, message: String },
+}
+
+impl RunResult {
+    /// Writes the document atomically (temp file + rename).
+    pub fn save(&self, path: &Path) -> Result<(), ResultFileError> {
+        let text = serde_json::to_vec_pretty(self).map_err(|e| ResultFileError::Write {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e),
+        })?;
+        crate::atomic::write_atomic(path, &text).map_err(|e| ResultFileError::Write {
+            path: path.to_path_buf(),
+            source: e,
+        })
+    }
+
+    pub fn load(path: &Path) -> Result<RunResult, ResultFileError> {
+        let text = std::fs::read(path).map_err(|e| ResultFileError::Read {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let r: RunResult = serde_json::from_slice(&text).map_err(|e| ResultFileError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        if r.schema != SCHEMA {
+            return Err(ResultFileError::Parse {
+                path: path.to_path_buf(),
+                message: format!("schema `{}`, expected `{SCHEMA}`", r.schema),
+            });
+        }
+        Ok(r)
+    }
+}

@@ -1,0 +1,83 @@
+//! The build phase: create the collection, bulk-load the train vectors in batches, and wait
+//! until the index is ready. Load time and index wait are measured separately.
+
+use std::time::{Duration, Instant};
+
+use super::{BenchPlan, RunError};
+use crate::dataset::Dataset;
+use crate::engine::{CollectionSpec, PointId, VectorEngine};
+use crate::metrics::latency::{LatencySummary, new_histogram, record};
+use crate::output::progress;
+use crate::resources::{Sampler, Watch};
+use crate::results::BuildStep;
+
+/// Loads `dataset.train` into a freshly created collection.
+pub fn run_build(
+    engine: &mut dyn VectorEngine,
+    spec: &CollectionSpec,
+    dataset: &Dataset,
+    plan: &BenchPlan,
+) -> Result<BuildStep, RunError> {
+    engine.create(spec).map_err(RunError::engine("create"))?;
+    let n = dataset.train.len();
+    // Server adapters split a chunk into `upload_parallel` concurrent requests.
+    let chunk = (plan.connect.batch_size * plan.connect.upload_parallel.max(1)).max(1);
+    let sampler = Sampler::start(
+        Watch::with_engine(engine.server_pid()),
+        plan.sample_interval,
+    );
+    let bar = progress::count_bar(n as u64, "build", plan.quiet);
+    let mut batch_hist = new_histogram();
+    let mut ids: Vec<PointId> = Vec::with_capacity(chunk);
+
+    let load_start = Instant::now();
+    let mut start = 0;
+    while start < n {
+        let end = (start + chunk).min(n);
+        ids.clear();
+        ids.extend(start as PointId..end as PointId);
+        let t = Instant::now();
+        engine
+            .insert_shared(&ids, &dataset.train, start)
+            .map_err(RunError::engine("bulk insert"))?;
+        record(&mut batch_hist, t.elapsed());
+        bar.set_position(end as u64);
+        start = end;
+    }
+    let insert = load_start.elapsed();
+    bar.finish_and_clear();
+
+    let spinner = progress::spinner("index build", plan.quiet);
+    let ready_start = Instant::now();
+    let index = engine
+        .wait_until_ready()
+        .map_err(RunError::engine("wait for index"))?;
+    let ready = ready_start.elapsed();
+    spinner.finish_and_clear();
+    let resources = sampler.stop();
+
+    let index_size = engine
+        .index_size()
+        .map_err(RunError::engine("index size"))?;
+    let total = insert + ready;
+    Ok(BuildStep {
+        points: n,
+        batch_size: chunk,
+        total_s: total.as_secs_f64(),
+        insert_s: insert.as_secs_f64(),
+        ready_wait_s: ready.as_secs_f64(),
+        vectors_per_s: per_second(n, total),
+        batch_latency: LatencySummary::from_histogram(&batch_hist),
+        bytes_per_vector: index_size
+            .as_ref()
+            .map(|s| s.bytes as f64 / n.max(1) as f64),
+        index_size,
+        index,
+        resources,
+    })
+}
+
+fn per_second(count: usize, d: Duration) -> f64 {
+    let s = d.as_secs_f64();
+    if s > 0.0 { count as f64 / s } else { 0.0 }
+}

@@ -1,0 +1,251 @@
+//! The query phase: warm-up, then the timed loop, then scoring against ground truth.
+//!
+//! The timed loop does nothing but call the engine, read the clock and copy the answer into
+//! preallocated buffers. Histograms, distances and metrics are computed after it ends.
+
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use super::{BenchPlan, RunError};
+use crate::dataset::Dataset;
+use crate::engine::{Neighbor, PointId, VectorEngine};
+use crate::metrics::latency::{LatencySummary, new_histogram, record};
+use crate::metrics::quality::{QueryInput, score_query, summarize};
+use crate::output::progress;
+use crate::params::ParamMap;
+use crate::resources::{Sampler, Watch};
+use crate::results::SearchStep;
+use crate::results::sidecar::{QueryRecord, Sidecar};
+
+/// Raw answers of a timed query loop, `queries × k`, padded with `PointId::MAX` / NaN.
+pub struct Answers {
+    pub k: usize,
+    pub ids: Vec<PointId>,
+    pub scores: Vec<f32>,
+    pub latencies: Vec<Duration>,
+}
+
+/// Which points are live in the engine: everything below `n` (no mutations yet).
+pub struct LiveSet {
+    pub n: usize,
+}
+
+impl LiveSet {
+    fn contains(&self, id: PointId) -> bool {
+        (id as usize) < self.n
+    }
+}
+
+fn copy_answer(out: &[Neighbor], ids: &mut [PointId], scores: &mut [f32]) {
+    for (slot, nb) in out.iter().take(ids.len()).enumerate() {
+        ids[slot] = nb.id;
+        scores[slot] = nb.score;
+    }
+}
+
+/// Runs warm-up and the timed loop, one call per query.
+fn timed_single(
+    engine: &dyn VectorEngine,
+    dataset: &Dataset,
+    k: usize,
+    warmup: usize,
+    quiet: bool,
+) -> Result<(Answers, Duration), RunError> {
+    let nq = dataset.test.len();
+    let mut out: Vec<Neighbor> = Vec::with_capacity(k * 2);
+    for i in 0..warmup {
+        engine
+            .search(dataset.test.row(i % nq), k, &mut out)
+            .map_err(RunError::engine("warm-up search"))?;
+    }
+    let mut ids = vec![PointId::MAX; nq * k];
+    let mut scores = vec![f32::NAN; nq * k];
+    let mut latencies = vec![Duration::ZERO; nq];
+    let bar = progress::count_bar(nq as u64, "queries", quiet);
+    let loop_start = Instant::now();
+    for (qi, query) in dataset.test.iter().enumerate() {
+        let t = Instant::now();
+        engine
+            .search(query, k, &mut out)
+            .map_err(RunError::engine("search"))?;
+        latencies[qi] = t.elapsed();
+        copy_answer(
+            &out,
+            &mut ids[qi * k..(qi + 1) * k],
+            &mut scores[qi * k..(qi + 1) * k],
+        );
+        if qi % 256 == 255 {
+            bar.set_position(qi as u64 + 1);
+        }
+    }
+    let wall = loop_start.elapsed();
+    bar.finish_and_clear();
+    Ok((
+        Answers {
+            k,
+            ids,
+            scores,
+            latencies,
+        },
+        wall,
+    ))
+}
+
+/// One batch call for all queries; its duration is the only latency sample.
+fn timed_batch(
+    engine: &dyn VectorEngine,
+    dataset: &Dataset,
+    k: usize,
+) -> Result<(Answers, Duration), RunError> {
+    let nq = dataset.test.len();
+    let t = Instant::now();
+    let results = engine
+        .batch_search(dataset.test.as_flat(), dataset.test.dim(), k)
+        .map_err(RunError::engine("batch search"))?;
+    let wall = t.elapsed();
+    let mut ids = vec![PointId::MAX; nq * k];
+    let mut scores = vec![f32::NAN; nq * k];
+    for (qi, out) in results.iter().enumerate().take(nq) {
+        copy_answer(
+            out,
+            &mut ids[qi * k..(qi + 1) * k],
+            &mut scores[qi * k..(qi + 1) * k],
+        );
+    }
+    Ok((
+        Answers {
+            k,
+            ids,
+            scores,
+            latencies: vec![wall],
+        },
+        wall,
+    ))
+}
+
+/// Measures one search configuration and scores it.
+#[allow(clippy::too_many_arguments)]
+pub fn run_search(
+    engine: &dyn VectorEngine,
+    dataset: &Dataset,
+    plan: &BenchPlan,
+    params: &ParamMap,
+    live: &LiveSet,
+    sidecar: Option<&mut Sidecar>,
+    config_index: usize,
+    step_index: usize,
+) -> Result<SearchStep, RunError> {
+    let k = plan.k;
+    let warmup = plan.warmup;
+    let sampler = Sampler::start(
+        Watch::with_engine(engine.server_pid()),
+        plan.sample_interval,
+    );
+    let timed = if plan.batch_mode {
+        timed_batch(engine, dataset, k)
+    } else {
+        timed_single(engine, dataset, k, warmup, plan.quiet)
+    };
+    let resources = sampler.stop();
+    let (answers, wall) = timed?;
+
+    let mut hist = new_histogram();
+    for d in &answers.latencies {
+        record(&mut hist, *d);
+    }
+    let latency = LatencySummary::from_histogram(&hist);
+
+    // Distances are recomputed from the dataset: the engine's scores are never trusted.
+    let nq = dataset.test.len();
+    let distances: Vec<f32> = (0..nq * k)
+        .into_par_iter()
+        .map(|i| {
+            let id = answers.ids[i];
+            if (id as usize) < dataset.train.len() {
+                dataset
+                    .distance
+                    .between(dataset.test.row(i / k), dataset.train.row(id as usize))
+            } else {
+                f32::NAN
+            }
+        })
+        .collect();
+    let gt = &dataset.ground_truth;
+    let per_query: Vec<_> = (0..nq)
+        .into_par_iter()
+        .map(|q| {
+            let row = &answers.ids[q * k..(q + 1) * k];
+            let returned = row.iter().take_while(|id| **id != PointId::MAX).count();
+            score_query(
+                &QueryInput {
+                    gt_ids: gt.ids_of(q),
+                    gt_distances: gt.distances_of(q),
+                    returned_ids: &row[..returned],
+                    returned_distances: &distances[q * k..q * k + returned],
+                },
+                k,
+                plan.relevant,
+            )
+        })
+        .collect();
+    let quality = summarize(&per_query, k, plan.relevant);
+    let stale_hits = answers
+        .ids
+        .iter()
+        .filter(|id| **id != PointId::MAX && !live.contains(**id))
+        .count();
+
+    if let Some(sidecar) = sidecar {
+        for q in 0..nq {
+            let lat = if plan.batch_mode {
+                0
+            } else {
+                answers.latencies[q].as_micros() as u64
+            };
+            let returned = answers.ids[q * k..(q + 1) * k]
+                .iter()
+                .take_while(|id| **id != PointId::MAX)
+                .count();
+            sidecar
+                .write(&QueryRecord {
+                    config: config_index,
+                    step: step_index,
+                    query: q,
+                    latency_us: lat,
+                    ids: &answers.ids[q * k..q * k + returned],
+                    scores: &answers.scores[q * k..q * k + returned],
+                    distances: &distances[q * k..q * k + returned],
+                })
+                .map_err(RunError::Results)?;
+        }
+    }
+
+    let wall_s = wall.as_secs_f64();
+    Ok(SearchStep {
+        search_params: params.clone(),
+        mode: if plan.batch_mode { "batch" } else { "single" }.into(),
+        warmup_queries: if plan.batch_mode { 0 } else { warmup },
+        quality,
+        qps: if wall_s > 0.0 {
+            nq as f64 / wall_s
+        } else {
+            0.0
+        },
+        qps_from_mean_latency: if plan.batch_mode || latency.mean_ms <= 0.0 {
+            if wall_s > 0.0 {
+                nq as f64 / wall_s
+            } else {
+                0.0
+            }
+        } else {
+            1000.0 / latency.mean_ms
+        },
+        latency,
+        wall_s,
+        live_points: live.n,
+        stale_hits,
+        resources,
+        sidecar_step: step_index,
+    })
+}

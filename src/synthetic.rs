@@ -1,0 +1,265 @@
+//! Seeded synthetic datasets: uniform and clustered-Gaussian vectors.
+//!
+//! The generator is a self-contained SplitMix64 so that a seed gives the same vectors on every
+//! platform and every version of ragdbeval (a library RNG may change its stream between
+//! releases, which would silently change "the same" dataset).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::distance::Distance;
+use crate::vectors::Vectors;
+
+/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast and statistically sound for test data.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1) with 24 bits of precision.
+    pub fn next_f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// Uniform in [0, 1) with 53 bits of precision.
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform integer in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        // Multiply-shift: bias is below 2^-64·n, irrelevant here.
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// Standard normal sample (Box-Muller).
+    pub fn next_gaussian(&mut self) -> f32 {
+        let u1 = self.next_f64().max(f64::MIN_POSITIVE);
+        let u2 = self.next_f64();
+        ((-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()) as f32
+    }
+}
+
+/// How the vectors are spread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyntheticKind {
+    /// Every coordinate uniform in [-1, 1).
+    Uniform,
+    /// Gaussian blobs: cluster centres drawn from N(0, 1), points at N(centre, `spread`²).
+    Clustered,
+}
+
+/// Everything that determines a synthetic dataset.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SyntheticSpec {
+    pub kind: SyntheticKind,
+    pub n: usize,
+    pub queries: usize,
+    pub dim: usize,
+    pub distance: Distance,
+    pub seed: u64,
+    pub clusters: usize,
+    pub spread: f32,
+}
+
+impl SyntheticSpec {
+    /// The embedded default of `ragdbeval bench`: small enough to run in seconds, clustered so
+    /// that an ANN index has real work to do.
+    pub fn demo() -> SyntheticSpec {
+        SyntheticSpec {
+            kind: SyntheticKind::Clustered,
+            n: 20_000,
+            queries: 500,
+            dim: 64,
+            distance: Distance::Euclidean,
+            seed: 42,
+            clusters: 32,
+            spread: 0.5,
+        }
+    }
+
+    /// A short stable name such as `clustered-20000x64-euclidean-s42`.
+    pub fn name(&self) -> String {
+        let kind = match self.kind {
+            SyntheticKind::Uniform => "uniform",
+            SyntheticKind::Clustered => "clustered",
+        };
+        format!(
+            "{kind}-{}x{}-{}-s{}",
+            self.n, self.dim, self.distance, self.seed
+        )
+    }
+
+    /// Generates (train, test).
+    pub fn generate(&self) -> (Vectors, Vectors) {
+        let mut rng = SplitMix64::new(self.seed);
+        let clusters = self.clusters.max(1);
+        let centres: Vec<f32> = match self.kind {
+            SyntheticKind::Uniform => Vec::new(),
+            SyntheticKind::Clustered => (0..clusters * self.dim)
+                .map(|_| rng.next_gaussian())
+                .collect(),
+        };
+        let draw = |count: usize, rng: &mut SplitMix64| -> Vec<f32> {
+            let mut out = Vec::with_capacity(count * self.dim);
+            for _ in 0..count {
+                match self.kind {
+                    SyntheticKind::Uniform => {
+                        out.extend((0..self.dim).map(|_| rng.next_f32() * 2.0 - 1.0))
+                    }
+                    SyntheticKind::Clustered => {
+                        let c = rng.below(clusters as u64) as usize;
+                        let centre = &centres[c * self.dim..(c + 1) * self.dim];
+                        out.extend(centre.iter().map(|m| m + self.spread * rng.next_gaussian()));
+                    }
+                }
+            }
+            out
+        };
+        let train = draw(self.n, &mut rng);
+        let test = draw(self.queries, &mut rng);
+        // Both buffers are whole rows of dim >= 1 by construction.
+        let dim = self.dim.max(1);
+        (
+            Vectors::new(train, dim).unwrap_or_default(),
+            Vectors::new(test, dim).unwrap_or_default(),
+        )
+    }
+}
+
+/// A malformed `gen:` dataset spec.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "bad generated-dataset spec `{spec}`: {reason}. Expected e.g. \
+     gen:clustered:n=100000,dim=128,queries=1000,distance=euclidean,seed=1"
+)]
+pub struct SpecError {
+    pub spec: String,
+    pub reason: String,
+}
+
+impl FromStr for SyntheticSpec {
+    type Err = SpecError;
+
+    /// Parses `gen:KIND[:key=value,...]` (keys: n, dim, queries, distance, seed, clusters,
+    /// spread). Missing keys take the demo's values.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = |reason: String| SpecError {
+            spec: s.to_string(),
+            reason,
+        };
+        let rest = s
+            .strip_prefix("gen:")
+            .ok_or_else(|| err("it must start with `gen:`".into()))?;
+        let (kind, opts) = rest.split_once(':').unwrap_or((rest, ""));
+        let mut spec = SyntheticSpec::demo();
+        spec.kind = match kind {
+            "uniform" => SyntheticKind::Uniform,
+            "clustered" => SyntheticKind::Clustered,
+            other => return Err(err(format!("unknown kind `{other}` (uniform, clustered)"))),
+        };
+        for pair in opts.split(',').filter(|p| !p.trim().is_empty()) {
+            let (k, v) = pair
+                .split_once('=')
+                .ok_or_else(|| err(format!("`{pair}` is not key=value")))?;
+            let int = |v: &str| {
+                v.trim()
+                    .replace('_', "")
+                    .parse::<usize>()
+                    .map_err(|_| err(format!("`{k}` needs a whole number, got `{v}`")))
+            };
+            match k.trim() {
+                "n" => spec.n = int(v)?,
+                "dim" => spec.dim = int(v)?,
+                "queries" => spec.queries = int(v)?,
+                "seed" => spec.seed = int(v)? as u64,
+                "clusters" => spec.clusters = int(v)?,
+                "spread" => {
+                    spec.spread = v
+                        .trim()
+                        .parse()
+                        .map_err(|_| err(format!("`spread` needs a number, got `{v}`")))?
+                }
+                "distance" => spec.distance = v.parse().map_err(|e| err(format!("{e}")))?,
+                other => return Err(err(format!("unknown key `{other}`"))),
+            }
+        }
+        if spec.n == 0 || spec.dim == 0 || spec.queries == 0 {
+            return Err(err("n, dim and queries must be at least 1".into()));
+        }
+        Ok(spec)
+    }
+}
+
+impl fmt::Display for SyntheticSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            SyntheticKind::Uniform => "uniform",
+            SyntheticKind::Clustered => "clustered",
+        };
+        write!(
+            f,
+            "gen:{kind}:n={},dim={},queries={},distance={},seed={},clusters={},spread={}",
+            self.n, self.dim, self.queries, self.distance, self.seed, self.clusters, self.spread
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_data() {
+        let spec: SyntheticSpec = "gen:clustered:n=100,dim=8,queries=5,seed=7"
+            .parse()
+            .unwrap();
+        let (a, qa) = spec.generate();
+        let (b, qb) = spec.generate();
+        assert_eq!(a, b);
+        assert_eq!(qa, qb);
+        assert_eq!(a.len(), 100);
+        assert_eq!(qa.len(), 5);
+        let other: SyntheticSpec = "gen:clustered:n=100,dim=8,queries=5,seed=8"
+            .parse()
+            .unwrap();
+        assert_ne!(other.generate().0, a);
+    }
+
+    #[test]
+    fn spec_round_trips_through_display() {
+        let spec: SyntheticSpec = "gen:uniform:n=10,dim=3,queries=2,distance=angular"
+            .parse()
+            .unwrap();
+        assert_eq!(spec.kind, SyntheticKind::Uniform);
+        assert_eq!(spec.distance, Distance::Angular);
+        let again: SyntheticSpec = spec.to_string().parse().unwrap();
+        assert_eq!(again, spec);
+        assert!("gen:weird".parse::<SyntheticSpec>().is_err());
+        assert!("gen:uniform:n=0".parse::<SyntheticSpec>().is_err());
+        assert!("gen:uniform:bogus=1".parse::<SyntheticSpec>().is_err());
+    }
+
+    #[test]
+    fn uniform_values_stay_in_range() {
+        let (train, _) = "gen:uniform:n=200,dim=4,queries=1"
+            .parse::<SyntheticSpec>()
+            .unwrap()
+            .generate();
+        assert!(train.as_flat().iter().all(|v| (-1.0..1.0).contains(v)));
+    }
+}

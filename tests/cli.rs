@@ -1,0 +1,241 @@
+//! End-to-end tests of the `ragdbeval` binary on small generated datasets.
+
+mod common;
+
+use common::{files_in, ragdbeval, stderr, stdout};
+use ragdbeval::results::{RunResult, RunState, Step};
+
+#[test]
+fn bench_exact_end_to_end_writes_result_and_sidecar() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            "gen:clustered:n=3000,dim=16,queries=200,seed=5",
+            "-k",
+            "10",
+            "--quiet",
+            "--name",
+            "run",
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let table = stdout(&out);
+    assert!(table.contains("recall"), "{table}");
+    assert!(table.contains("1.0000"), "{table}");
+
+    let result = RunResult::load(&dir.path().join("results/run.json")).unwrap();
+    assert_eq!(result.status.state, RunState::Completed);
+    assert_eq!(result.dataset.train, 3000);
+    assert_eq!(result.dataset.queries, 200);
+    assert_eq!(result.engine.name, "exact");
+    let config = &result.configs[0];
+    assert!(matches!(config.steps[0], Step::Build(_)));
+    let search = config.searches().next().unwrap();
+    assert_eq!(search.quality.recall, 1.0);
+    assert_eq!(search.quality.recall_distance, 1.0);
+    assert_eq!(search.quality.ndcg, 1.0);
+    assert_eq!(search.latency.count, 200);
+    assert!(search.qps > 0.0);
+    assert_eq!(result.manifest.command_line[1], "bench");
+    assert!(result.manifest.hardware.logical_cores >= 1);
+
+    // One sidecar line per timed query, with ids and recomputed distances.
+    let sidecar = std::fs::read_to_string(dir.path().join("results/run.queries.jsonl")).unwrap();
+    assert_eq!(sidecar.lines().count(), 200);
+    let first: serde_json::Value = serde_json::from_str(sidecar.lines().next().unwrap()).unwrap();
+    assert_eq!(first["ids"].as_array().unwrap().len(), 10);
+    assert_eq!(first["distances"].as_array().unwrap().len(), 10);
+    // No temp files left behind.
+    assert_eq!(files_in(&dir.path().join("results")).len(), 2);
+}
+
+#[test]
+fn exact_recall_is_one_on_angular_and_dot_with_batch_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    for (dist, mode) in [
+        ("angular", "single"),
+        ("dot", "batch"),
+        ("angular", "batch"),
+    ] {
+        let spec = format!("gen:uniform:n=2000,dim=12,queries=100,distance={dist},seed=9");
+        let name = format!("{dist}-{mode}");
+        let out = ragdbeval(
+            dir.path(),
+            &[
+                "bench",
+                "--db",
+                "exact",
+                "--dataset",
+                &spec,
+                "--mode",
+                mode,
+                "-k",
+                "20",
+                "-q",
+                "--name",
+                &name,
+            ],
+        );
+        assert!(out.status.success(), "{dist} {mode}: {}", stderr(&out));
+        let r = RunResult::load(&dir.path().join(format!("results/{name}.json"))).unwrap();
+        let s = r.configs[0].searches().next().unwrap();
+        assert_eq!(s.quality.recall, 1.0, "{dist} {mode}");
+        assert_eq!(s.mode, mode);
+    }
+}
+
+#[test]
+fn report_renders_csv_and_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            "gen:uniform:n=500,dim=4,queries=20",
+            "-q",
+            "--name",
+            "r",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = dir.path().join("results/r.json");
+    let file = file.to_str().unwrap();
+    let csv = ragdbeval(dir.path(), &["report", file, "--format", "csv"]);
+    assert!(csv.status.success());
+    let text = stdout(&csv);
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("engine,engine_version,dataset,")
+    );
+    assert!(lines.next().unwrap().starts_with("exact,"));
+    let md = ragdbeval(dir.path(), &["report", file, "--format", "markdown"]);
+    let text = stdout(&md);
+    assert!(
+        text.contains("### Quality") && text.contains("| exact |"),
+        "{text}"
+    );
+    let bad = ragdbeval(dir.path(), &["report", file, "--format", "pdf"]);
+    assert!(!bad.status.success());
+}
+
+#[test]
+fn json_flag_prints_the_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            "gen:uniform:n=300,dim=4,queries=10",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "ragdbeval.result/1");
+    assert_eq!(doc["status"]["state"], "completed");
+}
+
+#[test]
+fn dataset_make_info_gt_subset() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "dataset",
+            "make",
+            "-n",
+            "1000",
+            "--dim",
+            "8",
+            "--queries",
+            "20",
+            "-k",
+            "30",
+            "--out",
+            "d.hdf5",
+            "-q",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let info = ragdbeval(dir.path(), &["dataset", "info", "d.hdf5"]);
+    assert!(info.status.success(), "{}", stderr(&info));
+    let text = stdout(&info);
+    assert!(
+        text.contains("1000 × 8") && text.contains("depth 30"),
+        "{text}"
+    );
+
+    let sub = ragdbeval(
+        dir.path(),
+        &[
+            "dataset",
+            "subset",
+            "--dataset",
+            "d.hdf5",
+            "--limit",
+            "100",
+            "-k",
+            "10",
+            "--out",
+            "s.hdf5",
+            "-q",
+        ],
+    );
+    assert!(sub.status.success(), "{}", stderr(&sub));
+    let info = stdout(&ragdbeval(dir.path(), &["dataset", "info", "s.hdf5"]));
+    assert!(
+        info.contains("100 × 8") && info.contains("depth 10"),
+        "{info}"
+    );
+
+    let gt = ragdbeval(
+        dir.path(),
+        &[
+            "dataset",
+            "gt",
+            "--dataset",
+            "s.hdf5",
+            "-k",
+            "50",
+            "--out",
+            "g.hdf5",
+            "-q",
+        ],
+    );
+    assert!(gt.status.success(), "{}", stderr(&gt));
+    let info = stdout(&ragdbeval(dir.path(), &["dataset", "info", "g.hdf5"]));
+    assert!(info.contains("depth 50"), "{info}");
+
+    let list = stdout(&ragdbeval(dir.path(), &["dataset", "list"]));
+    assert!(
+        list.contains("sift-128-euclidean") && list.contains("sift1m"),
+        "{list}"
+    );
+    assert!(list.contains("lastfm-64-dot"), "{list}");
+}
+
+#[test]
+fn help_has_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragdbeval(dir.path(), &["bench", "--help"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(
+        text.contains("Examples:") && text.contains("--search-param"),
+        "{text}"
+    );
+}

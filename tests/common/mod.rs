@@ -1,0 +1,38 @@
+//! Helpers shared by the integration tests: run the real binary, make bad datasets.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `ragdbeval` with `args` in `cwd`, offline, without progress bars.
+pub fn ragdbeval(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ragdbeval"))
+        .args(args)
+        .current_dir(cwd)
+        .env("RAGDBEVAL_DATA_DIR", cwd.join("cache"))
+        .output()
+        .expect("the ragdbeval binary runs")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Files in `dir` (recursively none expected), empty if it does not exist.
+pub fn files_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default()
+}
+
+/// The committed h5py fixtures.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("datasets/fixtures")
+        .join(name)
+}
