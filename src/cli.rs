@@ -13,7 +13,10 @@ Examples:
       one build and a sweep of hnsw_ef values.
   ragdbeval bench --db exact --dataset path/to/glove-100-angular.hdf5 --max-queries 1000
   ragdbeval bench --db qdrant --url http://localhost:6334 --dataset sift1m --recreate
-  ragdbeval bench --db qdrant-edge --build-param m=32 --search-param hnsw_ef=32,64,128";
+  ragdbeval bench --db qdrant-edge --build-param m=32 --search-param hnsw_ef=32,64,128
+  ragdbeval bench --db exact --runbook datasets/runbooks/churn.toml
+      Any sequence of build, insert, update, delete and search steps; every search is
+      scored against ground truth recomputed for the points live at that step.";
 
 const DATASET_EXAMPLES: &str = "\
 Examples:
@@ -22,7 +25,8 @@ Examples:
   ragdbeval dataset info datasets/cache/sift-128-euclidean.hdf5
   ragdbeval dataset make --kind clustered -n 100000 --dim 128 --out data/c100k.hdf5
   ragdbeval dataset gt --dataset data/c100k.hdf5 -k 100 --out data/c100k-gt.hdf5
-  ragdbeval dataset subset --dataset sift1m --limit 100000 --out data/sift100k.hdf5";
+  ragdbeval dataset subset --dataset sift1m --limit 100000 --out data/sift100k.hdf5
+  ragdbeval dataset gt --dataset sift1m --runbook default -k 100";
 
 /// Benchmark vector databases: recall against exact ground truth, latency, throughput,
 /// build time, index size, RAM and CPU, written to result files that can be compared.
@@ -92,6 +96,11 @@ pub struct BenchArgs {
     /// Named parameter set from the engine's config.toml (`ragdbeval engines` lists them).
     #[arg(long = "set", default_value = "default")]
     pub param_set: String,
+    /// Steps to run: `default` (build 90 %, search, insert 10 %, search, update 5 %, search,
+    /// delete 5 %, search), `build-search` (build everything, search), or a runbook TOML file
+    /// (see datasets/runbooks/).
+    #[arg(long, default_value = "default")]
+    pub runbook: String,
     /// Override or add a build parameter: NAME=VALUE, or NAME=V1,V2 to sweep. Repeatable.
     #[arg(long = "build-param", value_name = "NAME=VALUE")]
     pub build_params: Vec<String>,
@@ -227,12 +236,17 @@ pub struct MakeArgs {
 pub struct GtArgs {
     #[command(flatten)]
     pub source: DatasetSource,
+    /// Precompute and cache the ground truth of every search step of this runbook (`default`,
+    /// `build-search` or a TOML file) instead of writing a dataset file.
+    #[arg(long)]
+    pub runbook: Option<String>,
     /// Ground-truth depth (at most 1000).
     #[arg(short = 'k', long, default_value_t = 100)]
     pub k: usize,
-    /// Output HDF5 file (train, test and the new neighbors/distances).
-    #[arg(long, short = 'o')]
-    pub out: PathBuf,
+    /// Output HDF5 file (train, test and the new neighbors/distances); required without
+    /// --runbook.
+    #[arg(long, short = 'o', required_unless_present = "runbook")]
+    pub out: Option<PathBuf>,
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }

@@ -50,23 +50,72 @@ impl GroundTruth {
 }
 
 /// The base set to search: flat row-major vectors plus, optionally, the id of each row
-/// (row number when absent). Ids must be ascending when given, so that tie-breaking by
-/// id and by scan order agree.
+/// (its row number when absent). Ids must be ascending, so that tie-breaking by id and by
+/// scan order agree.
 pub struct BaseSet<'a> {
     pub vectors: &'a [f32],
     pub ids: Option<&'a [PointId]>,
     pub dim: usize,
 }
 
-impl BaseSet<'_> {
+/// Selected rows of a matrix: entry `i` is vector `rows[i]` with id `ids[i]`. A live set is
+/// searched in place, without copying the dataset. Ids must be ascending.
+pub struct RowSelection<'a> {
+    pub vectors: &'a [f32],
+    pub rows: &'a [usize],
+    pub ids: &'a [PointId],
+    pub dim: usize,
+}
+
+/// Either form, as the kernel sees it.
+enum Base<'a> {
+    All(&'a BaseSet<'a>),
+    Rows(&'a RowSelection<'a>),
+}
+
+impl Base<'_> {
     fn len(&self) -> usize {
-        self.vectors.len() / self.dim
+        match self {
+            Base::All(b) => b.vectors.len() / b.dim,
+            Base::Rows(r) => r.rows.len(),
+        }
     }
+
+    fn dim(&self) -> usize {
+        match self {
+            Base::All(b) => b.dim,
+            Base::Rows(r) => r.dim,
+        }
+    }
+
     #[inline]
-    fn id(&self, row: usize) -> PointId {
-        match self.ids {
-            Some(ids) => ids[row],
-            None => row as PointId,
+    fn id(&self, entry: usize) -> PointId {
+        match self {
+            Base::All(b) => b.ids.map_or(entry as PointId, |ids| ids[entry]),
+            Base::Rows(r) => r.ids[entry],
+        }
+    }
+
+    #[inline]
+    fn vector(&self, entry: usize) -> &[f32] {
+        let (data, row, dim) = match self {
+            Base::All(b) => (b.vectors, entry, b.dim),
+            Base::Rows(r) => (r.vectors, r.rows[entry], r.dim),
+        };
+        &data[row * dim..(row + 1) * dim]
+    }
+
+    /// Entries `start..end` as one contiguous block: borrowed, or gathered into `buf`.
+    fn block<'b>(&'b self, start: usize, end: usize, buf: &'b mut Vec<f32>) -> &'b [f32] {
+        match self {
+            Base::All(b) => &b.vectors[start * b.dim..end * b.dim],
+            Base::Rows(_) => {
+                buf.clear();
+                for e in start..end {
+                    buf.extend_from_slice(self.vector(e));
+                }
+                buf
+            }
         }
     }
 }
@@ -88,7 +137,28 @@ pub fn exact_knn(
     k: usize,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> GroundTruth {
-    let dim = base.dim;
+    knn(&Base::All(base), queries, distance, k, on_progress)
+}
+
+/// [`exact_knn`] over selected rows of a matrix (a live set after mutations).
+pub fn exact_knn_rows(
+    base: &RowSelection<'_>,
+    queries: &[f32],
+    distance: Distance,
+    k: usize,
+    on_progress: &(dyn Fn(usize) + Sync),
+) -> GroundTruth {
+    knn(&Base::Rows(base), queries, distance, k, on_progress)
+}
+
+fn knn(
+    base: &Base<'_>,
+    queries: &[f32],
+    distance: Distance,
+    k: usize,
+    on_progress: &(dyn Fn(usize) + Sync),
+) -> GroundTruth {
+    let dim = base.dim();
     let nq = queries.len() / dim;
     let n = base.len();
     if nq == 0 || k == 0 {
@@ -101,15 +171,17 @@ pub fn exact_knn(
 
     // Per-base-vector term of the ranking score.
     let base_term: Vec<f32> = match distance {
-        Distance::Euclidean => base
-            .vectors
-            .par_chunks_exact(dim)
-            .map(|x| dot(x, x))
+        Distance::Euclidean => (0..n)
+            .into_par_iter()
+            .map(|e| {
+                let x = base.vector(e);
+                dot(x, x)
+            })
             .collect(),
-        Distance::Angular => base
-            .vectors
-            .par_chunks_exact(dim)
-            .map(|x| {
+        Distance::Angular => (0..n)
+            .into_par_iter()
+            .map(|e| {
+                let x = base.vector(e);
                 let norm = dot(x, x).sqrt();
                 if norm > 0.0 { 1.0 / norm } else { 0.0 }
             })
@@ -136,10 +208,11 @@ pub fn exact_knn(
             let qs = &queries[q0 * dim..(q0 + qn) * dim];
             let mut tops: Vec<TopBuffer> = (0..qn).map(|_| TopBuffer::new(keep)).collect();
             let mut scores = vec![0.0f32; qn * BASE_BLOCK];
+            let mut gathered = Vec::new();
             let mut b0 = 0;
             while b0 < n {
                 let bn = BASE_BLOCK.min(n - b0);
-                let bs = &base.vectors[b0 * dim..(b0 + bn) * dim];
+                let bs = base.block(b0, b0 + bn, &mut gathered);
                 // scores[qn × bn] = qs[qn × dim] · bsᵀ[dim × bn]
                 // SAFETY: the pointers and strides describe the live slices above exactly:
                 // `qs` is qn×dim row-major, `bs` is bn×dim row-major (read as its transpose),
@@ -191,10 +264,10 @@ pub fn exact_knn(
             for (qi, top) in tops.iter_mut().enumerate() {
                 let q = &qs[qi * dim..(qi + 1) * dim];
                 exact.clear();
-                for &(_, row) in top.candidates() {
-                    let r = row as usize;
-                    let d = distance.between(q, &base.vectors[r * dim..(r + 1) * dim]);
-                    exact.push((d, base.id(r), row));
+                for &(_, entry) in top.candidates() {
+                    let e = entry as usize;
+                    let d = distance.between(q, base.vector(e));
+                    exact.push((d, base.id(e), entry));
                 }
                 exact.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
                 for (slot, (d, id, _)) in exact.iter().take(k).enumerate() {
@@ -356,6 +429,36 @@ mod tests {
         );
         assert_eq!(gt.ids_of(0), &[3, 9, 12, 17, 21]);
         assert!(gt.distances_of(0).iter().all(|d| *d == 0.0));
+    }
+
+    #[test]
+    fn row_selection_matches_a_copied_subset() {
+        let dim = 7;
+        let base = random(2000, dim, 5);
+        let queries = random(9, dim, 6);
+        // Every third row, with ids that are not row numbers.
+        let rows: Vec<usize> = (0..2000).step_by(3).collect();
+        let ids: Vec<PointId> = rows.iter().map(|r| *r as PointId * 10).collect();
+        let mut copy = Vec::new();
+        for r in &rows {
+            copy.extend_from_slice(&base[r * dim..(r + 1) * dim]);
+        }
+        for d in [Distance::Euclidean, Distance::Angular, Distance::Dot] {
+            let selection = RowSelection {
+                vectors: &base,
+                rows: &rows,
+                ids: &ids,
+                dim,
+            };
+            let a = exact_knn_rows(&selection, &queries, d, 15, &|_| {});
+            let copied = BaseSet {
+                vectors: &copy,
+                ids: Some(&ids),
+                dim,
+            };
+            let b = exact_knn(&copied, &queries, d, 15, &|_| {});
+            assert_eq!(a, b, "{d}");
+        }
     }
 
     #[test]

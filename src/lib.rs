@@ -17,6 +17,7 @@ pub mod output;
 pub mod params;
 pub mod resources;
 pub mod results;
+pub mod runbook;
 pub mod runner;
 pub mod synthetic;
 pub mod vectors;

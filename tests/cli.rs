@@ -16,6 +16,8 @@ fn bench_exact_end_to_end_writes_result_and_sidecar() {
             "exact",
             "--dataset",
             "gen:clustered:n=3000,dim=16,queries=200,seed=5",
+            "--runbook",
+            "build-search",
             "-k",
             "10",
             "--quiet",

@@ -15,7 +15,17 @@ use crate::output::{table, warnings};
 use crate::params::{EngineConfig, SweepTable, expand, parse_override};
 use crate::results::sidecar::Sidecar;
 use crate::results::{DatasetInfo, EngineInfo, Manifest, RunResult, RunState, RunStatus, SCHEMA};
-use crate::runner::{self, BenchPlan};
+use crate::runbook::Runbook;
+use crate::runner::{self, BenchPlan, ground_truth};
+
+/// `default`, `build-search`, or a runbook file.
+pub(crate) fn resolve_runbook(name: &str) -> anyhow::Result<Runbook> {
+    Ok(match name {
+        "default" => Runbook::default_mutations(),
+        "build-search" => Runbook::build_and_search(),
+        path => Runbook::load(std::path::Path::new(path))?,
+    })
+}
 
 /// Builds [`LoadOptions`] from the shared dataset arguments.
 pub(crate) fn load_options(
@@ -104,6 +114,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
+    let runbook = resolve_runbook(&args.runbook)?;
+    let steps = runbook
+        .resolve(ds.train.len())
+        .with_context(|| format!("runbook `{}`", args.runbook))?;
+    let cache = ground_truth::cache_path(&opts.cache_dir, &ds, &runbook.hash(), gt_k.min(1000));
+    let truths = ground_truth::step_truths(&ds, &steps, gt_k.min(1000), Some(&cache), quiet)
+        .context("computing the ground truth of the runbook's search steps")?;
+
     let api_key = match &args.api_key_env {
         Some(var) => Some(std::env::var(var).with_context(|| {
             format!("--api-key-env {var}: the environment variable is not set")
@@ -125,6 +143,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         connect,
         builds,
         searches,
+        steps,
+        truths,
         k: args.k,
         relevant,
         warmup: args.warmup,
@@ -162,6 +182,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         "batch_size": plan.connect.batch_size,
         "upload_parallel": plan.connect.upload_parallel,
         "param_set": args.param_set,
+        "runbook": runbook.name,
+        "runbook_hash": runbook.hash(),
+        "runbook_steps": runbook.steps,
         "build_overrides": args.build_params,
         "search_overrides": args.search_params,
         "sample_interval_ms": args.sample_ms,

@@ -4,9 +4,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
-use super::bench::load_options;
+use super::bench::{load_options, resolve_runbook};
 use crate::cli::{DatasetCommand, GtArgs, MakeArgs, SubsetArgs};
 use crate::dataset::{self, Dataset, LoadOptions, download, hdf5, registry};
+use crate::runner::ground_truth;
 use crate::synthetic::{SyntheticKind, SyntheticSpec};
 
 pub fn run(cmd: DatasetCommand) -> anyhow::Result<ExitCode> {
@@ -146,12 +147,39 @@ fn make(args: MakeArgs) -> anyhow::Result<ExitCode> {
 
 fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
     let mut opts = load_options(&args.source, args.k, args.quiet)?;
+    if let Some(name) = &args.runbook {
+        // Load with the dataset's own ground truth (or compute it: the build-everything step
+        // uses it), then cache every search step's.
+        let ds = dataset::load(&args.source.dataset, &opts)?;
+        let runbook = resolve_runbook(name)?;
+        let steps = runbook
+            .resolve(ds.train.len())
+            .with_context(|| format!("runbook `{name}`"))?;
+        let cache = ground_truth::cache_path(&opts.cache_dir, &ds, &runbook.hash(), args.k);
+        let started = std::time::Instant::now();
+        ground_truth::step_truths(&ds, &steps, args.k, Some(&cache), args.quiet)?;
+        println!(
+            "ground truth for {} search step(s) of runbook `{}` (k={}) in {:.3} s, cached at {}",
+            steps
+                .iter()
+                .filter(|s| matches!(s, crate::runbook::Resolved::Search { .. }))
+                .count(),
+            runbook.name,
+            args.k,
+            started.elapsed().as_secs_f64(),
+            cache.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(out) = &args.out else {
+        bail!("dataset gt needs --out FILE (or --runbook to precompute a runbook's ground truth)");
+    };
     opts.compute_missing_gt = false;
     let ds = dataset::load(&args.source.dataset, &opts)?;
     let started = std::time::Instant::now();
     let gt = dataset::compute_ground_truth(&ds.train, &ds.test, ds.distance, args.k, args.quiet)?;
     let seconds = started.elapsed().as_secs_f64();
-    hdf5::write(&args.out, ds.distance, &ds.train, &ds.test, &gt)?;
+    hdf5::write(out, ds.distance, &ds.train, &ds.test, &gt)?;
     println!(
         "ground truth: k={} for {} queries over {} × {} ({}) in {seconds:.3} s on {} threads",
         gt.k,
@@ -161,7 +189,7 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
         ds.distance,
         rayon::current_num_threads()
     );
-    println!("wrote {}", args.out.display());
+    println!("wrote {}", out.display());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -223,6 +223,26 @@ pub const METRICS: &[MetricDef] = &[
         |r| Some(r.search.latency.max_ms)
     ),
     metric!(
+        "stale_hits",
+        "stale",
+        "",
+        Lower,
+        0,
+        true,
+        "deleted or never-inserted ids returned (must be 0)",
+        |r| Some(r.search.stale_hits as f64)
+    ),
+    metric!(
+        "ghost_hits",
+        "ghost",
+        "",
+        Lower,
+        0,
+        false,
+        "updated ids returned where only their old vector ranks (must be 0)",
+        |r| Some(r.search.ghost_hits as f64)
+    ),
+    metric!(
         "build_s",
         "build s",
         "s",

@@ -8,17 +8,73 @@ use crate::results::RunResult;
 /// Renders the summary as aligned plain text.
 pub fn render(run: &RunResult) -> String {
     let metrics: Vec<_> = METRICS.iter().filter(|m| m.in_table).collect();
-    let mut header: Vec<String> = vec!["build".into(), "search".into()];
+    let mut header: Vec<String> = vec!["step".into(), "build".into(), "search".into()];
     header.extend(metrics.iter().map(|m| m.header.to_string()));
     let mut lines: Vec<Vec<String>> = vec![header];
     for row in rows(&run.configs) {
         let mut cells = vec![
+            format!("{}:after-{}", row.search.runbook_step, row.search.after),
             row.config.build_params.label(),
             row.search.search_params.label(),
         ];
         cells.extend(metrics.iter().map(|m| format_value(m, (m.value)(&row))));
         lines.push(cells);
     }
+    let mut out = align(&lines, 3);
+    let mutations = mutation_lines(run);
+    if mutations.len() > 1 {
+        out.push('\n');
+        out.push_str(&align(&mutations, 3));
+    }
+    out
+}
+
+/// One line per insert/update/delete step.
+fn mutation_lines(run: &RunResult) -> Vec<Vec<String>> {
+    let mut lines = vec![
+        [
+            "step",
+            "build",
+            "mode",
+            "points",
+            "p50 ms",
+            "p99 ms",
+            "p99.9 ms",
+            "vec/s",
+            "visible",
+            "vis max ms",
+            "index wait s",
+            "B/live vec",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>(),
+    ];
+    for c in &run.configs {
+        for m in c.mutations() {
+            lines.push(vec![
+                format!("{}:{}", m.runbook_step, m.kind),
+                c.build_params.label(),
+                m.mode.clone(),
+                m.points.to_string(),
+                format!("{:.3}", m.latency.p50_ms),
+                format!("{:.3}", m.latency.p99_ms),
+                format!("{:.3}", m.latency.p999_ms),
+                format!("{:.0}", m.vectors_per_s),
+                format!("{}/{}", m.visibility.visible, m.visibility.samples),
+                format!("{:.2}", m.visibility.max_ms),
+                format!("{:.2}", m.ready_wait_s),
+                m.bytes_per_live_vector
+                    .map_or("-".into(), |b| format!("{b:.1}")),
+            ]);
+        }
+    }
+    lines
+}
+
+/// Aligns rows of cells: the first `left` columns left-aligned, the rest right-aligned,
+/// with a rule under the header.
+fn align(lines: &[Vec<String>], left: usize) -> String {
     let cols = lines[0].len();
     let widths: Vec<usize> = (0..cols)
         .map(|c| {
@@ -35,7 +91,7 @@ pub fn render(run: &RunResult) -> String {
             .iter()
             .enumerate()
             .map(|(c, cell)| {
-                if c < 2 {
+                if c < left {
                     format!("{cell:<w$}", w = widths[c])
                 } else {
                     format!("{cell:>w$}", w = widths[c])

@@ -16,6 +16,8 @@ pub enum Warning {
     ShortResults { queries: usize },
     /// Deleted ids came back from search.
     StaleHits { count: usize },
+    /// Updated ids ranked by their old vectors.
+    GhostHits { count: usize },
     /// The engine's reported distances disagree with the recomputed ones.
     ScoreMismatch { queries: usize, detail: String },
     /// The client process was near CPU saturation: the harness may be the bottleneck.
@@ -41,9 +43,14 @@ impl std::fmt::Display for Warning {
                 f,
                 "{queries} query(ies) returned fewer than k results (missing ones count as misses)"
             ),
-            Warning::StaleHits { count } => {
-                write!(f, "{count} deleted id(s) were returned by search")
-            }
+            Warning::StaleHits { count } => write!(
+                f,
+                "STALE HITS: {count} deleted or never-inserted id(s) were returned by search"
+            ),
+            Warning::GhostHits { count } => write!(
+                f,
+                "GHOST HITS: {count} updated id(s) were returned where their old vector ranks"
+            ),
             Warning::ScoreMismatch { queries, detail } => write!(
                 f,
                 "{queries} query(ies) had engine scores that disagree with recomputed distances ({detail})"

@@ -86,9 +86,56 @@ pub struct BuildStep {
     pub resources: PhaseResources,
 }
 
+/// How long a write took to become visible to search (read-after-write), over a sample of
+/// the step's operations.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Visibility {
+    /// Operations sampled.
+    pub samples: usize,
+    /// Sampled operations seen by search within the bound.
+    pub visible: usize,
+    pub mean_ms: f64,
+    pub max_ms: f64,
+    /// How long each sample was polled before giving up.
+    pub bound_s: f64,
+}
+
+/// An insert, update or delete step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MutationStep {
+    /// `insert`, `update` or `delete`.
+    pub kind: String,
+    /// Position of the step in the runbook (1-based).
+    pub runbook_step: usize,
+    pub points: usize,
+    /// `single` (one call per point) or `batch`.
+    pub mode: String,
+    pub batch_size: usize,
+    /// Latency of each call (one point in single mode, one batch in batch mode).
+    pub latency: LatencySummary,
+    /// Sum of call times (read-after-write polling excluded).
+    pub total_s: f64,
+    pub vectors_per_s: f64,
+    pub visibility: Visibility,
+    /// Index-ready wait after the step.
+    pub ready_wait_s: f64,
+    pub index: IndexReport,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index_size: Option<SourcedBytes>,
+    /// Points live after the step.
+    pub live_points: usize,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub bytes_per_live_vector: Option<f64>,
+    pub resources: PhaseResources,
+}
+
 /// One search configuration measured over the query set.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SearchStep {
+    /// Position of the step in the runbook (1-based).
+    pub runbook_step: usize,
+    /// The step it follows (`build`, `insert`, `update`, `delete`).
+    pub after: String,
     pub search_params: ParamMap,
     /// `single` (one call per query) or `batch` (one call for all queries).
     pub mode: String,
@@ -104,6 +151,8 @@ pub struct SearchStep {
     pub live_points: usize,
     /// Results whose id was never inserted or has been deleted.
     pub stale_hits: usize,
+    /// Updated ids returned where their old vector, not their current one, would rank.
+    pub ghost_hits: usize,
     pub resources: PhaseResources,
     /// Index of this step's rows in the per-query sidecar.
     pub sidecar_step: usize,
@@ -115,6 +164,7 @@ pub struct SearchStep {
 pub enum Step {
     Build(BuildStep),
     Search(SearchStep),
+    Mutation(MutationStep),
 }
 
 /// Everything measured for one set of build parameters.
@@ -131,6 +181,13 @@ impl ConfigRun {
     pub fn build(&self) -> Option<&BuildStep> {
         self.steps.iter().find_map(|s| match s {
             Step::Build(b) => Some(b),
+            _ => None,
+        })
+    }
+
+    pub fn mutations(&self) -> impl Iterator<Item = &MutationStep> {
+        self.steps.iter().filter_map(|s| match s {
+            Step::Mutation(m) => Some(m),
             _ => None,
         })
     }

@@ -12,14 +12,17 @@ use crate::resources::{Sampler, Watch};
 use crate::results::BuildStep;
 
 /// Loads `dataset.train` into a freshly created collection.
+/// `build_ids` are contiguous train rows (id = row), as a runbook's build step resolves.
 pub fn run_build(
     engine: &mut dyn VectorEngine,
     spec: &CollectionSpec,
     dataset: &Dataset,
+    build_ids: &[PointId],
     plan: &BenchPlan,
 ) -> Result<BuildStep, RunError> {
     engine.create(spec).map_err(RunError::engine("create"))?;
-    let n = dataset.train.len();
+    let first = build_ids.first().map_or(0, |id| *id as usize);
+    let n = build_ids.len();
     // Server adapters split a chunk into `upload_parallel` concurrent requests.
     let chunk = (plan.connect.batch_size * plan.connect.upload_parallel.max(1)).max(1);
     let sampler = Sampler::start(
@@ -28,17 +31,14 @@ pub fn run_build(
     );
     let bar = progress::count_bar(n as u64, "build", plan.quiet);
     let mut batch_hist = new_histogram();
-    let mut ids: Vec<PointId> = Vec::with_capacity(chunk);
 
     let load_start = Instant::now();
     let mut start = 0;
     while start < n {
         let end = (start + chunk).min(n);
-        ids.clear();
-        ids.extend(start as PointId..end as PointId);
         let t = Instant::now();
         engine
-            .insert_shared(&ids, &dataset.train, start)
+            .insert_shared(&build_ids[start..end], &dataset.train, first + start)
             .map_err(RunError::engine("bulk insert"))?;
         record(&mut batch_hist, t.elapsed());
         bar.set_position(end as u64);

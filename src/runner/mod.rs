@@ -3,6 +3,8 @@
 //! keeps everything measured before it.
 
 pub mod build;
+pub mod ground_truth;
+pub mod mutate;
 pub mod search;
 
 use std::path::{Path, PathBuf};
@@ -14,6 +16,10 @@ use crate::output::warnings::Warning;
 use crate::params::{ParamMap, ParamMapExt};
 use crate::results::sidecar::Sidecar;
 use crate::results::{ConfigRun, ResultFileError, RunResult, RunState, Step, manifest};
+use crate::runbook::Resolved;
+use ground_truth::StepTruths;
+use mutate::Write;
+use search::{LiveState, StepContext};
 
 /// What to run.
 pub struct BenchPlan {
@@ -21,8 +27,12 @@ pub struct BenchPlan {
     pub connect: ConnectOptions,
     /// Build configurations (one engine instance each).
     pub builds: Vec<ParamMap>,
-    /// Search configurations measured on every build.
+    /// Search configurations measured at every search step.
     pub searches: Vec<ParamMap>,
+    /// The resolved runbook: what every step does.
+    pub steps: Vec<Resolved>,
+    /// Ground truth of each search step (same indexing as `steps`).
+    pub truths: StepTruths,
     pub k: usize,
     /// True neighbours regarded as relevant (`r`; defaults to k).
     pub relevant: usize,
@@ -123,63 +133,147 @@ fn run_config(
         name: collection_name(&dataset.name),
         dim: dataset.train.dim(),
         distance: dataset.distance,
-        expected_points: dataset.train.len(),
+        expected_points: plan
+            .steps
+            .iter()
+            .map(|s| match s {
+                Resolved::Build { ids } | Resolved::Insert { ids, .. } => ids.len(),
+                _ => 0,
+            })
+            .sum(),
         build_params: build_params.clone(),
         work_dir,
     };
-    if !plan.quiet {
-        eprintln!(
-            "[{}] build {} ({} vectors)",
-            plan.entry.name,
-            build_params.label(),
-            dataset.train.len()
-        );
-    }
-    let build = build::run_build(engine.as_mut(), &spec, dataset, plan)?;
-    if build.index.may_full_scan {
-        let detail = build
-            .index
-            .details
-            .get("full_scan_reason")
-            .and_then(|v| v.as_str())
-            .unwrap_or("the engine reported unindexed or small segments")
-            .to_string();
-        push_warning(result, Warning::PossibleFullScan { detail });
-    }
-    push_step(result, Step::Build(build));
-    result.engine.details = engine.describe();
-    result.save(path)?;
-
-    let live = search::LiveSet {
-        n: dataset.train.len(),
-    };
-    for params in &plan.searches {
-        engine
-            .set_search_params(params)
-            .map_err(RunError::engine("set search parameters"))?;
-        let step_index = result.configs.last().map_or(0, |c| c.steps.len());
-        let step = search::run_search(
-            engine.as_ref(),
-            dataset,
-            plan,
-            params,
-            &live,
-            sidecar.as_deref_mut(),
-            ci,
-            step_index,
-        )?;
-        if !plan.quiet {
-            eprintln!(
-                "[{}] search {}: recall {:.4}, {:.0} QPS, p99 {:.3} ms",
-                plan.entry.name,
-                params.label(),
-                step.quality.recall,
-                step.qps,
-                step.latency.p99_ms
-            );
+    let mut live = LiveState::empty(dataset.train.len());
+    let mut after = "build";
+    for (si, step) in plan.steps.iter().enumerate() {
+        let runbook_step = si + 1;
+        match step {
+            Resolved::Build { ids } => {
+                if !plan.quiet {
+                    eprintln!(
+                        "[{}] build {} ({} vectors)",
+                        plan.entry.name,
+                        build_params.label(),
+                        ids.len()
+                    );
+                }
+                let build = build::run_build(engine.as_mut(), &spec, dataset, ids, plan)?;
+                let rows: Vec<usize> = ids.iter().map(|id| *id as usize).collect();
+                live.upsert(ids, &rows);
+                if build.index.may_full_scan {
+                    warn_full_scan(result, &build.index);
+                }
+                push_step(result, Step::Build(build));
+                result.engine.details = engine.describe();
+            }
+            Resolved::Insert {
+                ids,
+                mode,
+                batch_size,
+            }
+            | Resolved::Update {
+                ids,
+                mode,
+                batch_size,
+                ..
+            }
+            | Resolved::Delete {
+                ids,
+                mode,
+                batch_size,
+            } => {
+                let kind = step.kind();
+                let insert_rows: Vec<usize>;
+                let write = match step {
+                    Resolved::Insert { .. } => {
+                        insert_rows = ids.iter().map(|id| *id as usize).collect();
+                        Write::Upsert {
+                            ids,
+                            rows: &insert_rows,
+                        }
+                    }
+                    Resolved::Update { rows, .. } => Write::Upsert { ids, rows },
+                    _ => Write::Delete { ids },
+                };
+                // The live count after the step, for bytes per live vector.
+                let live_after = match &write {
+                    Write::Upsert { .. } if kind == "insert" => live.live + ids.len(),
+                    Write::Upsert { .. } => live.live,
+                    Write::Delete { .. } => live.live.saturating_sub(ids.len()),
+                };
+                if !plan.quiet {
+                    eprintln!("[{}] {kind} {} points", plan.entry.name, ids.len());
+                }
+                let m = mutate::run_mutation(
+                    engine.as_mut(),
+                    dataset,
+                    plan,
+                    kind,
+                    runbook_step,
+                    write,
+                    *mode,
+                    *batch_size,
+                    live_after,
+                )?;
+                match step {
+                    Resolved::Insert { ids, .. } => {
+                        let rows: Vec<usize> = ids.iter().map(|id| *id as usize).collect();
+                        live.upsert(ids, &rows);
+                    }
+                    Resolved::Update { ids, rows, .. } => live.upsert(ids, rows),
+                    _ => live.delete(ids),
+                }
+                if m.index.may_full_scan {
+                    warn_full_scan(result, &m.index);
+                }
+                push_step(result, Step::Mutation(m));
+                after = kind;
+            }
+            Resolved::Search { .. } => {
+                let gt = plan
+                    .truths
+                    .get(si)
+                    .and_then(|t| t.as_ref())
+                    .ok_or_else(|| {
+                        RunError::Setup(format!("no ground truth for runbook step {runbook_step}"))
+                    })?;
+                for params in &plan.searches {
+                    engine
+                        .set_search_params(params)
+                        .map_err(RunError::engine("set search parameters"))?;
+                    let ctx = StepContext {
+                        config_index: ci,
+                        step_index: result.configs.last().map_or(0, |c| c.steps.len()),
+                        runbook_step,
+                        after,
+                    };
+                    let step = search::run_search(
+                        engine.as_ref(),
+                        dataset,
+                        plan,
+                        params,
+                        gt,
+                        &live,
+                        sidecar.as_deref_mut(),
+                        &ctx,
+                    )?;
+                    if !plan.quiet {
+                        eprintln!(
+                            "[{}] search after {after} {}: recall {:.4}, {:.0} QPS, p99 {:.3} ms",
+                            plan.entry.name,
+                            params.label(),
+                            step.quality.recall,
+                            step.qps,
+                            step.latency.p99_ms
+                        );
+                    }
+                    check_search_warnings(result, &step, engine.in_process());
+                    push_step(result, Step::Search(step));
+                    result.save(path)?;
+                }
+            }
         }
-        check_search_warnings(result, &step, engine.in_process());
-        push_step(result, Step::Search(step));
         result.save(path)?;
     }
     result.engine.details = engine.describe();
@@ -217,6 +311,14 @@ fn check_search_warnings(
             },
         );
     }
+    if step.ghost_hits > 0 {
+        push_warning(
+            result,
+            Warning::GhostHits {
+                count: step.ghost_hits,
+            },
+        );
+    }
     if step.mode == "single" && q.queries < 1000 {
         push_warning(
             result,
@@ -236,6 +338,16 @@ fn check_search_warnings(
             },
         );
     }
+}
+
+fn warn_full_scan(result: &mut RunResult, index: &crate::engine::IndexReport) {
+    let detail = index
+        .details
+        .get("full_scan_reason")
+        .and_then(|v| v.as_str())
+        .unwrap_or("the engine reported unindexed or small segments")
+        .to_string();
+    push_warning(result, Warning::PossibleFullScan { detail });
 }
 
 fn push_step(result: &mut RunResult, step: Step) {

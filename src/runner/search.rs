@@ -10,8 +10,9 @@ use rayon::prelude::*;
 use super::{BenchPlan, RunError};
 use crate::dataset::Dataset;
 use crate::engine::{Neighbor, PointId, VectorEngine};
+use crate::groundtruth::GroundTruth;
 use crate::metrics::latency::{LatencySummary, new_histogram, record};
-use crate::metrics::quality::{QueryInput, score_query, summarize};
+use crate::metrics::quality::{DISTANCE_EPSILON, QueryInput, score_query, summarize};
 use crate::output::progress;
 use crate::params::ParamMap;
 use crate::resources::{Sampler, Watch};
@@ -26,14 +27,49 @@ pub struct Answers {
     pub latencies: Vec<Duration>,
 }
 
-/// Which points are live in the engine: everything below `n` (no mutations yet).
-pub struct LiveSet {
-    pub n: usize,
+/// What the engine should hold at a step: for each id, the train row of its current vector
+/// (`None` when not live), and for updated ids the row of the vector they had before.
+pub struct LiveState {
+    pub row_of: Vec<Option<usize>>,
+    pub previous_row: Vec<Option<usize>>,
+    pub live: usize,
 }
 
-impl LiveSet {
-    fn contains(&self, id: PointId) -> bool {
-        (id as usize) < self.n
+impl LiveState {
+    pub fn empty(n: usize) -> LiveState {
+        LiveState {
+            row_of: vec![None; n],
+            previous_row: vec![None; n],
+            live: 0,
+        }
+    }
+
+    fn get(&self, id: PointId) -> Option<usize> {
+        self.row_of.get(id as usize).copied().flatten()
+    }
+
+    pub fn contains(&self, id: PointId) -> bool {
+        self.get(id).is_some()
+    }
+
+    /// Records that `ids[i]` now holds train row `rows[i]`.
+    pub fn upsert(&mut self, ids: &[PointId], rows: &[usize]) {
+        for (id, row) in ids.iter().zip(rows) {
+            let slot = &mut self.row_of[*id as usize];
+            match slot.replace(*row) {
+                Some(old) if old != *row => self.previous_row[*id as usize] = Some(old),
+                Some(_) => {}
+                None => self.live += 1,
+            }
+        }
+    }
+
+    pub fn delete(&mut self, ids: &[PointId]) {
+        for id in ids {
+            if self.row_of[*id as usize].take().is_some() {
+                self.live -= 1;
+            }
+        }
     }
 }
 
@@ -124,17 +160,29 @@ fn timed_batch(
     ))
 }
 
-/// Measures one search configuration and scores it.
+/// Where a search step sits in the run.
+pub struct StepContext<'a> {
+    pub config_index: usize,
+    /// Index in the configuration's list of measured steps (sidecar key).
+    pub step_index: usize,
+    /// 1-based position in the runbook.
+    pub runbook_step: usize,
+    /// Kind of the step it follows.
+    pub after: &'a str,
+}
+
+/// Measures one search configuration and scores it against `gt`, the exact top-k of the
+/// live set.
 #[allow(clippy::too_many_arguments)]
 pub fn run_search(
     engine: &dyn VectorEngine,
     dataset: &Dataset,
     plan: &BenchPlan,
     params: &ParamMap,
-    live: &LiveSet,
+    gt: &GroundTruth,
+    live: &LiveState,
     sidecar: Option<&mut Sidecar>,
-    config_index: usize,
-    step_index: usize,
+    ctx: &StepContext<'_>,
 ) -> Result<SearchStep, RunError> {
     let k = plan.k;
     let warmup = plan.warmup;
@@ -156,22 +204,18 @@ pub fn run_search(
     }
     let latency = LatencySummary::from_histogram(&hist);
 
-    // Distances are recomputed from the dataset: the engine's scores are never trusted.
+    // Distances are recomputed from the dataset, with each id's current vector: the engine's
+    // scores are never trusted. Ids that are not live get NaN (never relevant).
     let nq = dataset.test.len();
     let distances: Vec<f32> = (0..nq * k)
         .into_par_iter()
-        .map(|i| {
-            let id = answers.ids[i];
-            if (id as usize) < dataset.train.len() {
-                dataset
-                    .distance
-                    .between(dataset.test.row(i / k), dataset.train.row(id as usize))
-            } else {
-                f32::NAN
-            }
+        .map(|i| match live.get(answers.ids[i]) {
+            Some(row) => dataset
+                .distance
+                .between(dataset.test.row(i / k), dataset.train.row(row)),
+            None => f32::NAN,
         })
         .collect();
-    let gt = &dataset.ground_truth;
     let per_query: Vec<_> = (0..nq)
         .into_par_iter()
         .map(|q| {
@@ -195,6 +239,34 @@ pub fn run_search(
         .iter()
         .filter(|id| **id != PointId::MAX && !live.contains(**id))
         .count();
+    // A ghost: an updated id that ranks where its old vector would, not where its current one
+    // does (the engine kept or still searches the old vector).
+    let boundary = |q: usize| {
+        let r = plan.relevant.min(gt.k);
+        gt.distances_of(q)
+            .get(r.saturating_sub(1))
+            .copied()
+            .unwrap_or(f32::INFINITY)
+            + DISTANCE_EPSILON
+    };
+    let ghost_hits: usize = (0..nq)
+        .into_par_iter()
+        .map(|q| {
+            let bound = boundary(q);
+            (0..k)
+                .filter(|&j| {
+                    let id = answers.ids[q * k + j];
+                    let Some(old) = live.previous_row.get(id as usize).copied().flatten() else {
+                        return false;
+                    };
+                    let old_d = dataset
+                        .distance
+                        .between(dataset.test.row(q), dataset.train.row(old));
+                    live.contains(id) && old_d <= bound && distances[q * k + j] > bound
+                })
+                .count()
+        })
+        .sum();
 
     if let Some(sidecar) = sidecar {
         for q in 0..nq {
@@ -209,8 +281,8 @@ pub fn run_search(
                 .count();
             sidecar
                 .write(&QueryRecord {
-                    config: config_index,
-                    step: step_index,
+                    config: ctx.config_index,
+                    step: ctx.step_index,
                     query: q,
                     latency_us: lat,
                     ids: &answers.ids[q * k..q * k + returned],
@@ -223,6 +295,8 @@ pub fn run_search(
 
     let wall_s = wall.as_secs_f64();
     Ok(SearchStep {
+        runbook_step: ctx.runbook_step,
+        after: ctx.after.to_string(),
         search_params: params.clone(),
         mode: if plan.batch_mode { "batch" } else { "single" }.into(),
         warmup_queries: if plan.batch_mode { 0 } else { warmup },
@@ -243,9 +317,10 @@ pub fn run_search(
         },
         latency,
         wall_s,
-        live_points: live.n,
+        live_points: live.live,
         stale_hits,
+        ghost_hits,
         resources,
-        sidecar_step: step_index,
+        sidecar_step: ctx.step_index,
     })
 }

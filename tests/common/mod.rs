@@ -36,3 +36,37 @@ pub fn fixture(name: &str) -> PathBuf {
         .join("datasets/fixtures")
         .join(name)
 }
+
+/// A blank result document for tests that drive the runner directly.
+pub fn empty_result() -> ragdbeval::results::RunResult {
+    use ragdbeval::results::*;
+    RunResult {
+        schema: SCHEMA.into(),
+        status: RunStatus {
+            state: RunState::Running,
+            error: None,
+        },
+        manifest: Manifest::new(serde_json::Map::new()),
+        dataset: DatasetInfo {
+            name: "t".into(),
+            source: "t".into(),
+            sha256: String::new(),
+            train: 0,
+            dim: 0,
+            queries: 0,
+            distance: "euclidean".into(),
+            ground_truth_depth: 0,
+            ground_truth_source: "computed".into(),
+            limit: None,
+        },
+        engine: EngineInfo {
+            name: "t".into(),
+            version: String::new(),
+            in_process: true,
+            details: serde_json::Map::new(),
+        },
+        configs: Vec::new(),
+        warnings: Vec::new(),
+        sidecar: None,
+    }
+}

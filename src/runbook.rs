@@ -1,0 +1,601 @@
+//! Runbooks: the sequence of build, insert, update, delete and search steps of a run, in the
+//! spirit of big-ann-benchmarks' streaming runbooks, for every engine.
+//!
+//! A runbook is written against the dataset's train rows: point `i` is train row `i` when it
+//! is first inserted; an update gives existing ids the vectors of other train rows. Before
+//! anything runs, the runbook is *resolved*: simulated step by step against the dataset size,
+//! which rejects overlapping inserts, updates or deletes of ids that are not live, and ranges
+//! beyond the dataset, and yields the exact ids and vector rows of every operation plus the
+//! live set at every search, from which the ground truth is computed.
+//!
+//! ```toml
+//! name = "my-runbook"
+//! [[steps]]
+//! kind = "build"
+//! end = "90%"
+//! [[steps]]
+//! kind = "search"
+//! [[steps]]
+//! kind = "insert"
+//! start = "90%"
+//! end = "100%"
+//! mode = "single"          # one timed call per point (default: batch)
+//! [[steps]]
+//! kind = "update"
+//! ids = { start = 0, end = "5%" }
+//! from = "50%"             # new vectors: train rows from here on
+//! [[steps]]
+//! kind = "delete"
+//! ids = { fraction = 0.05, seed = 7 }
+//! ```
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::engine::PointId;
+use crate::synthetic::SplitMix64;
+
+/// A position in the train set: an absolute row or a percentage of the train size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Position {
+    Row(u64),
+    Percent(String),
+}
+
+impl Position {
+    fn resolve(&self, n: usize) -> Result<usize, RunbookError> {
+        match self {
+            Position::Row(r) => Ok(*r as usize),
+            Position::Percent(text) => {
+                let p: f64 = text
+                    .trim()
+                    .strip_suffix('%')
+                    .and_then(|v| v.trim().parse().ok())
+                    .filter(|p: &f64| (0.0..=100.0).contains(p))
+                    .ok_or_else(|| {
+                        RunbookError::Invalid(format!(
+                            "`{text}` is neither a row number nor a percentage like \"90%\""
+                        ))
+                    })?;
+                Ok(((n as f64) * p / 100.0).round() as usize)
+            }
+        }
+    }
+}
+
+/// How a mutation step sends its points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpMode {
+    /// One timed call per point: per-operation latency.
+    Single,
+    /// Batches of `batch_size`: throughput.
+    #[default]
+    Batch,
+}
+
+/// Which ids an update or delete touches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum IdSelection {
+    /// Ids `start..end` (all must be live).
+    Range {
+        #[serde(default = "zero")]
+        start: Position,
+        end: Position,
+    },
+    /// A seeded random share of the ids live at that step.
+    Fraction { fraction: f64, seed: u64 },
+}
+
+fn zero() -> Position {
+    Position::Row(0)
+}
+
+/// One step as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum StepSpec {
+    Build {
+        #[serde(default = "zero")]
+        start: Position,
+        end: Position,
+    },
+    Insert {
+        start: Position,
+        end: Position,
+        #[serde(default)]
+        mode: OpMode,
+        #[serde(default)]
+        batch_size: Option<usize>,
+    },
+    Update {
+        ids: IdSelection,
+        /// First train row of the new vectors (one row per updated id, in id order).
+        from: Position,
+        #[serde(default)]
+        mode: OpMode,
+        #[serde(default)]
+        batch_size: Option<usize>,
+    },
+    Delete {
+        ids: IdSelection,
+        #[serde(default)]
+        mode: OpMode,
+        #[serde(default)]
+        batch_size: Option<usize>,
+    },
+    Search,
+}
+
+/// A runbook as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Runbook {
+    #[serde(default)]
+    pub name: String,
+    pub steps: Vec<StepSpec>,
+}
+
+/// What is wrong with a runbook.
+#[derive(Debug, thiserror::Error)]
+pub enum RunbookError {
+    #[error("cannot read runbook {path}: {message}")]
+    Read { path: String, message: String },
+    #[error("runbook step {step} ({kind}): {message}")]
+    Step {
+        step: usize,
+        kind: &'static str,
+        message: String,
+    },
+    #[error("runbook: {0}")]
+    Invalid(String),
+}
+
+/// A resolved operation: the ids it touches and, for inserts and updates, the train rows whose
+/// vectors they get (same length as `ids`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolved {
+    Build {
+        ids: Vec<PointId>,
+    },
+    Insert {
+        ids: Vec<PointId>,
+        mode: OpMode,
+        batch_size: Option<usize>,
+    },
+    Update {
+        ids: Vec<PointId>,
+        rows: Vec<usize>,
+        mode: OpMode,
+        batch_size: Option<usize>,
+    },
+    Delete {
+        ids: Vec<PointId>,
+        mode: OpMode,
+        batch_size: Option<usize>,
+    },
+    /// A search over the live set: `live` lists (id, train row) in ascending id order.
+    Search {
+        live: Vec<(PointId, usize)>,
+    },
+}
+
+impl Resolved {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Resolved::Build { .. } => "build",
+            Resolved::Insert { .. } => "insert",
+            Resolved::Update { .. } => "update",
+            Resolved::Delete { .. } => "delete",
+            Resolved::Search { .. } => "search",
+        }
+    }
+}
+
+impl StepSpec {
+    fn kind(&self) -> &'static str {
+        match self {
+            StepSpec::Build { .. } => "build",
+            StepSpec::Insert { .. } => "insert",
+            StepSpec::Update { .. } => "update",
+            StepSpec::Delete { .. } => "delete",
+            StepSpec::Search => "search",
+        }
+    }
+}
+
+impl Runbook {
+    /// The plain benchmark: build on everything, then search.
+    pub fn build_and_search() -> Runbook {
+        Runbook {
+            name: "build-search".into(),
+            steps: vec![
+                StepSpec::Build {
+                    start: Position::Row(0),
+                    end: Position::Percent("100%".into()),
+                },
+                StepSpec::Search,
+            ],
+        }
+    }
+
+    /// The default mutation runbook: build on 90 %, search, insert the other 10 % in batches
+    /// (throughput), search, update 5 % one point at a time (per-operation latency; new
+    /// vectors from other rows), search, delete a random 5 % one at a time, search.
+    pub fn default_mutations() -> Runbook {
+        let pct = |p: &str| Position::Percent(p.into());
+        Runbook {
+            name: "default-mutations".into(),
+            steps: vec![
+                StepSpec::Build {
+                    start: Position::Row(0),
+                    end: pct("90%"),
+                },
+                StepSpec::Search,
+                StepSpec::Insert {
+                    start: pct("90%"),
+                    end: pct("100%"),
+                    mode: OpMode::Batch,
+                    batch_size: None,
+                },
+                StepSpec::Search,
+                StepSpec::Update {
+                    ids: IdSelection::Range {
+                        start: Position::Row(0),
+                        end: pct("5%"),
+                    },
+                    from: pct("50%"),
+                    mode: OpMode::Single,
+                    batch_size: None,
+                },
+                StepSpec::Search,
+                StepSpec::Delete {
+                    ids: IdSelection::Fraction {
+                        fraction: 0.05,
+                        seed: 7,
+                    },
+                    mode: OpMode::Single,
+                    batch_size: None,
+                },
+                StepSpec::Search,
+            ],
+        }
+    }
+
+    pub fn parse_toml(text: &str) -> Result<Runbook, RunbookError> {
+        toml::from_str(text).map_err(|e| RunbookError::Invalid(e.to_string()))
+    }
+
+    /// Reads a runbook file (TOML).
+    pub fn load(path: &Path) -> Result<Runbook, RunbookError> {
+        let text = std::fs::read_to_string(path).map_err(|e| RunbookError::Read {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let mut rb = Runbook::parse_toml(&text).map_err(|e| RunbookError::Read {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        if rb.name.is_empty() {
+            rb.name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+        }
+        Ok(rb)
+    }
+
+    /// A stable hash of the steps (not the name), to key cached ground truth.
+    pub fn hash(&self) -> String {
+        let text = serde_json::to_string(&self.steps).unwrap_or_default();
+        let digest = Sha256::digest(text.as_bytes());
+        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// True when the runbook has any insert, update or delete step.
+    pub fn mutates(&self) -> bool {
+        self.steps.iter().any(|s| {
+            matches!(
+                s,
+                StepSpec::Insert { .. } | StepSpec::Update { .. } | StepSpec::Delete { .. }
+            )
+        })
+    }
+
+    /// Simulates the runbook over a train set of `n` rows.
+    pub fn resolve(&self, n: usize) -> Result<Vec<Resolved>, RunbookError> {
+        if self.steps.is_empty() {
+            return Err(RunbookError::Invalid("it has no steps".into()));
+        }
+        // row_of[id] = train row of the id's current vector, None when not live.
+        let mut row_of: Vec<Option<usize>> = vec![None; n];
+        let mut out = Vec::with_capacity(self.steps.len());
+        for (i, step) in self.steps.iter().enumerate() {
+            let kind = step.kind();
+            let err = |message: String| RunbookError::Step {
+                step: i + 1,
+                kind,
+                message,
+            };
+            let range =
+                |start: &Position, end: &Position| -> Result<(usize, usize), RunbookError> {
+                    let (s, e) = (start.resolve(n)?, end.resolve(n)?);
+                    if s >= e {
+                        return Err(err(format!("empty range {s}..{e}")));
+                    }
+                    if e > n {
+                        return Err(err(format!(
+                            "range {s}..{e} goes beyond the dataset ({n} train vectors)"
+                        )));
+                    }
+                    Ok((s, e))
+                };
+            let live_ids = |row_of: &[Option<usize>],
+                            sel: &IdSelection|
+             -> Result<Vec<PointId>, RunbookError> {
+                match sel {
+                    IdSelection::Range { start, end } => {
+                        let (s, e) = range(start, end)?;
+                        if let Some(id) = (s..e).find(|id| row_of[*id].is_none()) {
+                            return Err(err(format!("id {id} is not live at this step")));
+                        }
+                        Ok((s as PointId..e as PointId).collect())
+                    }
+                    IdSelection::Fraction { fraction, seed } => {
+                        if !(*fraction > 0.0 && *fraction <= 1.0) {
+                            return Err(err(format!("fraction {fraction} must be in (0, 1]")));
+                        }
+                        let mut live: Vec<PointId> = row_of
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, r)| r.is_some())
+                            .map(|(id, _)| id as PointId)
+                            .collect();
+                        let take = ((live.len() as f64) * fraction).round() as usize;
+                        if take == 0 {
+                            return Err(err("selects no ids".into()));
+                        }
+                        // Seeded partial Fisher-Yates, then ascending order.
+                        let mut rng = SplitMix64::new(*seed);
+                        for j in 0..take {
+                            let pick = j + rng.below((live.len() - j) as u64) as usize;
+                            live.swap(j, pick);
+                        }
+                        live.truncate(take);
+                        live.sort_unstable();
+                        Ok(live)
+                    }
+                }
+            };
+            let resolved = match step {
+                StepSpec::Build { start, end } => {
+                    if i != 0 {
+                        return Err(err("build must be the first step".into()));
+                    }
+                    let (s, e) = range(start, end)?;
+                    for (id, slot) in row_of.iter_mut().enumerate().take(e).skip(s) {
+                        *slot = Some(id);
+                    }
+                    Resolved::Build {
+                        ids: (s as PointId..e as PointId).collect(),
+                    }
+                }
+                _ if i == 0 => return Err(err("the first step must be a build".into())),
+                StepSpec::Insert {
+                    start,
+                    end,
+                    mode,
+                    batch_size,
+                } => {
+                    let (s, e) = range(start, end)?;
+                    if let Some(id) = (s..e).find(|id| row_of[*id].is_some()) {
+                        return Err(err(format!(
+                            "range {s}..{e} overlaps live ids (id {id} is already inserted)"
+                        )));
+                    }
+                    for (id, slot) in row_of.iter_mut().enumerate().take(e).skip(s) {
+                        *slot = Some(id);
+                    }
+                    Resolved::Insert {
+                        ids: (s as PointId..e as PointId).collect(),
+                        mode: *mode,
+                        batch_size: *batch_size,
+                    }
+                }
+                StepSpec::Update {
+                    ids,
+                    from,
+                    mode,
+                    batch_size,
+                } => {
+                    let ids = live_ids(&row_of, ids)?;
+                    let from = from.resolve(n)?;
+                    if from + ids.len() > n {
+                        return Err(err(format!(
+                            "new vectors from row {from} need {} rows, beyond the dataset ({n})",
+                            ids.len()
+                        )));
+                    }
+                    let rows: Vec<usize> = (from..from + ids.len()).collect();
+                    for (id, row) in ids.iter().zip(&rows) {
+                        row_of[*id as usize] = Some(*row);
+                    }
+                    Resolved::Update {
+                        ids,
+                        rows,
+                        mode: *mode,
+                        batch_size: *batch_size,
+                    }
+                }
+                StepSpec::Delete {
+                    ids,
+                    mode,
+                    batch_size,
+                } => {
+                    let ids = live_ids(&row_of, ids)?;
+                    for id in &ids {
+                        row_of[*id as usize] = None;
+                    }
+                    Resolved::Delete {
+                        ids,
+                        mode: *mode,
+                        batch_size: *batch_size,
+                    }
+                }
+                StepSpec::Search => Resolved::Search {
+                    live: row_of
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(id, r)| r.map(|r| (id as PointId, r)))
+                        .collect(),
+                },
+            };
+            out.push(resolved);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Runbook {
+        Runbook::parse_toml(text).unwrap()
+    }
+
+    #[test]
+    fn default_runbook_resolves_with_correct_live_sets() {
+        let steps = Runbook::default_mutations().resolve(1000).unwrap();
+        let kinds: Vec<_> = steps.iter().map(|s| s.kind()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "build", "search", "insert", "search", "update", "search", "delete", "search"
+            ]
+        );
+        let live = |i: usize| match &steps[i] {
+            Resolved::Search { live } => live.clone(),
+            _ => panic!("step {i} is not a search"),
+        };
+        assert_eq!(live(1).len(), 900);
+        assert_eq!(live(3).len(), 1000);
+        // Update: ids 0..50 now carry rows 500..550.
+        assert_eq!(live(5)[0], (0, 500));
+        assert_eq!(live(5)[49], (49, 549));
+        assert_eq!(live(5)[50], (50, 50));
+        assert_eq!(live(7).len(), 950);
+        if let Resolved::Delete { ids, .. } = &steps[6] {
+            assert_eq!(ids.len(), 50);
+            let deleted: std::collections::HashSet<_> = ids.iter().collect();
+            assert!(live(7).iter().all(|(id, _)| !deleted.contains(id)));
+        } else {
+            panic!("step 6 is not a delete");
+        }
+    }
+
+    #[test]
+    fn parses_toml_with_percentages_and_modes() {
+        let rb = parse(
+            r#"
+            name = "t"
+            [[steps]]
+            kind = "build"
+            end = "50%"
+            [[steps]]
+            kind = "insert"
+            start = "50%"
+            end = 80
+            mode = "single"
+            [[steps]]
+            kind = "delete"
+            ids = { start = 0, end = 10 }
+            [[steps]]
+            kind = "search"
+            "#,
+        );
+        let steps = rb.resolve(100).unwrap();
+        assert!(
+            matches!(&steps[1], Resolved::Insert { ids, mode: OpMode::Single, .. } if ids.len() == 30)
+        );
+        assert!(matches!(&steps[3], Resolved::Search { live } if live.len() == 70));
+        assert!(rb.mutates());
+        assert!(!Runbook::build_and_search().mutates());
+        assert_ne!(rb.hash(), Runbook::default_mutations().hash());
+    }
+
+    fn resolve_err(text: &str, n: usize) -> String {
+        parse(text).resolve(n).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_runbooks_are_rejected_clearly() {
+        let overlap = r#"
+            [[steps]]
+            kind = "build"
+            end = 60
+            [[steps]]
+            kind = "insert"
+            start = 50
+            end = 70
+        "#;
+        let e = resolve_err(overlap, 100);
+        assert!(
+            e.contains("step 2 (insert)") && e.contains("overlaps"),
+            "{e}"
+        );
+
+        let dead = r#"
+            [[steps]]
+            kind = "build"
+            end = 10
+            [[steps]]
+            kind = "delete"
+            ids = { start = 5, end = 20 }
+        "#;
+        let e = resolve_err(dead, 100);
+        assert!(e.contains("id 10 is not live"), "{e}");
+
+        let beyond = r#"
+            [[steps]]
+            kind = "build"
+            end = 200
+        "#;
+        let e = resolve_err(beyond, 100);
+        assert!(e.contains("beyond the dataset"), "{e}");
+
+        let unknown = "[[steps]]\nkind = \"compact\"\n";
+        let e = Runbook::parse_toml(unknown).unwrap_err().to_string();
+        assert!(e.contains("compact"), "{e}");
+
+        let no_build = "[[steps]]\nkind = \"search\"\n";
+        let e = resolve_err(no_build, 10);
+        assert!(e.contains("first step must be a build"), "{e}");
+
+        let bad_pct = "[[steps]]\nkind = \"build\"\nend = \"lots\"\n";
+        let e = resolve_err(bad_pct, 10);
+        assert!(e.contains("lots"), "{e}");
+
+        let double_delete = r#"
+            [[steps]]
+            kind = "build"
+            end = 10
+            [[steps]]
+            kind = "delete"
+            ids = { start = 0, end = 5 }
+            [[steps]]
+            kind = "update"
+            ids = { start = 3, end = 6 }
+            from = 0
+        "#;
+        let e = resolve_err(double_delete, 10);
+        assert!(
+            e.contains("step 3 (update)") && e.contains("id 3 is not live"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! Insert, update and delete steps: per-call latency, throughput, read-after-write
+//! visibility, then the engine's index-ready wait.
+
+use std::time::{Duration, Instant};
+
+use super::{BenchPlan, RunError};
+use crate::dataset::Dataset;
+use crate::engine::{Neighbor, PointId, VectorEngine};
+use crate::metrics::latency::{LatencySummary, new_histogram, record};
+use crate::output::progress;
+use crate::resources::{Sampler, Watch};
+use crate::results::{MutationStep, Visibility};
+use crate::runbook::OpMode;
+
+/// What a mutation writes.
+pub enum Write<'a> {
+    /// Give `ids[i]` the vector of train row `rows[i]` (insert or update).
+    Upsert {
+        ids: &'a [PointId],
+        rows: &'a [usize],
+    },
+    Delete {
+        ids: &'a [PointId],
+    },
+}
+
+impl Write<'_> {
+    fn ids(&self) -> &[PointId] {
+        match self {
+            Write::Upsert { ids, .. } | Write::Delete { ids } => ids,
+        }
+    }
+}
+
+/// Sampled operations polled for read-after-write visibility, per step.
+const VISIBILITY_SAMPLES: usize = 8;
+/// How long one sample is polled.
+const VISIBILITY_BOUND: Duration = Duration::from_secs(10);
+
+/// Runs one mutation step.
+#[allow(clippy::too_many_arguments)]
+pub fn run_mutation(
+    engine: &mut dyn VectorEngine,
+    dataset: &Dataset,
+    plan: &BenchPlan,
+    kind: &str,
+    runbook_step: usize,
+    write: Write<'_>,
+    mode: OpMode,
+    batch_size: Option<usize>,
+    live_after: usize,
+) -> Result<MutationStep, RunError> {
+    let ids = write.ids();
+    let n = ids.len();
+    let batch = match mode {
+        OpMode::Single => 1,
+        OpMode::Batch => batch_size.unwrap_or(plan.connect.batch_size).max(1),
+    };
+    let dim = dataset.train.dim();
+    let sample_every = (n.div_ceil(batch) / VISIBILITY_SAMPLES).max(1);
+    let mut hist = new_histogram();
+    let mut busy = Duration::ZERO;
+    let mut vis_times: Vec<Option<Duration>> = Vec::new();
+    let mut buf: Vec<f32> = Vec::with_capacity(batch * dim);
+    let mut probe: Vec<Neighbor> = Vec::with_capacity(plan.k);
+    let sampler = Sampler::start(
+        Watch::with_engine(engine.server_pid()),
+        plan.sample_interval,
+    );
+    let bar = progress::count_bar(n as u64, kind, plan.quiet);
+
+    for (call, start) in (0..n).step_by(batch).enumerate() {
+        let end = (start + batch).min(n);
+        let chunk = &ids[start..end];
+        // Gather the vectors before the clock starts: only the engine call is timed.
+        if let Write::Upsert { rows, .. } = &write {
+            buf.clear();
+            for r in &rows[start..end] {
+                buf.extend_from_slice(dataset.train.row(*r));
+            }
+        }
+        let t = Instant::now();
+        match &write {
+            Write::Upsert { .. } => engine.upsert_batch(chunk, &buf),
+            Write::Delete { .. } => engine.delete_batch(chunk),
+        }
+        .map_err(RunError::engine(match kind {
+            "insert" => "insert",
+            "update" => "update",
+            _ => "delete",
+        }))?;
+        let took = t.elapsed();
+        record(&mut hist, took);
+        busy += took;
+        bar.set_position(end as u64);
+
+        if call % sample_every == 0 && vis_times.len() < VISIBILITY_SAMPLES {
+            let id = chunk[0];
+            let vector = match &write {
+                Write::Upsert { .. } => &buf[..dim],
+                // A deleted point is looked for with its last vector: the one a stale index
+                // would still hold.
+                Write::Delete { .. } => dataset.train.row(id as usize),
+            };
+            let want_present = matches!(write, Write::Upsert { .. });
+            vis_times.push(poll_visible(
+                engine,
+                vector,
+                id,
+                want_present,
+                plan.k,
+                &mut probe,
+            )?);
+        }
+    }
+    bar.finish_and_clear();
+
+    let ready_start = Instant::now();
+    let index = engine
+        .wait_until_ready()
+        .map_err(RunError::engine("wait for index"))?;
+    let ready = ready_start.elapsed();
+    let resources = sampler.stop();
+    let index_size = engine
+        .index_size()
+        .map_err(RunError::engine("index size"))?;
+
+    let seen: Vec<Duration> = vis_times.iter().flatten().copied().collect();
+    let visibility = Visibility {
+        samples: vis_times.len(),
+        visible: seen.len(),
+        mean_ms: if seen.is_empty() {
+            0.0
+        } else {
+            seen.iter().map(|d| d.as_secs_f64() * 1000.0).sum::<f64>() / seen.len() as f64
+        },
+        max_ms: seen
+            .iter()
+            .map(|d| d.as_secs_f64() * 1000.0)
+            .fold(0.0, f64::max),
+        bound_s: VISIBILITY_BOUND.as_secs_f64(),
+    };
+    let busy_s = busy.as_secs_f64();
+    Ok(MutationStep {
+        kind: kind.to_string(),
+        runbook_step,
+        points: n,
+        mode: match mode {
+            OpMode::Single => "single".into(),
+            OpMode::Batch => "batch".into(),
+        },
+        batch_size: batch,
+        latency: LatencySummary::from_histogram(&hist),
+        total_s: busy_s,
+        vectors_per_s: if busy_s > 0.0 { n as f64 / busy_s } else { 0.0 },
+        visibility,
+        ready_wait_s: ready.as_secs_f64(),
+        index,
+        bytes_per_live_vector: index_size
+            .as_ref()
+            .map(|s| s.bytes as f64 / live_after.max(1) as f64),
+        index_size,
+        live_points: live_after,
+        resources,
+    })
+}
+
+/// Searches with `vector` until `id` is (or, for deletes, is no longer) among the results;
+/// returns how long that took, or `None` if it did not happen within the bound.
+fn poll_visible(
+    engine: &dyn VectorEngine,
+    vector: &[f32],
+    id: PointId,
+    want_present: bool,
+    k: usize,
+    out: &mut Vec<Neighbor>,
+) -> Result<Option<Duration>, RunError> {
+    let start = Instant::now();
+    loop {
+        engine
+            .search(vector, k.max(1), out)
+            .map_err(RunError::engine("read-after-write search"))?;
+        let present = out.iter().any(|nb| nb.id == id);
+        if present == want_present {
+            return Ok(Some(start.elapsed()));
+        }
+        if start.elapsed() > VISIBILITY_BOUND {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}

@@ -1,0 +1,220 @@
+//! Mutation runbooks: the bookkeeping of live sets must be exact. The `exact` engine shows
+//! recall 1.000, 0 stale hits and 0 ghost hits at every step of every example runbook; an
+//! engine that ignores deletes is caught by the stale-hit counter.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{ragdbeval, stderr};
+use ragdbeval::adapters;
+use ragdbeval::dataset::{self, LoadOptions};
+use ragdbeval::engine::{
+    CollectionSpec, ConnectOptions, EngineEntry, EngineResult, IndexReport, Neighbor, PointId,
+    SourcedBytes, VectorEngine,
+};
+use ragdbeval::params::ParamMap;
+use ragdbeval::results::{RunResult, RunState, Step};
+use ragdbeval::runbook::Runbook;
+use ragdbeval::runner::{self, BenchPlan, ground_truth};
+
+fn check_exact_run(dir: &Path, runbook: &str, dataset: &str) -> RunResult {
+    let name = Path::new(runbook)
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let out = ragdbeval(
+        dir,
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            dataset,
+            "--runbook",
+            runbook,
+            "-q",
+            "--name",
+            &name,
+        ],
+    );
+    assert!(out.status.success(), "{runbook}: {}", stderr(&out));
+    let r = RunResult::load(&dir.join(format!("results/{name}.json"))).unwrap();
+    assert_eq!(r.status.state, RunState::Completed);
+    let searches: Vec<_> = r.configs[0].searches().collect();
+    assert!(searches.len() >= 2, "{runbook}");
+    for s in &searches {
+        assert_eq!(
+            s.quality.recall, 1.0,
+            "{runbook} step {} after {}",
+            s.runbook_step, s.after
+        );
+        assert_eq!(s.stale_hits, 0, "{runbook} step {}", s.runbook_step);
+        assert_eq!(s.ghost_hits, 0, "{runbook} step {}", s.runbook_step);
+    }
+    r
+}
+
+#[test]
+fn exact_is_perfect_on_the_default_and_example_runbooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = "gen:clustered:n=4000,dim=16,queries=100,seed=3";
+    let r = check_exact_run(dir.path(), "default", data);
+    let live: Vec<usize> = r.configs[0].searches().map(|s| s.live_points).collect();
+    assert_eq!(live, [3600, 4000, 4000, 3800]);
+    let kinds: Vec<&str> = r.configs[0].mutations().map(|m| m.kind.as_str()).collect();
+    assert_eq!(kinds, ["insert", "update", "delete"]);
+    for m in r.configs[0].mutations() {
+        assert!(m.latency.count > 0 && m.vectors_per_s > 0.0, "{m:?}");
+        assert_eq!(m.visibility.visible, m.visibility.samples, "{m:?}");
+    }
+    let update = r.configs[0].mutations().nth(1).unwrap();
+    assert_eq!((update.mode.as_str(), update.points), ("single", 200));
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/runbooks");
+    for file in ["churn.toml", "append-only.toml"] {
+        let path = root.join(file);
+        check_exact_run(dir.path(), path.to_str().unwrap(), data);
+    }
+    // Angular data too.
+    check_exact_run(
+        dir.path(),
+        "default",
+        "gen:uniform:n=1500,dim=8,queries=50,distance=angular",
+    );
+}
+
+#[test]
+fn bad_runbook_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[[steps]]\nkind = \"build\"\nend = 10\n[[steps]]\nkind = \"delete\"\nids = { start = 5, end = 50 }\n").unwrap();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            "gen:uniform:n=100,dim=4,queries=5",
+            "--runbook",
+            bad.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("step 2 (delete)") && err.contains("id 10 is not live"),
+        "{err}"
+    );
+}
+
+/// A real `exact` engine whose deletes are silently dropped: what a broken adapter does.
+struct IgnoresDeletes(Box<dyn VectorEngine>);
+
+impl VectorEngine for IgnoresDeletes {
+    fn name(&self) -> &str {
+        "ignores-deletes"
+    }
+    fn version(&self) -> String {
+        self.0.version()
+    }
+    fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
+        self.0.create(spec)
+    }
+    fn insert_batch(&mut self, ids: &[PointId], v: &[f32]) -> EngineResult<()> {
+        self.0.insert_batch(ids, v)
+    }
+    fn wait_until_ready(&mut self) -> EngineResult<IndexReport> {
+        self.0.wait_until_ready()
+    }
+    fn upsert_batch(&mut self, ids: &[PointId], v: &[f32]) -> EngineResult<()> {
+        self.0.upsert_batch(ids, v)
+    }
+    fn delete_batch(&mut self, _ids: &[PointId]) -> EngineResult<()> {
+        Ok(())
+    }
+    fn set_search_params(&mut self, p: &ParamMap) -> EngineResult<()> {
+        self.0.set_search_params(p)
+    }
+    fn search(&self, q: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        self.0.search(q, k, out)
+    }
+    fn index_size(&self) -> EngineResult<Option<SourcedBytes>> {
+        self.0.index_size()
+    }
+    fn in_process(&self) -> bool {
+        true
+    }
+}
+
+fn open_broken(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
+    let exact = adapters::find("exact").expect("exact is registered");
+    Ok(Box::new(IgnoresDeletes((exact.open)(opts)?)))
+}
+
+static BROKEN: EngineEntry = EngineEntry {
+    name: "ignores-deletes",
+    summary: "test double: exact with deletes dropped",
+    config_toml: "",
+    embedded: true,
+    open: open_broken,
+};
+
+#[test]
+fn an_engine_that_ignores_deletes_is_caught() {
+    let ds = dataset::load(
+        "gen:clustered:n=2000,dim=8,queries=100,seed=1",
+        &LoadOptions {
+            gt_k: 10,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
+    let runbook = Runbook::parse_toml(
+        "[[steps]]\nkind = \"build\"\nend = \"100%\"\n[[steps]]\nkind = \"delete\"\nids = { start = 0, end = \"50%\" }\n[[steps]]\nkind = \"search\"\n",
+    )
+    .unwrap();
+    let steps = runbook.resolve(ds.train.len()).unwrap();
+    let truths = ground_truth::step_truths(&ds, &steps, 10, None, true).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = BenchPlan {
+        entry: &BROKEN,
+        connect: ConnectOptions {
+            batch_size: 100,
+            upload_parallel: 1,
+            ..ConnectOptions::default()
+        },
+        builds: vec![ParamMap::new()],
+        searches: vec![ParamMap::new()],
+        steps,
+        truths,
+        k: 10,
+        relevant: 10,
+        warmup: 0,
+        batch_mode: false,
+        work_dir: dir.path().to_path_buf(),
+        keep_work_dir: false,
+        quiet: true,
+        sample_interval: Duration::from_millis(50),
+    };
+    let mut result = common::empty_result();
+    let path = dir.path().join("r.json");
+    runner::run(&plan, &ds, &mut result, &path, None).unwrap();
+    let search = result.configs[0].searches().next().unwrap();
+    assert!(search.stale_hits > 0, "stale hits not detected: {search:?}");
+    assert!(
+        search.quality.recall < 0.9,
+        "deleted ids must not count as hits"
+    );
+    assert!(
+        result
+            .warnings
+            .iter()
+            .any(|w| w.to_string().contains("STALE HITS"))
+    );
+    assert!(matches!(result.configs[0].steps[1], Step::Mutation(_)));
+}
