@@ -14,6 +14,9 @@ Examples:
   ragdbeval bench --db exact --dataset path/to/glove-100-angular.hdf5 --max-queries 1000
   ragdbeval bench --db qdrant --url http://localhost:6334 --dataset sift1m --recreate
   ragdbeval bench --db qdrant-edge --build-param m=32 --search-param hnsw_ef=32,64,128
+  ragdbeval bench --db qdrant-edge --runbook build-search --concurrency 1,2,4 --duration 10s
+  ragdbeval bench --db qdrant-edge --runbook build-search --rate 200,400 --duration 20s
+  ragdbeval bench --db qdrant-edge --runbook build-search --rate-sweep --slo 5ms
   ragdbeval bench --db exact --runbook datasets/runbooks/churn.toml
       Any sequence of build, insert, update, delete and search steps; every search is
       scored against ground truth recomputed for the points live at that step.";
@@ -51,6 +54,43 @@ pub enum Command {
     Engines,
     /// Render result files as a table, CSV, Markdown or JSON.
     Report(ReportArgs),
+    /// Merge HdrHistogram interval logs from several processes or machines into one latency
+    /// distribution.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Interval logs written with `bench --histogram-logs`.
+    #[arg(required = true)]
+    pub logs: Vec<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parses `250ms`, `30s`, `2m`, `1.5s` or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (number, scale) = if let Some(v) = t.strip_suffix("ms") {
+        (v, 1e-3)
+    } else if let Some(v) = t.strip_suffix("us") {
+        (v, 1e-6)
+    } else if let Some(v) = t.strip_suffix('s') {
+        (v, 1.0)
+    } else if let Some(v) = t.strip_suffix('m') {
+        (v, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration (e.g. 250ms, 30s, 2m)"))?;
+    if !(value.is_finite() && value > 0.0) {
+        return Err(format!("`{text}` must be a positive duration"));
+    }
+    Ok(std::time::Duration::from_secs_f64(value * scale))
 }
 
 /// Output shape on stdout.
@@ -119,6 +159,29 @@ pub struct BenchArgs {
     /// `single`: one timed call per query; `batch`: one call for all queries.
     #[arg(long, value_enum, default_value_t = QueryMode::Single)]
     pub mode: QueryMode,
+    /// Closed-loop load after each search measurement: client counts, e.g. 1,2,4,8.
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pub concurrency: Vec<usize>,
+    /// Open-loop load at fixed rates (queries/s), e.g. 500 or 100,200,400. Latency counts from
+    /// each query's intended send time, so queueing is never hidden.
+    #[arg(long, value_delimiter = ',', value_name = "QPS,...")]
+    pub rate: Vec<f64>,
+    /// Find the highest rate whose p99 stays under --slo.
+    #[arg(long)]
+    pub rate_sweep: bool,
+    /// Latency objective for --rate-sweep (e.g. 10ms).
+    #[arg(long, default_value = "10ms", value_parser = parse_duration)]
+    pub slo: std::time::Duration,
+    /// Time per load level (e.g. 30s, 500ms, 2m).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub duration: std::time::Duration,
+    /// Open-loop senders (queries in flight at most).
+    #[arg(long, default_value_t = 16)]
+    pub workers: usize,
+    /// Write every load level's per-second latency histograms as HdrHistogram interval logs
+    /// next to the result (for `ragdbeval merge`).
+    #[arg(long)]
+    pub histogram_logs: bool,
     /// Points per insert request.
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,

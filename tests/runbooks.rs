@@ -200,6 +200,7 @@ fn an_engine_that_ignores_deletes_is_caught() {
         keep_work_dir: false,
         quiet: true,
         sample_interval: Duration::from_millis(50),
+        load: Default::default(),
     };
     let mut result = common::empty_result();
     let path = dir.path().join("r.json");

@@ -16,7 +16,7 @@ use crate::params::{EngineConfig, SweepTable, expand, parse_override};
 use crate::results::sidecar::Sidecar;
 use crate::results::{DatasetInfo, EngineInfo, Manifest, RunResult, RunState, RunStatus, SCHEMA};
 use crate::runbook::Runbook;
-use crate::runner::{self, BenchPlan, ground_truth};
+use crate::runner::{self, BenchPlan, LoadPlan, ground_truth};
 
 /// `default`, `build-search`, or a runbook file.
 pub(crate) fn resolve_runbook(name: &str) -> anyhow::Result<Runbook> {
@@ -156,6 +156,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         keep_work_dir: args.keep_work_dir,
         quiet,
         sample_interval: Duration::from_millis(args.sample_ms.max(1)),
+        load: LoadPlan {
+            concurrency: args.concurrency.clone(),
+            rates: args.rate.clone(),
+            rate_sweep: args.rate_sweep,
+            slo: args.slo,
+            duration: args.duration,
+            workers: args.workers.max(1),
+            histogram_dir: args.histogram_logs.then(|| args.out.clone()),
+            histogram_prefix: String::new(),
+        },
     };
 
     let stem = args.name.clone().unwrap_or_else(|| {
@@ -166,6 +176,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             ds.name
         )
     });
+    let mut plan = plan;
+    plan.load.histogram_prefix = stem.clone();
     let result_path: PathBuf = args.out.join(format!("{stem}.json"));
     let sidecar_name = format!("{stem}.queries.jsonl");
     let mut sidecar = if args.no_sidecar {
@@ -188,6 +200,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         "build_overrides": args.build_params,
         "search_overrides": args.search_params,
         "sample_interval_ms": args.sample_ms,
+        "concurrency": args.concurrency,
+        "rates": args.rate,
+        "rate_sweep": args.rate_sweep,
+        "slo_ms": args.slo.as_secs_f64() * 1000.0,
+        "load_duration_s": args.duration.as_secs_f64(),
+        "workers": args.workers,
         "url": args.url,
     });
     let mut result = RunResult {
@@ -206,6 +224,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         },
         configs: Vec::new(),
         warnings: Vec::new(),
+        curves: Vec::new(),
         sidecar: sidecar.as_ref().map(|_| sidecar_name.clone()),
     };
     if !quiet {

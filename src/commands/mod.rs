@@ -4,6 +4,7 @@
 mod bench;
 mod dataset;
 mod engines;
+mod merge;
 mod report;
 
 use std::process::ExitCode;
@@ -17,5 +18,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Dataset(cmd) => dataset::run(cmd),
         Command::Engines => engines::run(),
         Command::Report(args) => report::run(args),
+        Command::Merge(args) => merge::run(args),
     }
 }

@@ -2,5 +2,6 @@
 //! that names every reported figure once for all outputs.
 
 pub mod latency;
+pub mod pareto;
 pub mod quality;
 pub mod registry;

@@ -4,6 +4,7 @@
 //! part-way still leaves a valid file holding the steps that finished, with its status saying
 //! why it stopped.
 
+pub mod histlog;
 pub mod manifest;
 pub mod sidecar;
 
@@ -156,6 +157,36 @@ pub struct SearchStep {
     pub resources: PhaseResources,
     /// Index of this step's rows in the per-query sidecar.
     pub sidecar_step: usize,
+    /// Latency of the very first query after the index was built or changed (before warm-up).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cold_start_ms: Option<f64>,
+    /// When latency settled (rolling p50 within 10 % of steady state).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub warmup_settle: Option<WarmupSettle>,
+    /// Load levels measured with these search parameters (closed and open loop).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load: Vec<crate::runner::load::LoadLevel>,
+    /// `--rate-sweep`: the highest rate whose p99 stayed within the SLO.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub max_rate_within_slo: Option<f64>,
+}
+
+/// How many queries, and how long, until latency settled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WarmupSettle {
+    pub queries: usize,
+    pub ms: f64,
+    /// False when it never settled within the measured queries.
+    pub settled: bool,
+}
+
+/// The recall/QPS curve of all configurations measured at one runbook step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepCurve {
+    pub runbook_step: usize,
+    pub after: String,
+    #[serde(flatten)]
+    pub curve: crate::metrics::pareto::Curve,
 }
 
 /// One measured step of a configuration.
@@ -211,6 +242,9 @@ pub struct RunResult {
     pub configs: Vec<ConfigRun>,
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// Pareto frontier and QPS at recall targets, per search step of the runbook.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curves: Vec<StepCurve>,
     /// File name (next to this one) of the per-query results.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sidecar: Option<String>,

@@ -4,6 +4,7 @@
 
 pub mod build;
 pub mod ground_truth;
+pub mod load;
 pub mod mutate;
 pub mod search;
 
@@ -43,6 +44,35 @@ pub struct BenchPlan {
     pub keep_work_dir: bool,
     pub quiet: bool,
     pub sample_interval: Duration,
+    /// Load levels to run after each search measurement.
+    pub load: LoadPlan,
+}
+
+/// Concurrency sweeps, fixed-rate runs and rate sweeps (`--concurrency`, `--rate`,
+/// `--rate-sweep`).
+#[derive(Debug, Clone, Default)]
+pub struct LoadPlan {
+    /// Closed-loop client counts.
+    pub concurrency: Vec<usize>,
+    /// Open-loop target rates (queries per second).
+    pub rates: Vec<f64>,
+    /// Search for the highest rate within `slo`.
+    pub rate_sweep: bool,
+    pub slo: Duration,
+    /// Time per level.
+    pub duration: Duration,
+    /// Open-loop senders.
+    pub workers: usize,
+    /// Where to write interval histogram logs (one file per level), if anywhere.
+    pub histogram_dir: Option<PathBuf>,
+    /// Prefix of those files.
+    pub histogram_prefix: String,
+}
+
+impl LoadPlan {
+    pub fn is_empty(&self) -> bool {
+        self.concurrency.is_empty() && self.rates.is_empty() && !self.rate_sweep
+    }
 }
 
 /// Why a run stopped.
@@ -146,6 +176,7 @@ fn run_config(
     };
     let mut live = LiveState::empty(dataset.train.len());
     let mut after = "build";
+    let mut changed = true;
     for (si, step) in plan.steps.iter().enumerate() {
         let runbook_step = si + 1;
         match step {
@@ -166,6 +197,7 @@ fn run_config(
                 }
                 push_step(result, Step::Build(build));
                 result.engine.details = engine.describe();
+                changed = true;
             }
             Resolved::Insert {
                 ids,
@@ -229,6 +261,7 @@ fn run_config(
                 }
                 push_step(result, Step::Mutation(m));
                 after = kind;
+                changed = true;
             }
             Resolved::Search { .. } => {
                 let gt = plan
@@ -247,8 +280,10 @@ fn run_config(
                         step_index: result.configs.last().map_or(0, |c| c.steps.len()),
                         runbook_step,
                         after,
+                        first_after_change: changed,
                     };
-                    let step = search::run_search(
+                    changed = false;
+                    let mut step = search::run_search(
                         engine.as_ref(),
                         dataset,
                         plan,
@@ -267,6 +302,10 @@ fn run_config(
                             step.qps,
                             step.latency.p99_ms
                         );
+                    }
+                    if !plan.load.is_empty() {
+                        let label = format!("c{ci}-s{runbook_step}-{}", params.label());
+                        run_load(engine.as_ref(), dataset, plan, &mut step, &label, result)?;
                     }
                     check_search_warnings(result, &step, engine.in_process());
                     push_step(result, Step::Search(step));
@@ -340,6 +379,164 @@ fn check_search_warnings(
     }
 }
 
+/// Runs the load levels of `plan.load` with the current search parameters.
+fn run_load(
+    engine: &dyn crate::engine::VectorEngine,
+    dataset: &Dataset,
+    plan: &BenchPlan,
+    step: &mut crate::results::SearchStep,
+    label: &str,
+    result: &mut RunResult,
+) -> Result<(), RunError> {
+    let lp = &plan.load;
+    let mut levels = Vec::new();
+    for &c in &lp.concurrency {
+        let level = load::closed_loop(
+            engine,
+            &dataset.test,
+            plan.k,
+            c,
+            lp.duration,
+            plan.sample_interval,
+        )
+        .map_err(RunError::engine("closed-loop search"))?;
+        if !plan.quiet {
+            eprintln!(
+                "[{}]   {c} client(s): {:.0} QPS, p50 {:.3} ms, p99 {:.3} ms",
+                plan.entry.name, level.qps, level.latency.p50_ms, level.latency.p99_ms
+            );
+        }
+        levels.push(level);
+    }
+    for &rate in &lp.rates {
+        let level = load::open_loop(
+            engine,
+            &dataset.test,
+            plan.k,
+            rate,
+            lp.duration,
+            lp.workers,
+            plan.sample_interval,
+        )
+        .map_err(RunError::engine("fixed-rate search"))?;
+        if !plan.quiet {
+            eprintln!(
+                "[{}]   {rate:.0}/s target: {:.0}/s achieved, p99 {:.3} ms{}",
+                plan.entry.name,
+                level.qps,
+                level.latency.p99_ms,
+                if level.saturated { " (SATURATED)" } else { "" }
+            );
+        }
+        levels.push(level);
+    }
+    if lp.rate_sweep {
+        // Start from half the single-client throughput: well inside what the engine sustains.
+        let start = (step.qps / 2.0).max(1.0);
+        let (best, sweep) = load::rate_sweep(
+            engine,
+            &dataset.test,
+            plan.k,
+            start,
+            lp.slo,
+            lp.duration,
+            lp.workers,
+            plan.sample_interval,
+        )
+        .map_err(RunError::engine("rate sweep"))?;
+        if !plan.quiet {
+            match best {
+                Some(r) => eprintln!(
+                    "[{}]   highest rate with p99 <= {:?}: {r:.0}/s",
+                    plan.entry.name, lp.slo
+                ),
+                None => eprintln!(
+                    "[{}]   no tested rate kept p99 <= {:?}",
+                    plan.entry.name, lp.slo
+                ),
+            }
+        }
+        step.max_rate_within_slo = best;
+        levels.extend(sweep);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    for (i, level) in levels.iter_mut().enumerate() {
+        if let Some(dir) = &lp.histogram_dir {
+            let file = dir.join(format!("{}-{label}-{i}.hlog", lp.histogram_prefix));
+            let file = PathBuf::from(file.to_string_lossy().replace([' ', '='], "_"));
+            crate::results::histlog::write(
+                &file,
+                &format!("{}-{}", level.kind, level.concurrency),
+                std::time::SystemTime::now(),
+                &level.intervals,
+            )?;
+            level.histogram_log = Some(file.display().to_string());
+        }
+        // The harness watches itself: a client near all-cores saturation, or an open loop that
+        // fell behind its schedule, makes the level's latency partly the harness's.
+        let cpu = level.resources.client.mean_cpu_percent;
+        if !engine.in_process() && cpu > 90.0 * cores {
+            push_warning(result, Warning::ClientSaturated { cpu_percent: cpu });
+        }
+        if level.saturated {
+            push_warning(
+                result,
+                Warning::Note {
+                    detail: format!(
+                        "open loop at {:.0}/s was saturated: achieved {:.0}/s, max send lag {:.1} ms",
+                        level.target_rate.unwrap_or(0.0),
+                        level.qps,
+                        level.max_send_lag_ms.unwrap_or(0.0)
+                    ),
+                },
+            );
+        }
+    }
+    step.load = levels;
+    Ok(())
+}
+
+/// Recall/QPS curves per runbook step, across all configurations.
+pub fn compute_curves(result: &mut RunResult) {
+    use crate::metrics::pareto::{Curve, CurvePoint};
+    let mut steps: Vec<(usize, String)> = Vec::new();
+    for c in &result.configs {
+        for s in c.searches() {
+            if !steps.iter().any(|(n, _)| *n == s.runbook_step) {
+                steps.push((s.runbook_step, s.after.clone()));
+            }
+        }
+    }
+    result.curves = steps
+        .into_iter()
+        .map(|(n, after)| {
+            let points: Vec<CurvePoint> = result
+                .configs
+                .iter()
+                .flat_map(|c| {
+                    c.searches()
+                        .filter(move |s| s.runbook_step == n)
+                        .map(move |s| CurvePoint {
+                            recall: s.quality.recall,
+                            qps: s.qps,
+                            p99_ms: s.latency.p99_ms,
+                            label: format!(
+                                "{} | {}",
+                                c.build_params.label(),
+                                s.search_params.label()
+                            ),
+                        })
+                })
+                .collect();
+            crate::results::StepCurve {
+                runbook_step: n,
+                after,
+                curve: Curve::from_points(&points),
+            }
+        })
+        .collect();
+}
+
 fn warn_full_scan(result: &mut RunResult, index: &crate::engine::IndexReport) {
     let detail = index
         .details
@@ -365,6 +562,7 @@ fn push_warning(result: &mut RunResult, w: Warning) {
 
 /// Marks the run finished (completed or failed) and stamps the end time.
 pub fn finish(result: &mut RunResult, error: Option<String>) {
+    compute_curves(result);
     result.status.state = if error.is_some() {
         RunState::Failed
     } else {

@@ -16,8 +16,8 @@ use crate::metrics::quality::{DISTANCE_EPSILON, QueryInput, score_query, summari
 use crate::output::progress;
 use crate::params::ParamMap;
 use crate::resources::{Sampler, Watch};
-use crate::results::SearchStep;
 use crate::results::sidecar::{QueryRecord, Sidecar};
+use crate::results::{SearchStep, WarmupSettle};
 
 /// Raw answers of a timed query loop, `queries × k`, padded with `PointId::MAX` / NaN.
 pub struct Answers {
@@ -80,20 +80,24 @@ fn copy_answer(out: &[Neighbor], ids: &mut [PointId], scores: &mut [f32]) {
     }
 }
 
-/// Runs warm-up and the timed loop, one call per query.
+/// Runs warm-up and the timed loop, one call per query. Warm-up calls are timed too (into
+/// `warmup_latencies`, never into the results) to report cold start and settling.
 fn timed_single(
     engine: &dyn VectorEngine,
     dataset: &Dataset,
     k: usize,
     warmup: usize,
     quiet: bool,
+    warmup_latencies: &mut Vec<Duration>,
 ) -> Result<(Answers, Duration), RunError> {
     let nq = dataset.test.len();
     let mut out: Vec<Neighbor> = Vec::with_capacity(k * 2);
     for i in 0..warmup {
+        let t = Instant::now();
         engine
             .search(dataset.test.row(i % nq), k, &mut out)
             .map_err(RunError::engine("warm-up search"))?;
+        warmup_latencies.push(t.elapsed());
     }
     let mut ids = vec![PointId::MAX; nq * k];
     let mut scores = vec![f32::NAN; nq * k];
@@ -169,6 +173,8 @@ pub struct StepContext<'a> {
     pub runbook_step: usize,
     /// Kind of the step it follows.
     pub after: &'a str,
+    /// First search since the index was built or changed: its first call is the cold start.
+    pub first_after_change: bool,
 }
 
 /// Measures one search configuration and scores it against `gt`, the exact top-k of the
@@ -190,10 +196,18 @@ pub fn run_search(
         Watch::with_engine(engine.server_pid()),
         plan.sample_interval,
     );
+    let mut warmup_latencies = Vec::with_capacity(warmup);
     let timed = if plan.batch_mode {
         timed_batch(engine, dataset, k)
     } else {
-        timed_single(engine, dataset, k, warmup, plan.quiet)
+        timed_single(
+            engine,
+            dataset,
+            k,
+            warmup,
+            plan.quiet,
+            &mut warmup_latencies,
+        )
     };
     let resources = sampler.stop();
     let (answers, wall) = timed?;
@@ -293,6 +307,23 @@ pub fn run_search(
         }
     }
 
+    // Cold start and settling, over the whole sequence of calls (warm-up then timed).
+    let (cold_start_ms, warmup_settle) = if plan.batch_mode {
+        (None, None)
+    } else {
+        let sequence: Vec<Duration> = warmup_latencies
+            .iter()
+            .chain(&answers.latencies)
+            .copied()
+            .collect();
+        (
+            ctx.first_after_change
+                .then(|| sequence.first().map(|d| d.as_secs_f64() * 1000.0))
+                .flatten(),
+            warmup_settle(&sequence),
+        )
+    };
+
     let wall_s = wall.as_secs_f64();
     Ok(SearchStep {
         runbook_step: ctx.runbook_step,
@@ -322,5 +353,63 @@ pub fn run_search(
         ghost_hits,
         resources,
         sidecar_step: ctx.step_index,
+        cold_start_ms,
+        warmup_settle,
+        load: Vec::new(),
+        max_rate_within_slo: None,
     })
+}
+
+/// Queries per window of the rolling median.
+const SETTLE_WINDOW: usize = 20;
+
+/// The first point from which every window's median latency stays within 10 % of the steady
+/// state (the median of the second half of the sequence).
+pub fn warmup_settle(sequence: &[Duration]) -> Option<WarmupSettle> {
+    if sequence.len() < 4 * SETTLE_WINDOW {
+        return None;
+    }
+    let median = |xs: &[Duration]| {
+        let mut v: Vec<Duration> = xs.to_vec();
+        v.sort_unstable();
+        v[v.len() / 2].as_secs_f64()
+    };
+    let steady = median(&sequence[sequence.len() / 2..]);
+    let medians: Vec<f64> = sequence.chunks_exact(SETTLE_WINDOW).map(median).collect();
+    let within = |m: &f64| steady > 0.0 && ((m - steady) / steady).abs() <= 0.10;
+    // The last window that is out of band; settling starts after it.
+    let first_good = match medians.iter().rposition(|m| !within(m)) {
+        None => 0,
+        Some(last_bad) => last_bad + 1,
+    };
+    let settled = first_good < medians.len();
+    let queries = (first_good * SETTLE_WINDOW).min(sequence.len());
+    Some(WarmupSettle {
+        queries,
+        ms: sequence[..queries]
+            .iter()
+            .map(|d| d.as_secs_f64() * 1000.0)
+            .sum(),
+        settled,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settle_finds_the_end_of_a_slow_start() {
+        // 100 slow queries (10 ms), then 300 fast ones (1 ms).
+        let mut seq = vec![Duration::from_millis(10); 100];
+        seq.extend(vec![Duration::from_millis(1); 300]);
+        let s = warmup_settle(&seq).unwrap();
+        assert!(s.settled);
+        assert_eq!(s.queries, 100);
+        assert!((s.ms - 1000.0).abs() < 1e-6);
+        // Flat from the start: settled at once.
+        let flat = vec![Duration::from_millis(2); 200];
+        assert_eq!(warmup_settle(&flat).unwrap().queries, 0);
+        assert!(warmup_settle(&flat[..10]).is_none());
+    }
 }

@@ -67,6 +67,7 @@ pub fn empty_result() -> ragdbeval::results::RunResult {
         },
         configs: Vec::new(),
         warnings: Vec::new(),
+        curves: Vec::new(),
         sidecar: None,
     }
 }

@@ -1,0 +1,121 @@
+//! HdrHistogram interval logs: every load level can write its per-second latency histograms
+//! in the standard interval-log format (readable by HdrHistogram's own tools), and
+//! `ragdbeval merge` adds logs from several processes or machines into one distribution.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use base64::Engine as _;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::interval_log::{
+    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
+};
+use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+
+use super::ResultFileError;
+use crate::atomic::AtomicFile;
+use crate::metrics::latency::new_histogram;
+
+fn werr(path: &Path, e: impl std::fmt::Display) -> ResultFileError {
+    ResultFileError::Write {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    }
+}
+
+/// Writes `intervals` (offset from the level's start, histogram in µs) tagged `tag`.
+pub fn write(
+    path: &Path,
+    tag: &str,
+    started: SystemTime,
+    intervals: &[(Duration, Histogram<u64>)],
+) -> Result<(), ResultFileError> {
+    let mut file = AtomicFile::create(path).map_err(|e| werr(path, e))?;
+    {
+        let out = file.file();
+        let mut serializer = V2DeflateSerializer::new();
+        let mut builder = IntervalLogWriterBuilder::new();
+        builder
+            .add_comment("ragdbeval latency log, values in microseconds")
+            .with_start_time(started)
+            .with_base_time(started)
+            .with_max_value_divisor(1000.0);
+        let mut log = builder
+            .begin_log_with(&mut *out, &mut serializer)
+            .map_err(|e| werr(path, e))?;
+        let tag = Tag::new(tag);
+        for (offset, h) in intervals {
+            log.write_histogram(h, *offset, Duration::from_secs(1), tag)
+                .map_err(|e| werr(path, format!("{e:?}")))?;
+        }
+    }
+    file.file().flush().map_err(|e| werr(path, e))?;
+    file.commit().map_err(|e| werr(path, e))
+}
+
+/// Adds every interval histogram of every log into one histogram (µs).
+pub fn merge(paths: &[&Path]) -> Result<(Histogram<u64>, usize), ResultFileError> {
+    let mut total = new_histogram();
+    let mut intervals = 0;
+    let mut deserializer = Deserializer::new();
+    for path in paths {
+        let bytes = std::fs::read(path).map_err(|e| ResultFileError::Read {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let bad = |m: String| ResultFileError::Parse {
+            path: path.to_path_buf(),
+            message: m,
+        };
+        for entry in IntervalLogIterator::new(&bytes) {
+            let entry = entry.map_err(|e| bad(format!("not an interval log: {e:?}")))?;
+            if let LogEntry::Interval(h) = entry {
+                let raw = base64::engine::general_purpose::STANDARD
+                    .decode(h.encoded_histogram())
+                    .map_err(|e| bad(format!("bad histogram encoding: {e}")))?;
+                let hist: Histogram<u64> = deserializer
+                    .deserialize(&mut raw.as_slice())
+                    .map_err(|e| bad(format!("bad histogram: {e:?}")))?;
+                total.add(&hist).map_err(|e| bad(format!("{e:?}")))?;
+                intervals += 1;
+            }
+        }
+    }
+    Ok((total, intervals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::latency::record;
+
+    #[test]
+    fn logs_round_trip_and_merge() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = new_histogram();
+        let mut b = new_histogram();
+        for us in 1..=100u64 {
+            record(&mut a, Duration::from_micros(us));
+            record(&mut b, Duration::from_micros(1000 + us));
+        }
+        let (pa, pb) = (dir.path().join("a.hlog"), dir.path().join("b.hlog"));
+        write(&pa, "c1", SystemTime::now(), &[(Duration::ZERO, a.clone())]).unwrap();
+        write(
+            &pb,
+            "c2",
+            SystemTime::now(),
+            &[
+                (Duration::ZERO, b.clone()),
+                (Duration::from_secs(1), a.clone()),
+            ],
+        )
+        .unwrap();
+        let (merged, n) = merge(&[&pa, &pb]).unwrap();
+        assert_eq!(n, 3);
+        assert_eq!(merged.len(), 300);
+        assert_eq!(merged.max(), b.max());
+        assert_eq!(merged.min(), 1);
+        assert!(merge(&[&dir.path().join("missing.hlog")]).is_err());
+    }
+}
