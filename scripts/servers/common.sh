@@ -1,0 +1,67 @@
+# Shared helpers for the server scripts (sourced). Servers run on 127.0.0.1 only, on free
+# ports, and are stopped by PID. Their state lives under $RAGDBEVAL_SERVER_DIR/<name>/
+# (default /tmp/ragdbeval-servers): `pid`, `url`, `log`, data directories.
+
+RAGDBEVAL_ROOT="${RAGDBEVAL_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+RAGDBEVAL_VENV="${RAGDBEVAL_VENV:-$RAGDBEVAL_ROOT/.venv}"
+RAGDBEVAL_SERVER_DIR="${RAGDBEVAL_SERVER_DIR:-/tmp/ragdbeval-servers}"
+
+# Creates the project-local venv if needed and pip-installs the given requirements into it
+# when they are missing. Prints nothing on success.
+servers_venv() {
+  if [ ! -x "$RAGDBEVAL_VENV/bin/python" ]; then
+    python3 -m venv "$RAGDBEVAL_VENV" >&2
+  fi
+  local missing=()
+  local req
+  for req in "$@"; do
+    "$RAGDBEVAL_VENV/bin/python" -m pip show -q "${req%%[<>=]*}" >/dev/null 2>&1 || missing+=("$req")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "servers: pip install ${missing[*]} into $RAGDBEVAL_VENV" >&2
+    "$RAGDBEVAL_VENV/bin/python" -m pip install -q --disable-pip-version-check "${missing[@]}" >&2
+  fi
+}
+
+# site-packages directory of the venv.
+servers_site_packages() {
+  "$RAGDBEVAL_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'
+}
+
+# A free TCP port on 127.0.0.1.
+servers_free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Waits until 127.0.0.1:$1 accepts connections, at most $2 seconds (default 60).
+servers_wait_port() {
+  local port=$1 limit=${2:-60} i
+  for ((i = 0; i < limit * 10; i++)); do
+    if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "servers: nothing listens on 127.0.0.1:$port after ${limit}s" >&2
+  return 1
+}
+
+# The state directory of server $1 (created).
+servers_state() {
+  mkdir -p "$RAGDBEVAL_SERVER_DIR/$1"
+  echo "$RAGDBEVAL_SERVER_DIR/$1"
+}
+
+# Stops the server whose pid file is $1: TERM, wait up to 20 s, then KILL.
+servers_stop_pidfile() {
+  local pidfile=$1 pid i
+  [ -f "$pidfile" ] || return 0
+  pid=$(cat "$pidfile")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 200; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+}
