@@ -19,9 +19,12 @@ pub struct KnownDataset {
 }
 
 impl KnownDataset {
-    /// Where ann-benchmarks publishes it.
+    /// Where ann-benchmarks publishes it; `RAGDBEVAL_DATASET_URL` replaces the base (a mirror,
+    /// or a local server in tests).
     pub fn url(&self) -> String {
-        format!("https://ann-benchmarks.com/{}.hdf5", self.name)
+        let base = std::env::var("RAGDBEVAL_DATASET_URL")
+            .unwrap_or_else(|_| "https://ann-benchmarks.com".to_string());
+        format!("{}/{}.hdf5", base.trim_end_matches('/'), self.name)
     }
 
     pub fn file_name(&self) -> String {

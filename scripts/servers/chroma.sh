@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Chroma as a real server for `ragdbeval bench --db chroma`.
+#
+#   scripts/servers/chroma.sh start   # installs chromadb into the project venv if needed,
+#                                     # starts `chroma run` on a free port, prints its URL
+#   scripts/servers/chroma.sh url     # prints the URL of the running server
+#   scripts/servers/chroma.sh stop    # stops it by PID
+#
+# State lives in $RAGDBEVAL_SERVER_DIR/chroma (default /tmp/ragdbeval-servers/chroma):
+# `pid`, `url`, `version` (the chromadb release), `log` and the persist directory `data`
+# (what the adapter measures as the index size). `start` is idempotent: with a server
+# already running it prints its URL. CHROMA_VERSION (e.g. 1.5.9) pins the chromadb release
+# that pip installs when the venv has none yet (an installed one is kept as it is).
+set -euo pipefail
+
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# The network here reaches package registries only; Chroma's telemetry (posthog) would
+# retry and log failures on every call. Exported so the server process inherits it.
+export ANONYMIZED_TELEMETRY=False
+
+state=$(servers_state chroma)
+pidfile="$state/pid"
+urlfile="$state/url"
+
+# True when the pid file names a live process.
+chroma_running() {
+  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
+}
+
+# True when the heartbeat of $1 answers with HTTP 200.
+chroma_heartbeat() {
+  python3 - "$1" <<'EOF' 2>/dev/null
+import sys, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1] + "/api/v2/heartbeat", timeout=2) as r:
+        sys.exit(0 if r.status == 200 else 1)
+except Exception:
+    sys.exit(1)
+EOF
+}
+
+cmd_start() {
+  if chroma_running && [ -f "$urlfile" ]; then
+    cat "$urlfile"
+    return 0
+  fi
+  # A stale pid file from a server that died: clean it so it cannot name a reused PID.
+  rm -f "$pidfile" "$urlfile"
+
+  servers_venv "chromadb${CHROMA_VERSION:+==$CHROMA_VERSION}"
+  local chroma="$RAGDBEVAL_VENV/bin/chroma"
+  if [ ! -x "$chroma" ]; then
+    echo "chroma: $chroma not found after installing chromadb" >&2
+    return 1
+  fi
+
+  # The HTTP API reports its own API version (1.0.0), not the release: keep the installed
+  # release next to the URL so that the adapter can record what was benchmarked.
+  "$RAGDBEVAL_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("chromadb"))' \
+    >"$state/version" 2>/dev/null || rm -f "$state/version"
+
+  local port url i
+  port=$(servers_free_port)
+  url="http://127.0.0.1:$port"
+  mkdir -p "$state/data"
+  # setsid: the server gets its own session, so a Ctrl-C in the caller's terminal does not
+  # reach it; it is stopped only by `stop` (by PID).
+  setsid "$chroma" run --path "$state/data" --host 127.0.0.1 --port "$port" \
+    >"$state/log" 2>&1 </dev/null &
+  echo $! >"$pidfile"
+
+  if ! servers_wait_port "$port" 120; then
+    echo "chroma: server did not open its port; last lines of $state/log:" >&2
+    tail -n 20 "$state/log" >&2 || true
+    servers_stop_pidfile "$pidfile"
+    return 1
+  fi
+  # The port can open before the API is served: wait for the heartbeat too.
+  for ((i = 0; i < 300; i++)); do
+    if chroma_heartbeat "$url"; then
+      echo "$url" >"$urlfile"
+      echo "$url"
+      return 0
+    fi
+    if ! chroma_running; then break; fi
+    sleep 0.1
+  done
+  echo "chroma: no heartbeat from $url; last lines of $state/log:" >&2
+  tail -n 20 "$state/log" >&2 || true
+  servers_stop_pidfile "$pidfile"
+  return 1
+}
+
+cmd_url() {
+  if chroma_running && [ -f "$urlfile" ]; then
+    cat "$urlfile"
+  else
+    echo "chroma: not running (scripts/servers/chroma.sh start)" >&2
+    return 1
+  fi
+}
+
+cmd_stop() {
+  servers_stop_pidfile "$pidfile"
+  rm -f "$urlfile"
+}
+
+case "${1:-}" in
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  url) cmd_url ;;
+  *)
+    echo "usage: $0 start|stop|url" >&2
+    exit 2
+    ;;
+esac
