@@ -24,7 +24,9 @@ macro_rules! engines {
 }
 
 engines! {
+    qdrant_edge => "qdrant-edge", embedded: true, "Qdrant's engine in-process (the qdrant-edge crate): HNSW, quantization";
     exact => "exact", embedded: true, "brute force over the live set (the reference: recall is always 1.000)";
+    qdrant => "qdrant", embedded: false, "a Qdrant server over gRPC (qdrant-client); --url, default http://localhost:6334";
 }
 
 /// Looks an engine up by name.

@@ -182,6 +182,9 @@ pub struct BenchArgs {
     /// next to the result (for `ragdbeval merge`).
     #[arg(long)]
     pub histogram_logs: bool,
+    /// How long a sampled write is polled until search sees it (read-after-write).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub visibility_timeout: std::time::Duration,
     /// Points per insert request.
     #[arg(long, default_value_t = 1000)]
     pub batch_size: usize,

@@ -201,6 +201,8 @@ fn an_engine_that_ignores_deletes_is_caught() {
         quiet: true,
         sample_interval: Duration::from_millis(50),
         load: Default::default(),
+        // Deletes never become visible here; do not wait long for them.
+        visibility_timeout: Duration::from_millis(50),
     };
     let mut result = common::empty_result();
     let path = dir.path().join("r.json");
@@ -217,5 +219,8 @@ fn an_engine_that_ignores_deletes_is_caught() {
             .iter()
             .any(|w| w.to_string().contains("STALE HITS"))
     );
-    assert!(matches!(result.configs[0].steps[1], Step::Mutation(_)));
+    match &result.configs[0].steps[1] {
+        Step::Mutation(m) => assert_eq!(m.visibility.visible, 0, "the ignored deletes never show"),
+        other => panic!("expected the delete step, got {other:?}"),
+    }
 }

@@ -193,7 +193,8 @@ impl Http {
 /// Sorts ureq's errors into "the server is gone" and the rest.
 fn map_transport(err: ureq::Error) -> CallError {
     match err {
-        ureq::Error::Timeout(ureq::Timeout::Connect) | ureq::Error::Timeout(ureq::Timeout::Resolve) => {
+        ureq::Error::Timeout(ureq::Timeout::Connect)
+        | ureq::Error::Timeout(ureq::Timeout::Resolve) => {
             CallError::Transport(format!("connection timed out ({err})"))
         }
         ureq::Error::Timeout(_) => CallError::Timeout(err.to_string()),
@@ -240,9 +241,9 @@ fn engine_error(url: &str, operation: &str, err: CallError) -> EngineError {
         ),
         CallError::Status { code, message } => {
             let message = match code {
-                401 | 403 => format!(
-                    "authentication failed (HTTP {code}): {message}; check --api-key-env"
-                ),
+                401 | 403 => {
+                    format!("authentication failed (HTTP {code}): {message}; check --api-key-env")
+                }
                 404 => format!("not found (HTTP 404): {message}"),
                 409 => format!("{message} (HTTP 409); pass --recreate to replace it"),
                 _ => format!("{message} (HTTP {code})"),
@@ -534,17 +535,18 @@ impl ChromaEngine {
     }
 
     fn collection(&self, operation: &str) -> EngineResult<&Collection> {
-        self.collection.as_ref().ok_or_else(|| {
-            EngineError::op(ENGINE, operation, "no collection: call create first")
-        })
+        self.collection
+            .as_ref()
+            .ok_or_else(|| EngineError::op(ENGINE, operation, "no collection: call create first"))
     }
 
     /// The collection named `name`, or `None` when it does not exist.
     fn lookup(&self, operation: &str, name: &str) -> EngineResult<Option<CollectionModel>> {
-        match self
-            .http
-            .json::<CollectionModel>("GET", &format!("{COLLECTIONS}/{name}"), None::<&()>)
-        {
+        match self.http.json::<CollectionModel>(
+            "GET",
+            &format!("{COLLECTIONS}/{name}"),
+            None::<&()>,
+        ) {
             Ok(model) => Ok(Some(model)),
             Err(CallError::Status { code: 404, .. }) => Ok(None),
             Err(e) => Err(engine_error(&self.url, operation, e)),
@@ -563,10 +565,21 @@ impl ChromaEngine {
     }
 
     fn count(&self, operation: &str, id: &str) -> EngineResult<u64> {
-        self.call(operation, "GET", &format!("{COLLECTIONS}/{id}/count"), None::<&()>)
+        self.call(
+            operation,
+            "GET",
+            &format!("{COLLECTIONS}/{id}/count"),
+            None::<&()>,
+        )
     }
 
-    fn check_rows(&self, col: &Collection, op: &str, ids: usize, floats: usize) -> EngineResult<()> {
+    fn check_rows(
+        &self,
+        col: &Collection,
+        op: &str,
+        ids: usize,
+        floats: usize,
+    ) -> EngineResult<()> {
         if floats != ids * col.dim {
             return Err(EngineError::op(
                 ENGINE,
@@ -652,12 +665,21 @@ impl ChromaEngine {
         match first_error.into_inner() {
             Ok(None) => Ok(()),
             Ok(Some(e)) => Err(e),
-            Err(_) => Err(EngineError::op(ENGINE, operation, "an upload thread panicked")),
+            Err(_) => Err(EngineError::op(
+                ENGINE,
+                operation,
+                "an upload thread panicked",
+            )),
         }
     }
 
     /// One `query` call for all rows of `queries`.
-    fn query(&self, queries: &[f32], k: usize, operation: &str) -> EngineResult<Vec<Vec<Neighbor>>> {
+    fn query(
+        &self,
+        queries: &[f32],
+        k: usize,
+        operation: &str,
+    ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let col = self.collection(operation)?;
         if queries.len() % col.dim != 0 {
             return Err(EngineError::op(
@@ -689,7 +711,10 @@ impl ChromaEngine {
             return Err(EngineError::op(
                 ENGINE,
                 operation,
-                format!("asked {rows} queries, got {} result lists", answer.ids.len()),
+                format!(
+                    "asked {rows} queries, got {} result lists",
+                    answer.ids.len()
+                ),
             ));
         }
         let distances = answer.distances.unwrap_or_default();
@@ -733,7 +758,11 @@ impl ChromaEngine {
     /// The live server process of the script's state dir, if any.
     fn script_pid(&self) -> Option<u32> {
         let state = self.script_state.as_ref()?;
-        let pid: u32 = fs::read_to_string(state.join("pid")).ok()?.trim().parse().ok()?;
+        let pid: u32 = fs::read_to_string(state.join("pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
         Path::new(&format!("/proc/{pid}")).exists().then_some(pid)
     }
 
@@ -849,7 +878,11 @@ impl VectorEngine for ChromaEngine {
             num_threads: get("num_threads")?,
         };
         if spec.dim == 0 {
-            return Err(EngineError::bad_param(ENGINE, "dim", "dimension must be at least 1"));
+            return Err(EngineError::bad_param(
+                ENGINE,
+                "dim",
+                "dimension must be at least 1",
+            ));
         }
 
         if self.lookup("create", &spec.name)?.is_some() {
@@ -984,7 +1017,11 @@ impl VectorEngine for ChromaEngine {
             .get_u64("ef_search")
             .map_err(|e| EngineError::bad_param(ENGINE, "ef_search", e))?;
         if wanted == Some(0) {
-            return Err(EngineError::bad_param(ENGINE, "ef_search", "must be at least 1"));
+            return Err(EngineError::bad_param(
+                ENGINE,
+                "ef_search",
+                "must be at least 1",
+            ));
         }
         match (&self.collection, wanted) {
             (Some(col), Some(w)) if w != col.settings.ef_search => {
@@ -1013,7 +1050,11 @@ impl VectorEngine for ChromaEngine {
             return Err(EngineError::op(
                 ENGINE,
                 "search",
-                format!("query has dimension {}, collection {}", query.len(), col.dim),
+                format!(
+                    "query has dimension {}, collection {}",
+                    query.len(),
+                    col.dim
+                ),
             ));
         }
         out.clear();
@@ -1067,7 +1108,11 @@ impl VectorEngine for ChromaEngine {
             ));
         }
         let bytes = dir_size(&dir).map_err(|e| {
-            EngineError::op(ENGINE, "index size", format!("reading {}: {e}", dir.display()))
+            EngineError::op(
+                ENGINE,
+                "index size",
+                format!("reading {}: {e}", dir.display()),
+            )
         })?;
         Ok(Some(SourcedBytes {
             bytes,
@@ -1095,14 +1140,22 @@ impl VectorEngine for ChromaEngine {
         out.insert("started_by_adapter".into(), json!(self.started_by_adapter));
         out.insert(
             "api_key".into(),
-            json!(if self.http.api_key.is_some() { "set" } else { "none" }),
+            json!(if self.http.api_key.is_some() {
+                "set"
+            } else {
+                "none"
+            }),
         );
         out.insert("batch_size".into(), json!(self.batch_size));
         out.insert("server_max_batch_size".into(), json!(self.max_batch_size));
         out.insert("upload_parallel".into(), json!(self.upload_parallel));
         out.insert(
             "embedding_encoding".into(),
-            json!(if self.base64 { "base64 f32le" } else { "json floats" }),
+            json!(if self.base64 {
+                "base64 f32le"
+            } else {
+                "json floats"
+            }),
         );
         out.insert("search_params".into(), json!(self.search_label));
         match self.call::<Value>(

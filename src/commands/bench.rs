@@ -166,6 +166,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             histogram_dir: args.histogram_logs.then(|| args.out.clone()),
             histogram_prefix: String::new(),
         },
+        visibility_timeout: args.visibility_timeout,
     };
 
     let stem = args.name.clone().unwrap_or_else(|| {

@@ -46,6 +46,8 @@ pub struct BenchPlan {
     pub sample_interval: Duration,
     /// Load levels to run after each search measurement.
     pub load: LoadPlan,
+    /// How long a sampled write is polled for read-after-write visibility.
+    pub visibility_timeout: Duration,
 }
 
 /// Concurrency sweeps, fixed-rate runs and rate sweeps (`--concurrency`, `--rate`,

@@ -34,8 +34,6 @@ impl Write<'_> {
 
 /// Sampled operations polled for read-after-write visibility, per step.
 const VISIBILITY_SAMPLES: usize = 8;
-/// How long one sample is polled.
-const VISIBILITY_BOUND: Duration = Duration::from_secs(10);
 
 /// Runs one mutation step.
 #[allow(clippy::too_many_arguments)]
@@ -138,7 +136,7 @@ pub fn run_mutation(
             .iter()
             .map(|d| d.as_secs_f64() * 1000.0)
             .fold(0.0, f64::max),
-        bound_s: VISIBILITY_BOUND.as_secs_f64(),
+        bound_s: plan.visibility_timeout.as_secs_f64(),
     };
     let busy_s = busy.as_secs_f64();
     Ok(MutationStep {
@@ -173,6 +171,7 @@ fn poll_visible(
     id: PointId,
     want_present: bool,
     k: usize,
+    bound: Duration,
     out: &mut Vec<Neighbor>,
 ) -> Result<Option<Duration>, RunError> {
     let start = Instant::now();
@@ -184,7 +183,7 @@ fn poll_visible(
         if present == want_present {
             return Ok(Some(start.elapsed()));
         }
-        if start.elapsed() > VISIBILITY_BOUND {
+        if start.elapsed() > bound {
             return Ok(None);
         }
         std::thread::sleep(Duration::from_millis(1));
