@@ -277,10 +277,11 @@ fn start_local_server() -> EngineResult<String> {
         message,
     };
     if !Path::new(START_SCRIPT).is_file() {
-        return Err(unreachable(format!(
+        return Err(unreachable(
             "no --url given and the server script is missing; pass --url http://HOST:PORT of a \
              running Chroma server"
-        )));
+                .to_string(),
+        ));
     }
     let output = Command::new("bash")
         .arg(START_SCRIPT)
@@ -681,7 +682,7 @@ impl ChromaEngine {
         operation: &str,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let col = self.collection(operation)?;
-        if queries.len() % col.dim != 0 {
+        if !queries.len().is_multiple_of(col.dim) {
             return Err(EngineError::op(
                 ENGINE,
                 operation,

@@ -157,8 +157,11 @@ cmd_start() {
     cmd_stop_locked >/dev/null 2>&1 || true
     return 1
   fi
-  servers_wait_port "$port" 60
   head -n 1 "$data/postmaster.pid" >"$PIDFILE"
+  if ! servers_wait_port "$port" 60; then
+    cmd_stop_locked >/dev/null 2>&1 || true
+    return 1
+  fi
 
   local psql=("$pg/bin/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres)
   if ! "${psql[@]}" -d postgres -c "CREATE DATABASE $PG_DB" >>"$LOG" 2>&1 \
@@ -180,8 +183,9 @@ cmd_stop_locked() {
   home=$STATE
   [ -f "$STATE/home" ] && home=$(cat "$STATE/home")
   data=$home/data
-  if [ -f "$data/postmaster.pid" ] && [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
-    # Fast shutdown through pg_ctl first (clean: no recovery needed), then by PID.
+  if [ -f "$data/postmaster.pid" ]; then
+    # Fast shutdown through pg_ctl first (clean: no recovery needed), then by PID. pg_ctl
+    # also finds a server whose pid file we never wrote (a start that was interrupted).
     if pg=$(pg_install_dir 2>/dev/null); then
       as_pg "$pg/bin/pg_ctl" stop -D "$data" -m fast -w -t 30 >/dev/null 2>&1 || true
     fi

@@ -107,6 +107,7 @@ pub fn run_mutation(
                 id,
                 want_present,
                 plan.k,
+                plan.visibility_timeout,
                 &mut probe,
             )?);
         }
