@@ -27,6 +27,8 @@ engines! {
     qdrant_edge => "qdrant-edge", embedded: true, "Qdrant's engine in-process (the qdrant-edge crate): HNSW, quantization";
     exact => "exact", embedded: true, "brute force over the live set (the reference: recall is always 1.000)";
     qdrant => "qdrant", embedded: false, "a Qdrant server over gRPC (qdrant-client); --url, default http://localhost:6334";
+    pgvector => "pgvector", embedded: false, "PostgreSQL + pgvector server (HNSW/IVFFlat, halfvec, binary quantization); scripts/servers/pgvector.sh";
+    chroma => "chroma", embedded: false, "Chroma server over HTTP API v2; scripts/servers/chroma.sh";
 }
 
 /// Looks an engine up by name.

@@ -419,7 +419,7 @@ impl VectorEngine for QdrantEdge {
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let shard = self.open_shard("batch search")?;
         check_query_dim(shard.dim, dim)?;
-        if queries.len() % dim != 0 {
+        if !queries.len().is_multiple_of(dim) {
             return Err(EngineError::op(
                 ENGINE,
                 "batch search",

@@ -305,6 +305,8 @@ impl RedisEngine {
                 matches!(host.as_str(), "127.0.0.1" | "localhost" | "::1" | "[::1]")
             }
             ConnectionAddr::Unix(_) => true,
+            // The enum is non-exhaustive: an unknown transport is not assumed local.
+            _ => false,
         };
         let client = Client::open(info)
             .map_err(|e| EngineError::bad_param(ENGINE, "url", format!("`{target}`: {e}")))?;
