@@ -29,6 +29,7 @@ engines! {
     qdrant => "qdrant", embedded: false, "a Qdrant server over gRPC (qdrant-client); --url, default http://localhost:6334";
     pgvector => "pgvector", embedded: false, "PostgreSQL + pgvector server (HNSW/IVFFlat, halfvec, binary quantization); scripts/servers/pgvector.sh";
     chroma => "chroma", embedded: false, "Chroma server over HTTP API v2; scripts/servers/chroma.sh";
+    redis => "redis", embedded: false, "Redis 8 vector sets (VADD/VSIM, cosine); scripts/servers/redis.sh";
 }
 
 /// Looks an engine up by name.

@@ -47,7 +47,8 @@ const BUILD_PARAMS: &[&str] = &["quantization", "m", "ef_construction", "normali
 /// Search parameters accepted by [`VectorEngine::set_search_params`].
 const SEARCH_PARAMS: &[&str] = &["ef"];
 /// What the user is told when the server cannot be reached.
-const START_HINT: &str = "start it with `scripts/servers/redis.sh start` or pass --url redis://HOST:PORT";
+const START_HINT: &str =
+    "start it with `scripts/servers/redis.sh start` or pass --url redis://HOST:PORT";
 /// Used when the runner passes no per-request timeout (`ConnectOptions::default()`).
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Connecting is quick or hopeless; a short cap makes `open` fail fast on a dead address.
@@ -207,7 +208,9 @@ struct Pool {
 
 impl Pool {
     fn connect(&self) -> RedisResult<Connection> {
-        let con = self.client.get_connection_with_timeout(self.connect_timeout)?;
+        let con = self
+            .client
+            .get_connection_with_timeout(self.connect_timeout)?;
         con.set_read_timeout(Some(self.timeout))?;
         con.set_write_timeout(Some(self.timeout))?;
         Ok(con)
@@ -326,7 +329,10 @@ impl RedisEngine {
             .with(|con| {
                 redis::cmd("PING").query::<Value>(con)?;
                 let server_info = redis::cmd("INFO").arg("server").query::<Value>(con)?;
-                let vadd = redis::cmd("COMMAND").arg("INFO").arg("VADD").query::<Value>(con)?;
+                let vadd = redis::cmd("COMMAND")
+                    .arg("INFO")
+                    .arg("VADD")
+                    .query::<Value>(con)?;
                 Ok((server_info, vadd))
             })
             .map_err(|e| {
@@ -523,7 +529,10 @@ impl RedisEngine {
             return Err(EngineError::op(
                 ENGINE,
                 operation,
-                format!("VADD failed for {failed} of {} elements; {first}", ids.len()),
+                format!(
+                    "VADD failed for {failed} of {} elements; {first}",
+                    ids.len()
+                ),
             ));
         }
         Ok(added)
@@ -640,7 +649,10 @@ impl VectorEngine for RedisEngine {
                 return Err(EngineError::op(
                     ENGINE,
                     "create",
-                    format!("key `{key}` already exists on {}; pass --recreate to drop it", self.target),
+                    format!(
+                        "key `{key}` already exists on {}; pass --recreate to drop it",
+                        self.target
+                    ),
                 ));
             }
             self.pool
@@ -749,7 +761,11 @@ impl VectorEngine for RedisEngine {
             return Err(EngineError::op(
                 ENGINE,
                 "search",
-                format!("query has dimension {}, collection {}", query.len(), set.dim),
+                format!(
+                    "query has dimension {}, collection {}",
+                    query.len(),
+                    set.dim
+                ),
             ));
         }
         if k == 0 {
@@ -772,7 +788,7 @@ impl VectorEngine for RedisEngine {
         k: usize,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let set = self.set("batch search")?;
-        if dim != set.dim || queries.len() % dim.max(1) != 0 {
+        if dim != set.dim || !queries.len().is_multiple_of(dim.max(1)) {
             return Err(EngineError::op(
                 ENGINE,
                 "batch search",
