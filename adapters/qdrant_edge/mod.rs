@@ -96,17 +96,7 @@ const _: fn() = || {
 /// Opens the adapter. The engine runs in-process, so there is nothing to connect to: `url`
 /// and `api_key` do not apply; `recreate` and `batch_size` are honoured.
 pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
-    Ok(Box::new(QdrantEdge {
-        recreate: opts.recreate,
-        batch_size: if opts.batch_size > 0 {
-            opts.batch_size
-        } else {
-            DEFAULT_BATCH
-        },
-        shard: None,
-        search_params: None,
-        search_label: ParamMap::new(),
-    }))
+    Ok(Box::new(QdrantEdge::new(opts)))
 }
 
 /// Where a threshold value came from, for the result file.
@@ -186,6 +176,38 @@ pub struct QdrantEdge {
 }
 
 impl QdrantEdge {
+    /// The adapter as a concrete type (`open` boxes it); benchmarks use it to reach
+    /// [`QdrantEdge::native_query_loop`].
+    pub fn new(opts: &ConnectOptions) -> QdrantEdge {
+        QdrantEdge {
+            recreate: opts.recreate,
+            batch_size: if opts.batch_size > 0 {
+                opts.batch_size
+            } else {
+                DEFAULT_BATCH
+            },
+            shard: None,
+            search_params: None,
+            search_label: ParamMap::new(),
+        }
+    }
+
+    /// The engine's own query loop, with no adapter and no harness around it: one
+    /// `EdgeShard::query` per row of `queries`, results dropped. `benches/overhead.rs` compares
+    /// ragdbeval's single-client loop with it.
+    pub fn native_query_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
+        let shard = self.open_shard("search")?;
+        let mut returned = 0;
+        for q in queries.chunks_exact(shard.dim) {
+            let points = shard
+                .shard
+                .query(self.request(q, k))
+                .map_err(|e| EngineError::op(ENGINE, "search", e))?;
+            returned += points.len();
+        }
+        Ok(returned)
+    }
+
     fn open_shard(&self, operation: &str) -> EngineResult<&Shard> {
         self.shard.as_ref().ok_or_else(|| {
             EngineError::op(ENGINE, operation, "no collection: create() was not called")
