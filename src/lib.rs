@@ -19,6 +19,7 @@ pub mod resources;
 pub mod results;
 pub mod runbook;
 pub mod runner;
+pub mod storage;
 pub mod synthetic;
 pub mod vectors;
 

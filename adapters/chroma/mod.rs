@@ -25,7 +25,6 @@
 //! left running for the next run; `scripts/servers/chroma.sh stop` stops it.
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -781,37 +780,6 @@ impl ChromaEngine {
     }
 }
 
-/// Total size of the regular files under `dir`. Files that vanish during the walk (the
-/// server rewrites segment files as it persists) are skipped; symlinks are not followed.
-fn dir_size(dir: &Path) -> io::Result<u64> {
-    let mut total = 0u64;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries = match fs::read_dir(&d) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound && d != dir => continue,
-            Err(e) => return Err(e),
-        };
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(e),
-            };
-            let meta = match fs::symlink_metadata(entry.path()) {
-                Ok(meta) => meta,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(e),
-            };
-            if meta.is_dir() {
-                stack.push(entry.path());
-            } else if meta.is_file() {
-                total += meta.len();
-            }
-        }
-    }
-    Ok(total)
-}
 
 /// Chroma's name for a metric.
 fn space_of(distance: Distance) -> &'static str {
@@ -1108,7 +1076,9 @@ impl VectorEngine for ChromaEngine {
                 ),
             ));
         }
-        let bytes = dir_size(&dir).map_err(|e| {
+        let bytes = crate::storage::disk_usage(&dir)
+            .map(|u| u.allocated)
+            .map_err(|e| {
             EngineError::op(
                 ENGINE,
                 "index size",
@@ -1117,7 +1087,7 @@ impl VectorEngine for ChromaEngine {
         })?;
         Ok(Some(SourcedBytes {
             bytes,
-            source: "persist directory".into(),
+            source: "persist directory (allocated blocks, like du)".into(),
         }))
     }
 

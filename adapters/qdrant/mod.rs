@@ -15,8 +15,7 @@
 use std::collections::HashSet;
 use std::fs;
 use std::future::Future;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -892,37 +891,6 @@ fn info_json(info: &CollectionInfo) -> Value {
     })
 }
 
-/// Total size of the regular files under `dir`. Files that vanish during the walk (the
-/// optimizer swaps segments) are skipped; symlinks are not followed.
-fn dir_size(dir: &Path) -> io::Result<u64> {
-    let mut total = 0u64;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries = match fs::read_dir(&d) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound && d != dir => continue,
-            Err(e) => return Err(e),
-        };
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(e),
-            };
-            let meta = match fs::symlink_metadata(entry.path()) {
-                Ok(meta) => meta,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(e),
-            };
-            if meta.is_dir() {
-                stack.push(entry.path());
-            } else if meta.is_file() {
-                total += meta.len();
-            }
-        }
-    }
-    Ok(total)
-}
 
 /// Socket inodes of TCP listeners on `port`, from /proc/net/tcp and tcp6 (Linux).
 fn listening_inodes(port: u16) -> HashSet<u64> {
@@ -1348,7 +1316,9 @@ impl VectorEngine for QdrantEngine {
                 ),
             ));
         }
-        let bytes = dir_size(&dir).map_err(|e| {
+        let bytes = crate::storage::disk_usage(&dir)
+            .map(|u| u.allocated)
+            .map_err(|e| {
             EngineError::op(
                 ENGINE,
                 "index size",
@@ -1357,7 +1327,7 @@ impl VectorEngine for QdrantEngine {
         })?;
         Ok(Some(SourcedBytes {
             bytes,
-            source: "server storage dir".into(),
+            source: "server storage dir (allocated blocks, like du)".into(),
         }))
     }
 
@@ -1550,15 +1520,6 @@ mod tests {
         }
         drop(listener);
         assert_eq!(find_listener_pid(port), None);
-    }
-
-    #[test]
-    fn dir_size_sums_files() {
-        let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("a"), [0u8; 100]).unwrap();
-        fs::create_dir(dir.path().join("sub")).unwrap();
-        fs::write(dir.path().join("sub/b"), [0u8; 28]).unwrap();
-        assert_eq!(dir_size(dir.path()).unwrap(), 128);
     }
 
     #[test]

@@ -473,7 +473,7 @@ impl VectorEngine for QdrantEdge {
             .shard
             .flush()
             .map_err(|e| EngineError::op(ENGINE, "flush", e))?;
-        let usage = dir_usage(&shard.path)
+        let usage = crate::storage::disk_usage(&shard.path)
             .map_err(|e| EngineError::op(ENGINE, "index size", format!("{e}")))?;
         Ok(Some(SourcedBytes {
             bytes: usage.allocated,
@@ -514,7 +514,7 @@ impl VectorEngine for QdrantEdge {
             ("disk_segments", shard.path.join("segments")),
             ("disk_wal", shard.path.join("wal")),
         ] {
-            if let Ok(usage) = dir_usage(&dir) {
+            if let Ok(usage) = crate::storage::disk_usage(&dir) {
                 out.insert(
                     key.into(),
                     json!({ "allocated_bytes": usage.allocated, "apparent_bytes": usage.apparent }),
@@ -1012,46 +1012,6 @@ fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     subdirs.into_iter().find_map(|d| find_file(&d, name))
 }
 
-/// Disk usage of a directory tree.
-#[derive(Debug, Default, Clone, Copy)]
-struct DirUsage {
-    /// Blocks actually allocated, like `du`: Qdrant preallocates sparse memory-mapped files
-    /// (WAL segments, vector chunks), whose apparent length overstates what they use.
-    allocated: u64,
-    /// Sum of file lengths.
-    apparent: u64,
-}
-
-fn dir_usage(dir: &Path) -> std::io::Result<DirUsage> {
-    let mut usage = DirUsage::default();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in fs::read_dir(&d)? {
-            let entry = entry?;
-            // Not following symlinks: the shard creates none, and a link must not count twice.
-            let meta = entry.metadata()?;
-            if meta.is_dir() {
-                stack.push(entry.path());
-            } else if meta.is_file() {
-                usage.apparent += meta.len();
-                usage.allocated += allocated_bytes(&meta);
-            }
-        }
-    }
-    Ok(usage)
-}
-
-#[cfg(unix)]
-fn allocated_bytes(meta: &fs::Metadata) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    // `st_blocks` is in 512-byte units whatever the file system's block size.
-    meta.blocks() * 512
-}
-
-#[cfg(not(unix))]
-fn allocated_bytes(meta: &fs::Metadata) -> u64 {
-    meta.len()
-}
 
 #[cfg(test)]
 mod tests {
