@@ -224,3 +224,118 @@ fn an_engine_that_ignores_deletes_is_caught() {
         other => panic!("expected the delete step, got {other:?}"),
     }
 }
+
+/// A real `exact` engine that dies after the build: every later call fails, as a crashed
+/// server would.
+struct DiesAfterBuild(Box<dyn VectorEngine>, std::sync::atomic::AtomicBool);
+
+impl VectorEngine for DiesAfterBuild {
+    fn name(&self) -> &str {
+        "dies-after-build"
+    }
+    fn version(&self) -> String {
+        self.0.version()
+    }
+    fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
+        self.0.create(spec)
+    }
+    fn insert_batch(&mut self, ids: &[PointId], v: &[f32]) -> EngineResult<()> {
+        self.0.insert_batch(ids, v)
+    }
+    fn wait_until_ready(&mut self) -> EngineResult<IndexReport> {
+        self.1.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.0.wait_until_ready()
+    }
+    fn upsert_batch(&mut self, ids: &[PointId], v: &[f32]) -> EngineResult<()> {
+        self.0.upsert_batch(ids, v)
+    }
+    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
+        self.0.delete_batch(ids)
+    }
+    fn set_search_params(&mut self, p: &ParamMap) -> EngineResult<()> {
+        self.0.set_search_params(p)
+    }
+    fn search(&self, q: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        if self.1.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(ragdbeval::engine::EngineError::Unreachable {
+                engine: "dies-after-build".into(),
+                target: "127.0.0.1:1".into(),
+                message: "connection refused".into(),
+            });
+        }
+        self.0.search(q, k, out)
+    }
+    fn index_size(&self) -> EngineResult<Option<SourcedBytes>> {
+        self.0.index_size()
+    }
+    fn in_process(&self) -> bool {
+        true
+    }
+}
+
+fn open_dying(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
+    let exact = adapters::find("exact").expect("exact is registered");
+    Ok(Box::new(DiesAfterBuild(
+        (exact.open)(opts)?,
+        std::sync::atomic::AtomicBool::new(false),
+    )))
+}
+
+static DYING: EngineEntry = EngineEntry {
+    name: "dies-after-build",
+    summary: "test double: exact that fails every search after the build",
+    config_toml: "",
+    embedded: true,
+    open: open_dying,
+};
+
+#[test]
+fn an_engine_dying_mid_run_keeps_the_finished_steps() {
+    let ds = dataset::load(
+        "gen:uniform:n=500,dim=4,queries=20,seed=2",
+        &LoadOptions {
+            gt_k: 10,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
+    let steps = Runbook::build_and_search().resolve(ds.train.len()).unwrap();
+    let truths = ground_truth::step_truths(&ds, &steps, 10, None, true).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = BenchPlan {
+        entry: &DYING,
+        connect: ConnectOptions {
+            batch_size: 100,
+            upload_parallel: 1,
+            ..ConnectOptions::default()
+        },
+        builds: vec![ParamMap::new()],
+        searches: vec![ParamMap::new()],
+        steps,
+        truths,
+        k: 10,
+        relevant: 10,
+        warmup: 0,
+        batch_mode: false,
+        work_dir: dir.path().to_path_buf(),
+        keep_work_dir: false,
+        quiet: true,
+        sample_interval: Duration::from_millis(50),
+        load: Default::default(),
+        visibility_timeout: Duration::from_millis(50),
+    };
+    let mut result = common::empty_result();
+    let path = dir.path().join("r.json");
+    let err = runner::run(&plan, &ds, &mut result, &path, None).unwrap_err();
+    assert!(err.to_string().contains("connection refused"), "{err}");
+    runner::finish(&mut result, Some(err.to_string()));
+    result.save(&path).unwrap();
+    let saved = RunResult::load(&path).unwrap();
+    assert_eq!(saved.status.state, RunState::Failed);
+    assert!(saved.status.error.unwrap().contains("search"));
+    assert!(
+        matches!(saved.configs[0].steps[0], Step::Build(_)),
+        "the build is kept"
+    );
+    assert!(saved.configs[0].error.is_some());
+}
