@@ -127,22 +127,7 @@ fn make(args: MakeArgs) -> anyhow::Result<ExitCode> {
         ..LoadOptions::default()
     };
     let ds = dataset::load(&spec.to_string(), &opts)?;
-    hdf5::write(
-        &args.out,
-        ds.distance,
-        &ds.train,
-        &ds.test,
-        &ds.ground_truth,
-    )?;
-    println!(
-        "wrote {} ({} × {}, {} queries, ground truth depth {})",
-        args.out.display(),
-        ds.train.len(),
-        ds.train.dim(),
-        ds.test.len(),
-        ds.ground_truth.k
-    );
-    Ok(ExitCode::SUCCESS)
+    write_dataset(&ds, &args.out)
 }
 
 fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
@@ -200,16 +185,15 @@ fn subset(args: SubsetArgs) -> anyhow::Result<ExitCode> {
     let opts = load_options(&args.source, args.k, args.quiet)?;
     // With --limit the loader already recomputes the ground truth for the kept vectors.
     let ds = dataset::load(&args.source.dataset, &opts)?;
-    hdf5::write(
-        &args.out,
-        ds.distance,
-        &ds.train,
-        &ds.test,
-        &ds.ground_truth,
-    )?;
+    write_dataset(&ds, &args.out)
+}
+
+/// Writes a loaded dataset (vectors and its ground truth) in the ann-benchmarks layout.
+fn write_dataset(ds: &Dataset, out: &std::path::Path) -> anyhow::Result<ExitCode> {
+    hdf5::write(out, ds.distance, &ds.train, &ds.test, &ds.ground_truth)?;
     println!(
         "wrote {} ({} × {}, {} queries, ground truth depth {})",
-        args.out.display(),
+        out.display(),
         ds.train.len(),
         ds.train.dim(),
         ds.test.len(),

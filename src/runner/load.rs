@@ -94,6 +94,85 @@ impl Intervals {
     }
 }
 
+/// What the workers of one level share: per-second and total histograms, the first error,
+/// and the stop flag.
+struct Shared {
+    intervals: Intervals,
+    total: Mutex<Histogram<u64>>,
+    first_error: Mutex<Option<EngineError>>,
+    errors: AtomicU64,
+    stop: AtomicBool,
+}
+
+impl Shared {
+    fn new(start: Instant, seconds: usize) -> Shared {
+        Shared {
+            intervals: Intervals::new(start, seconds),
+            total: Mutex::new(new_histogram()),
+            first_error: Mutex::new(None),
+            errors: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Records an engine error and stops every worker of the level.
+    fn fail(&self, e: EngineError) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        self.stop.store(true, Ordering::Relaxed);
+        if let Ok(mut slot) = self.first_error.lock() {
+            slot.get_or_insert(e);
+        }
+    }
+
+    /// Merges a finished worker's histograms.
+    fn absorb(&self, worker: Recorder) {
+        self.intervals.absorb(&worker.per_second);
+        if let Ok(mut t) = self.total.lock() {
+            let _ = t.add(&worker.total);
+        }
+    }
+
+    /// The merged histogram and per-second intervals, or the first error.
+    fn finish(self) -> Result<(Histogram<u64>, Vec<(Duration, Histogram<u64>)>, u64), EngineError> {
+        if let Some(e) = self.first_error.into_inner().ok().flatten() {
+            return Err(e);
+        }
+        let hist = self.total.into_inner().unwrap_or_else(|_| new_histogram());
+        Ok((
+            hist,
+            self.intervals.into_vec(),
+            self.errors.load(Ordering::Relaxed),
+        ))
+    }
+}
+
+/// One worker's histograms; merged into [`Shared`] when the worker ends.
+struct Recorder {
+    total: Histogram<u64>,
+    per_second: Vec<Histogram<u64>>,
+}
+
+impl Recorder {
+    fn new(seconds: usize) -> Recorder {
+        Recorder {
+            total: new_histogram(),
+            per_second: (0..seconds).map(|_| new_histogram()).collect(),
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, slot: usize, latency: Duration) {
+        record(&mut self.total, latency);
+        if let Some(h) = self.per_second.get_mut(slot) {
+            record(h, latency);
+        }
+    }
+}
+
 fn permutation(n: usize, seed: u64) -> Vec<u32> {
     let mut order: Vec<u32> = (0..n as u32).collect();
     let mut rng = SplitMix64::new(seed);
@@ -138,65 +217,38 @@ pub fn closed_loop_budget(
     };
     let sampler = Sampler::start(Watch::with_engine(engine.server_pid()), sample_interval);
     let start = Instant::now();
-    let intervals = Intervals::new(start, seconds);
-    let total = Mutex::new(new_histogram());
-    let first_error: Mutex<Option<EngineError>> = Mutex::new(None);
-    let errors = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
+    let shared = Shared::new(start, seconds);
 
     std::thread::scope(|scope| {
         for c in 0..clients {
-            let (intervals, total, first_error, errors, stop) =
-                (&intervals, &total, &first_error, &errors, &stop);
+            let shared = &shared;
             scope.spawn(move || {
                 let order = permutation(nq, 0x5EED ^ c as u64);
                 let mut out: Vec<Neighbor> = Vec::with_capacity(k);
-                let mut hist = new_histogram();
-                let mut local: Vec<Histogram<u64>> =
-                    (0..seconds).map(|_| new_histogram()).collect();
+                let mut rec = Recorder::new(seconds);
                 let mut i = 0usize;
                 loop {
                     let t = Instant::now();
-                    if t.duration_since(start) >= duration
-                        || i as u64 >= budget
-                        || stop.load(Ordering::Relaxed)
+                    if t.duration_since(start) >= duration || i as u64 >= budget || shared.stopped()
                     {
                         break;
                     }
                     let q = queries.row(order[i % nq] as usize);
-                    match engine.search(q, k, &mut out) {
-                        Ok(()) => {
-                            let end = Instant::now();
-                            let took = end - t;
-                            record(&mut hist, took);
-                            if let Some(h) = local.get_mut(intervals.slot(end)) {
-                                record(h, took);
-                            }
-                        }
-                        Err(e) => {
-                            errors.fetch_add(1, Ordering::Relaxed);
-                            stop.store(true, Ordering::Relaxed);
-                            if let Ok(mut slot) = first_error.lock() {
-                                slot.get_or_insert(e);
-                            }
-                            break;
-                        }
+                    if let Err(e) = engine.search(q, k, &mut out) {
+                        shared.fail(e);
+                        break;
                     }
+                    let end = Instant::now();
+                    rec.record(shared.intervals.slot(end), end - t);
                     i += 1;
                 }
-                intervals.absorb(&local);
-                if let Ok(mut t) = total.lock() {
-                    let _ = t.add(&hist);
-                }
+                shared.absorb(rec);
             });
         }
     });
     let wall = start.elapsed();
     let resources = sampler.stop();
-    if let Some(e) = first_error.into_inner().ok().flatten() {
-        return Err(e);
-    }
-    let hist = total.into_inner().unwrap_or_else(|_| new_histogram());
+    let (hist, intervals, errors) = shared.finish()?;
     let completed = hist.len();
     Ok(LoadLevel {
         kind: "closed".into(),
@@ -204,7 +256,7 @@ pub fn closed_loop_budget(
         target_rate: None,
         duration_s: wall.as_secs_f64(),
         completed,
-        errors: errors.load(Ordering::Relaxed),
+        errors,
         qps: completed as f64 / wall.as_secs_f64().max(1e-9),
         latency: LatencySummary::from_histogram(&hist),
         max_send_lag_ms: None,
@@ -212,7 +264,7 @@ pub fn closed_loop_budget(
         resources,
         histogram_log: None,
         histogram: Some(hist),
-        intervals: intervals.into_vec(),
+        intervals,
     })
 }
 
@@ -249,81 +301,48 @@ pub fn open_loop(
     let seconds = duration.as_secs_f64().ceil() as usize + 120;
     let sampler = Sampler::start(Watch::with_engine(engine.server_pid()), sample_interval);
     let start = Instant::now() + Duration::from_millis(5);
-    let intervals = Intervals::new(start, seconds);
+    let shared = Shared::new(start, seconds);
     let next = AtomicU64::new(0);
-    let total = Mutex::new(new_histogram());
     let max_lag_ns = AtomicU64::new(0);
-    let errors = AtomicU64::new(0);
-    let first_error: Mutex<Option<EngineError>> = Mutex::new(None);
-    let stop = AtomicBool::new(false);
     // Give up on a hopeless backlog: by then the level is plainly saturated.
     let deadline = start + duration + duration.max(Duration::from_secs(5));
     let order = permutation(nq, 0x0B0E);
 
     std::thread::scope(|scope| {
         for _ in 0..workers {
-            let (intervals, total, next, max_lag_ns, errors, first_error, stop, order) = (
-                &intervals,
-                &total,
-                &next,
-                &max_lag_ns,
-                &errors,
-                &first_error,
-                &stop,
-                &order,
-            );
+            let (shared, next, max_lag_ns, order) = (&shared, &next, &max_lag_ns, &order);
             scope.spawn(move || {
                 let mut out: Vec<Neighbor> = Vec::with_capacity(k);
-                let mut hist = new_histogram();
-                let mut local: Vec<Histogram<u64>> =
-                    (0..seconds).map(|_| new_histogram()).collect();
+                let mut rec = Recorder::new(seconds);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= planned || stop.load(Ordering::Relaxed) {
+                    if i >= planned || shared.stopped() {
                         break;
                     }
                     let intended = start + Duration::from_nanos((i as f64 * interval_ns) as u64);
                     sleep_until(intended);
                     let sent = Instant::now();
                     if sent > deadline {
-                        stop.store(true, Ordering::Relaxed);
+                        shared.stop.store(true, Ordering::Relaxed);
                         break;
                     }
                     max_lag_ns.fetch_max((sent - intended).as_nanos() as u64, Ordering::Relaxed);
                     let q = queries.row(order[(i % nq as u64) as usize] as usize);
-                    match engine.search(q, k, &mut out) {
-                        Ok(()) => {
-                            let end = Instant::now();
-                            // From the intended send time: queueing is part of the latency.
-                            let latency = end - intended;
-                            record(&mut hist, latency);
-                            if let Some(h) = local.get_mut(intervals.slot(end)) {
-                                record(h, latency);
-                            }
-                        }
-                        Err(e) => {
-                            errors.fetch_add(1, Ordering::Relaxed);
-                            stop.store(true, Ordering::Relaxed);
-                            if let Ok(mut slot) = first_error.lock() {
-                                slot.get_or_insert(e);
-                            }
-                            break;
-                        }
+                    if let Err(e) = engine.search(q, k, &mut out) {
+                        shared.fail(e);
+                        break;
                     }
+                    let end = Instant::now();
+                    // From the intended send time: queueing is part of the latency.
+                    rec.record(shared.intervals.slot(end), end - intended);
                 }
-                intervals.absorb(&local);
-                if let Ok(mut t) = total.lock() {
-                    let _ = t.add(&hist);
-                }
+                shared.absorb(rec);
             });
         }
     });
     let wall = Instant::now().saturating_duration_since(start);
     let resources = sampler.stop();
-    if let Some(e) = first_error.into_inner().ok().flatten() {
-        return Err(e);
-    }
-    let hist = total.into_inner().unwrap_or_else(|_| new_histogram());
+    let (hist, intervals, errors) = shared.finish()?;
     let completed = hist.len();
     let achieved = completed as f64 / wall.as_secs_f64().max(1e-9);
     let lag = Duration::from_nanos(max_lag_ns.load(Ordering::Relaxed));
@@ -338,7 +357,7 @@ pub fn open_loop(
         target_rate: Some(rate),
         duration_s: wall.as_secs_f64(),
         completed,
-        errors: errors.load(Ordering::Relaxed),
+        errors,
         qps: achieved,
         latency: LatencySummary::from_histogram(&hist),
         max_send_lag_ms: Some(lag.as_secs_f64() * 1000.0),
@@ -346,7 +365,7 @@ pub fn open_loop(
         resources,
         histogram_log: None,
         histogram: Some(hist),
-        intervals: intervals.into_vec(),
+        intervals,
     })
 }
 
