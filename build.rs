@@ -10,7 +10,10 @@ fn main() {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|| "unknown".into());
+    // GIT_OPTIONAL_LOCKS=0: `git status` must not refresh .git/index, or the index change
+    // below would make every following cargo invocation rebuild the crate.
     let dirty = Command::new("git")
+        .env("GIT_OPTIONAL_LOCKS", "0")
         .args(["status", "--porcelain", "--untracked-files=no"])
         .output()
         .ok()

@@ -40,4 +40,4 @@ if [ -z "${RAGDBEVAL_NO_SERVERS:-}" ]; then
   done
 fi
 
-cargo test --release --locked --all-targets "$@"
+cargo test --release --locked --all-targets --no-fail-fast "$@"

@@ -144,8 +144,13 @@ pub struct BenchArgs {
     /// Override or add a build parameter: NAME=VALUE, or NAME=V1,V2 to sweep. Repeatable.
     #[arg(long = "build-param", value_name = "NAME=VALUE")]
     pub build_params: Vec<String>,
-    /// Override or add a search parameter: NAME=VALUE, or NAME=V1,V2 to sweep. Repeatable.
-    #[arg(long = "search-param", value_name = "NAME=VALUE")]
+    /// Override or add a search parameter: NAME=VALUE, or NAME=V1,V2 to sweep (one recall/QPS
+    /// point each; the run carries the Pareto frontier). Repeatable. Alias: --search-sweep.
+    #[arg(
+        long = "search-param",
+        alias = "search-sweep",
+        value_name = "NAME=VALUE"
+    )]
     pub search_params: Vec<String>,
     /// Number of results requested per query (the K of recall@K).
     #[arg(short = 'k', long, default_value_t = 10)]

@@ -241,3 +241,33 @@ fn help_has_examples() {
         "{text}"
     );
 }
+
+#[test]
+fn search_sweep_reports_qps_at_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "qdrant-edge",
+            "--dataset",
+            "gen:clustered:n=3000,dim=16,queries=200",
+            "--runbook",
+            "build-search",
+            "--search-sweep",
+            "hnsw_ef=4,16,64",
+            "-q",
+            "--name",
+            "s",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("QPS at recall >= 0.90"), "{text}");
+    let r = RunResult::load(&dir.path().join("results/s.json")).unwrap();
+    assert_eq!(r.configs[0].searches().count(), 3);
+    let curve = &r.curves[0].curve;
+    assert!(!curve.frontier.is_empty());
+    assert_eq!(curve.qps_at_recall.len(), 3);
+}

@@ -99,6 +99,16 @@ impl Exporter for MarkdownExporter {
         let cost = present(runs, |m| !m.unit.is_empty());
         table(&mut out, "Quality", runs, &quality);
         table(&mut out, "Cost", runs, &cost);
+        for run in runs {
+            let curves = crate::output::table::curve_lines(run);
+            if !curves.is_empty() {
+                let _ = writeln!(out, "### Recall/QPS ({})\n", run.engine.name);
+                for line in curves.lines() {
+                    let _ = writeln!(out, "- {line}");
+                }
+                out.push('\n');
+            }
+        }
         Ok(out)
     }
 }

@@ -26,6 +26,38 @@ pub fn render(run: &RunResult) -> String {
         out.push('\n');
         out.push_str(&align(&mutations, 3));
     }
+    out.push_str(&curve_lines(run));
+    out
+}
+
+/// "QPS at recall ≥ …" for every runbook step measured with more than one configuration.
+pub fn curve_lines(run: &RunResult) -> String {
+    let mut out = String::new();
+    for c in run.curves.iter().filter(|c| {
+        run.configs
+            .iter()
+            .flat_map(|cfg| cfg.searches())
+            .filter(|s| s.runbook_step == c.runbook_step)
+            .count()
+            > 1
+    }) {
+        let targets: Vec<String> = c
+            .curve
+            .qps_at_recall
+            .iter()
+            .map(|(t, q)| match q {
+                Some(q) => format!("{t:.2}: {q:.0}"),
+                None => format!("{t:.2}: -"),
+            })
+            .collect();
+        out.push_str(&format!(
+            "step {} (after {}): QPS at recall >= {} ({} point(s) on the Pareto frontier)\n",
+            c.runbook_step,
+            c.after,
+            targets.join(", "),
+            c.curve.frontier.len()
+        ));
+    }
     out
 }
 
