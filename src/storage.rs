@@ -4,6 +4,24 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
+use crate::engine::{EngineError, EngineResult, SourcedBytes};
+
+/// Index size of an engine whose index lives in `dir`: allocated bytes, with the source named
+/// (`what`, e.g. "shard directory") so the result file says where the figure came from.
+pub fn index_size(engine: &str, dir: &Path, what: &str) -> EngineResult<SourcedBytes> {
+    let usage = disk_usage(dir).map_err(|e| {
+        EngineError::op(
+            engine,
+            "index size",
+            format!("reading {}: {e}", dir.display()),
+        )
+    })?;
+    Ok(SourcedBytes {
+        bytes: usage.allocated,
+        source: format!("{what} (allocated blocks, like du)"),
+    })
+}
+
 /// Bytes under a directory, counted two ways.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DiskUsage {

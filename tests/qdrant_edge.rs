@@ -152,7 +152,7 @@ fn default_set_reaches_recall_on_demo_dataset() {
     assert!(out.windows(2).all(|w| w[0].score <= w[1].score));
 
     let size = engine.index_size().expect("size").expect("some size");
-    assert_eq!(size.source, "shard directory");
+    assert!(size.source.starts_with("shard directory"), "{size:?}");
     assert!(
         size.bytes >= (train.len() * train.dim() * 4) as u64,
         "{}",

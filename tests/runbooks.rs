@@ -181,29 +181,7 @@ fn an_engine_that_ignores_deletes_is_caught() {
     let steps = runbook.resolve(ds.train.len()).unwrap();
     let truths = ground_truth::step_truths(&ds, &steps, 10, None, true).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let plan = BenchPlan {
-        entry: &BROKEN,
-        connect: ConnectOptions {
-            batch_size: 100,
-            upload_parallel: 1,
-            ..ConnectOptions::default()
-        },
-        builds: vec![ParamMap::new()],
-        searches: vec![ParamMap::new()],
-        steps,
-        truths,
-        k: 10,
-        relevant: 10,
-        warmup: 0,
-        batch_mode: false,
-        work_dir: dir.path().to_path_buf(),
-        keep_work_dir: false,
-        quiet: true,
-        sample_interval: Duration::from_millis(50),
-        load: Default::default(),
-        // Deletes never become visible here; do not wait long for them.
-        visibility_timeout: Duration::from_millis(50),
-    };
+    let plan = plan_for(&BROKEN, steps, truths, dir.path());
     let mut result = common::empty_result();
     let path = dir.path().join("r.json");
     runner::run(&plan, &ds, &mut result, &path, None).unwrap();
@@ -302,28 +280,7 @@ fn an_engine_dying_mid_run_keeps_the_finished_steps() {
     let steps = Runbook::build_and_search().resolve(ds.train.len()).unwrap();
     let truths = ground_truth::step_truths(&ds, &steps, 10, None, true).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let plan = BenchPlan {
-        entry: &DYING,
-        connect: ConnectOptions {
-            batch_size: 100,
-            upload_parallel: 1,
-            ..ConnectOptions::default()
-        },
-        builds: vec![ParamMap::new()],
-        searches: vec![ParamMap::new()],
-        steps,
-        truths,
-        k: 10,
-        relevant: 10,
-        warmup: 0,
-        batch_mode: false,
-        work_dir: dir.path().to_path_buf(),
-        keep_work_dir: false,
-        quiet: true,
-        sample_interval: Duration::from_millis(50),
-        load: Default::default(),
-        visibility_timeout: Duration::from_millis(50),
-    };
+    let plan = plan_for(&DYING, steps, truths, dir.path());
     let mut result = common::empty_result();
     let path = dir.path().join("r.json");
     let err = runner::run(&plan, &ds, &mut result, &path, None).unwrap_err();
@@ -338,4 +295,36 @@ fn an_engine_dying_mid_run_keeps_the_finished_steps() {
         "the build is kept"
     );
     assert!(saved.configs[0].error.is_some());
+}
+
+/// A one-configuration plan over `steps` for a test engine, with short timeouts.
+fn plan_for(
+    entry: &'static EngineEntry,
+    steps: Vec<ragdbeval::runbook::Resolved>,
+    truths: ground_truth::StepTruths,
+    work_dir: &Path,
+) -> BenchPlan {
+    BenchPlan {
+        entry,
+        connect: ConnectOptions {
+            batch_size: 100,
+            upload_parallel: 1,
+            ..ConnectOptions::default()
+        },
+        builds: vec![ParamMap::new()],
+        searches: vec![ParamMap::new()],
+        steps,
+        truths,
+        k: 10,
+        relevant: 10,
+        warmup: 0,
+        batch_mode: false,
+        work_dir: work_dir.to_path_buf(),
+        keep_work_dir: false,
+        quiet: true,
+        sample_interval: Duration::from_millis(50),
+        load: Default::default(),
+        // Ignored deletes never become visible: do not wait long for them.
+        visibility_timeout: Duration::from_millis(50),
+    }
 }

@@ -1076,19 +1076,7 @@ impl VectorEngine for ChromaEngine {
                 ),
             ));
         }
-        let bytes = crate::storage::disk_usage(&dir)
-            .map(|u| u.allocated)
-            .map_err(|e| {
-            EngineError::op(
-                ENGINE,
-                "index size",
-                format!("reading {}: {e}", dir.display()),
-            )
-        })?;
-        Ok(Some(SourcedBytes {
-            bytes,
-            source: "persist directory (allocated blocks, like du)".into(),
-        }))
+        crate::storage::index_size(ENGINE, &dir, "persist directory").map(Some)
     }
 
     fn server_pid(&self) -> Option<u32> {

@@ -1316,19 +1316,7 @@ impl VectorEngine for QdrantEngine {
                 ),
             ));
         }
-        let bytes = crate::storage::disk_usage(&dir)
-            .map(|u| u.allocated)
-            .map_err(|e| {
-            EngineError::op(
-                ENGINE,
-                "index size",
-                format!("reading {}: {e}", dir.display()),
-            )
-        })?;
-        Ok(Some(SourcedBytes {
-            bytes,
-            source: "server storage dir (allocated blocks, like du)".into(),
-        }))
+        crate::storage::index_size(ENGINE, &dir, "server storage dir").map(Some)
     }
 
     fn server_pid(&self) -> Option<u32> {

@@ -473,12 +473,7 @@ impl VectorEngine for QdrantEdge {
             .shard
             .flush()
             .map_err(|e| EngineError::op(ENGINE, "flush", e))?;
-        let usage = crate::storage::disk_usage(&shard.path)
-            .map_err(|e| EngineError::op(ENGINE, "index size", format!("{e}")))?;
-        Ok(Some(SourcedBytes {
-            bytes: usage.allocated,
-            source: "shard directory".into(),
-        }))
+        crate::storage::index_size(ENGINE, &shard.path, "shard directory").map(Some)
     }
 
     fn in_process(&self) -> bool {
