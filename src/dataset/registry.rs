@@ -132,6 +132,8 @@ pub const KNOWN: &[KnownDataset] = &[
         10_000,
         Distance::Angular,
     ),
+    // Published with 65 dimensions (the dot-product transform adds one); the file's own
+    // attributes win when it is loaded.
     entry(
         "lastfm-64-dot",
         &["lastfm"],
