@@ -7,6 +7,11 @@
 # installed nightly that is new enough. Set RAGDBEVAL_TOOLCHAIN to force one.
 
 RAGDBEVAL_MIN_RUST="1.96"
+
+# rustup's default install puts cargo in ~/.cargo/bin; non-login shells may lack it on PATH.
+if ! command -v cargo >/dev/null 2>&1 && [ -x "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" ]; then
+  export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+fi
 RAGDBEVAL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 _ragdbeval_rustc_ok() { # $1 = toolchain name; true if its rustc >= RAGDBEVAL_MIN_RUST

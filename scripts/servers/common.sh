@@ -10,7 +10,13 @@ RAGDBEVAL_SERVER_DIR="${RAGDBEVAL_SERVER_DIR:-/tmp/ragdbeval-servers}"
 # when they are missing. Prints nothing on success.
 servers_venv() {
   if [ ! -x "$RAGDBEVAL_VENV/bin/python" ]; then
-    python3 -m venv "$RAGDBEVAL_VENV" >&2
+    if ! python3 -m venv "$RAGDBEVAL_VENV" >&2; then
+      # Debian's python3 ships venv/ensurepip separately.
+      rm -rf "$RAGDBEVAL_VENV"
+      echo "servers: installing python3-venv with apt-get" >&2
+      apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2
+      python3 -m venv "$RAGDBEVAL_VENV" >&2
+    fi
   fi
   local missing=()
   local req
