@@ -6,6 +6,10 @@
 //! need no server. `server_stopped_mid_run` starts and stops a private server of its own
 //! through the script, with its own `RAGDBEVAL_SERVER_DIR`.
 
+mod common;
+
+use common::{params, unique_name};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -46,22 +50,6 @@ fn options(url: Option<&str>, recreate: bool) -> ConnectOptions {
 fn open(opts: &ConnectOptions) -> Result<Box<dyn VectorEngine>, EngineError> {
     let entry = adapters::find("chroma").expect("chroma is registered");
     (entry.open)(opts)
-}
-
-/// A collection name no other test run uses (chroma allows [a-zA-Z0-9._-], 3-512 chars).
-fn unique_name(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("ragdbeval-test-{tag}-{}-{nanos}", std::process::id())
-}
-
-fn params(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
 }
 
 fn spec(name: &str, dim: usize, n: usize, build: ParamMap) -> CollectionSpec {

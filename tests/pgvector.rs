@@ -6,6 +6,10 @@
 //! `unreachable_url_is_reported` needs no server; `server_stopped_mid_run_is_an_error` starts
 //! (and stops) a second, private server with the same script.
 
+mod common;
+
+use common::{params, unique_name};
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 use std::process::Command;
@@ -67,22 +71,6 @@ fn config_set(name: &str) -> (ParamMap, Vec<ParamMap>) {
     let builds = expand(&set.build);
     assert_eq!(builds.len(), 1, "set {name} sweeps build parameters");
     (builds[0].clone(), expand(&set.search))
-}
-
-fn params(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
-
-/// A table name no other test (or test run) uses.
-fn unique_name(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!("ragdbeval_test_{tag}_{}_{nanos}", std::process::id())
 }
 
 /// A clustered dataset with its exact ground truth.

@@ -4,6 +4,10 @@
 //! `http://localhost:6334`, plus `QDRANT_API_KEY` if the server wants one). Without it they
 //! print why they skipped and pass.
 
+mod common;
+
+use common::{params, unique_name};
+
 use std::time::{Duration, Instant};
 
 use ragdbeval::adapters::qdrant;
@@ -37,22 +41,6 @@ fn options(url: &str, recreate: bool) -> ConnectOptions {
         timeout: Duration::from_secs(60),
         ..ConnectOptions::default()
     }
-}
-
-/// A collection name no other test run uses.
-fn unique_name(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("ragdbeval-test-{tag}-{}-{nanos}", std::process::id())
-}
-
-fn params(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
 }
 
 fn spec(name: &str, dim: usize, n: usize, build: ParamMap) -> CollectionSpec {

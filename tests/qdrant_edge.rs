@@ -1,5 +1,9 @@
 //! End-to-end tests of the Qdrant Edge adapter against the real engine.
 
+mod common;
+
+use common::params;
+
 use std::collections::HashSet;
 use std::time::Instant;
 
@@ -34,13 +38,6 @@ fn set_params(set: &str) -> (ParamMap, ParamMap) {
         .next()
         .expect("a search point");
     (build, search)
-}
-
-fn params(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
 }
 
 /// Creates a shard, loads `train` in runner-sized batches and optimizes it.

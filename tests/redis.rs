@@ -4,6 +4,10 @@
 //! Without `REDIS_URL` they print why they skipped and pass, except under CI (env `CI`
 //! set), where a missing server is a failure. `unreachable_url_fails_fast` needs no server.
 
+mod common;
+
+use common::{params, unique_name};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -51,22 +55,6 @@ fn open(opts: &ConnectOptions) -> Box<dyn VectorEngine> {
         Ok(engine) => engine,
         Err(e) => panic!("open: {e}"),
     }
-}
-
-/// A key no other test run uses.
-fn unique_name(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("ragdbeval-test-{tag}-{}-{nanos}", std::process::id())
-}
-
-fn params(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
 }
 
 fn spec(name: &str, dim: usize, n: usize, distance: Distance, build: ParamMap) -> CollectionSpec {

@@ -71,3 +71,20 @@ pub fn empty_result() -> ragdbeval::results::RunResult {
         sidecar: None,
     }
 }
+
+/// A parameter map from `(name, value)` pairs.
+pub fn params(pairs: &[(&str, ragdbeval::params::ParamValue)]) -> ragdbeval::params::ParamMap {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+/// A collection/table name no other test run uses (underscores only: valid SQL identifier).
+pub fn unique_name(tag: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("ragdbeval_test_{tag}_{}_{nanos}", std::process::id())
+}
