@@ -6,6 +6,9 @@
 
 use crate::engine::EngineEntry;
 
+/// Parameter parsing shared by the qdrant and qdrant-edge adapters.
+pub mod qdrant_settings;
+
 macro_rules! engines {
     ($($module:ident => $name:literal, embedded: $embedded:literal, $summary:literal;)*) => {
         $(pub mod $module;)*

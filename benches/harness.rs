@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ragdbeval::engine::{
-    CollectionSpec, EngineResult, IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
+    CollectionSpec, EngineResult, Footprint, IndexReport, Neighbor, PointId, VectorEngine,
 };
 use ragdbeval::params::ParamMap;
 use ragdbeval::runner::load::closed_loop_budget;
@@ -49,8 +49,8 @@ impl VectorEngine for NoOp {
         out.extend((0..k as u64).map(|id| Neighbor { id, score: 0.0 }));
         Ok(())
     }
-    fn index_size(&self) -> EngineResult<Option<SourcedBytes>> {
-        Ok(None)
+    fn footprint(&self) -> EngineResult<Footprint> {
+        Ok(Footprint::unmeasured("bench engine"))
     }
     fn in_process(&self) -> bool {
         true

@@ -39,16 +39,17 @@ ragdbeval_pick_toolchain() {
 }
 
 ragdbeval_system_deps() {
-  # hdf5-metno links Debian's libhdf5 through pkg-config.
-  if pkg-config --exists hdf5 2>/dev/null; then return 0; fi
+  # hdf5-metno links Debian's libhdf5 through pkg-config; the Chroma adapter reads its
+  # collection's segment from chroma.sqlite3 with the sqlite3 command (read-only).
+  if pkg-config --exists hdf5 2>/dev/null && command -v sqlite3 >/dev/null 2>&1; then return 0; fi
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "error: libhdf5 development files and pkg-config are needed (e.g. libhdf5-dev)." >&2
+    echo "error: libhdf5 development files, pkg-config and sqlite3 are needed (e.g. libhdf5-dev)." >&2
     return 1
   fi
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "ragdbeval: installing libhdf5-dev and pkg-config with apt-get" >&2
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libhdf5-dev pkg-config >&2
+  echo "ragdbeval: installing libhdf5-dev, pkg-config and sqlite3 with apt-get" >&2
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libhdf5-dev pkg-config sqlite3 >&2
 }
 
 # A build cache outside the clone: a fresh clone reuses it, a fresh machine builds from scratch.

@@ -58,10 +58,57 @@ pub struct IndexReport {
 }
 
 /// A measured engine-side figure and where it came from (file system, telemetry, process).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourcedBytes {
     pub bytes: u64,
     pub source: String,
+}
+
+/// The two size figures every engine reports, so that they compare the same things across
+/// engines. Each is measured (bytes plus where they came from) or `None` with the reason it
+/// could not be measured: never an estimate.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Footprint {
+    /// The index structure alone (HNSW graph, IVF lists): what a tuning parameter such as
+    /// `m` grows. Engines whose index and vectors are one structure report that structure.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index: Option<SourcedBytes>,
+    /// Why `index` is `None`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index_unmeasured: Option<String>,
+    /// Everything that belongs to this collection and nothing else: vectors, index, WAL or
+    /// log, metadata; on disk, or in memory for in-memory engines. At least `index`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub total: Option<SourcedBytes>,
+    /// Why `total` is `None`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub total_unmeasured: Option<String>,
+}
+
+impl Footprint {
+    /// Both figures, each measured (`Ok`) or not with its reason (`Err`).
+    pub fn new(index: Result<SourcedBytes, String>, total: Result<SourcedBytes, String>) -> Self {
+        let (index, index_unmeasured) = match index {
+            Ok(b) => (Some(b), None),
+            Err(why) => (None, Some(why)),
+        };
+        let (total, total_unmeasured) = match total {
+            Ok(b) => (Some(b), None),
+            Err(why) => (None, Some(why)),
+        };
+        Footprint {
+            index,
+            index_unmeasured,
+            total,
+            total_unmeasured,
+        }
+    }
+
+    /// Neither figure could be measured, for one reason.
+    pub fn unmeasured(why: impl Into<String>) -> Self {
+        let why = why.into();
+        Footprint::new(Err(why.clone()), Err(why))
+    }
 }
 
 /// Errors an engine adapter can raise. Each carries the engine's own message so the user
@@ -179,8 +226,10 @@ pub trait VectorEngine: Send + Sync {
             .collect()
     }
 
-    /// Size of the index (on disk, or in memory for in-memory engines), with its source.
-    fn index_size(&self) -> EngineResult<Option<SourcedBytes>>;
+    /// The collection's two size figures, the index structure and the total footprint (see
+    /// [`Footprint`]), each with its source or the reason it cannot be measured. An error
+    /// means a measurement that should have worked failed.
+    fn footprint(&self) -> EngineResult<Footprint>;
 
     /// PID of the engine's server process when it runs on this host, for RSS/CPU sampling.
     fn server_pid(&self) -> Option<u32> {
@@ -190,6 +239,14 @@ pub trait VectorEngine: Send + Sync {
     /// True when the engine runs inside the ragdbeval process: its RAM and CPU are the
     /// client's, and are reported as the engine's.
     fn in_process(&self) -> bool;
+
+    /// True when the engine promises exact answers under ragdbeval's conventions: the true
+    /// top-k, distances from [`crate::distance::Distance::between`], ties broken by id. The
+    /// runner then checks every answer against the ground truth id for id and bit for bit,
+    /// which verifies the ground truth itself (only `exact` says yes).
+    fn answers_are_exact(&self) -> bool {
+        false
+    }
 
     /// Engine-specific facts for the result file (collection info, telemetry, plans).
     fn describe(&self) -> serde_json::Map<String, serde_json::Value> {

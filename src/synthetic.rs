@@ -74,6 +74,13 @@ pub struct SyntheticSpec {
     pub seed: u64,
     pub clusters: usize,
     pub spread: f32,
+    /// Added to every coordinate after drawing: data far from the origin, where
+    /// `|x|² − 2q·x` loses every digit that separates neighbours in f32.
+    pub offset: f32,
+    /// Every coordinate is multiplied by this (before the offset): tiny or huge magnitudes.
+    pub scale: f32,
+    /// Share of train rows (0..1) replaced by a copy of an earlier row: exact ties.
+    pub duplicates: f32,
 }
 
 impl SyntheticSpec {
@@ -89,7 +96,26 @@ impl SyntheticSpec {
             seed: 42,
             clusters: 32,
             spread: 0.5,
+            offset: 0.0,
+            scale: 1.0,
+            duplicates: 0.0,
         }
+    }
+
+    /// `,offset=…,scale=…,duplicates=…` for the shape options that differ from the defaults
+    /// (empty for plain specs, so their names and spec strings stay as they were).
+    fn shape_suffix(&self, sep: &str) -> String {
+        let mut out = String::new();
+        if self.offset != 0.0 {
+            out.push_str(&format!("{sep}offset={}", self.offset));
+        }
+        if self.scale != 1.0 {
+            out.push_str(&format!("{sep}scale={}", self.scale));
+        }
+        if self.duplicates != 0.0 {
+            out.push_str(&format!("{sep}duplicates={}", self.duplicates));
+        }
+        out
     }
 
     /// A short stable name such as `clustered-20000x64-euclidean-s42`.
@@ -99,8 +125,12 @@ impl SyntheticSpec {
             SyntheticKind::Clustered => "clustered",
         };
         format!(
-            "{kind}-{}x{}-{}-s{}",
-            self.n, self.dim, self.distance, self.seed
+            "{kind}-{}x{}-{}-s{}{}",
+            self.n,
+            self.dim,
+            self.distance,
+            self.seed,
+            self.shape_suffix("-")
         )
     }
 
@@ -130,8 +160,24 @@ impl SyntheticSpec {
             }
             out
         };
-        let train = draw(self.n, &mut rng);
-        let test = draw(self.queries, &mut rng);
+        let mut train = draw(self.n, &mut rng);
+        let mut test = draw(self.queries, &mut rng);
+        if self.duplicates > 0.0 && self.n > 1 {
+            let copies =
+                ((self.n as f64 * self.duplicates.clamp(0.0, 1.0) as f64) as usize).min(self.n - 1);
+            for _ in 0..copies {
+                // Copy a random earlier row over a random later one.
+                let to = 1 + rng.below(self.n as u64 - 1) as usize;
+                let from = rng.below(to as u64) as usize;
+                let (head, tail) = train.split_at_mut(to * self.dim);
+                tail[..self.dim].copy_from_slice(&head[from * self.dim..(from + 1) * self.dim]);
+            }
+        }
+        if self.scale != 1.0 || self.offset != 0.0 {
+            for v in train.iter_mut().chain(test.iter_mut()) {
+                *v = *v * self.scale + self.offset;
+            }
+        }
         // Both buffers are whole rows of dim >= 1 by construction.
         let dim = self.dim.max(1);
         (
@@ -156,7 +202,7 @@ impl FromStr for SyntheticSpec {
     type Err = SpecError;
 
     /// Parses `gen:KIND[:key=value,...]` (keys: n, dim, queries, distance, seed, clusters,
-    /// spread). Missing keys take the demo's values.
+    /// spread, offset, scale, duplicates). Missing keys take the demo's values.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = |reason: String| SpecError {
             spec: s.to_string(),
@@ -195,6 +241,21 @@ impl FromStr for SyntheticSpec {
                         .map_err(|_| err(format!("`spread` needs a number, got `{v}`")))?
                 }
                 "distance" => spec.distance = v.parse().map_err(|e| err(format!("{e}")))?,
+                "offset" | "scale" | "duplicates" => {
+                    let x: f32 = v
+                        .trim()
+                        .parse()
+                        .map_err(|_| err(format!("`{}` needs a number, got `{v}`", k.trim())))?;
+                    if !x.is_finite() {
+                        return Err(err(format!("`{}` must be finite", k.trim())));
+                    }
+                    match k.trim() {
+                        "offset" => spec.offset = x,
+                        "scale" => spec.scale = x,
+                        _ if (0.0..=1.0).contains(&x) => spec.duplicates = x,
+                        _ => return Err(err("`duplicates` is a share between 0 and 1".into())),
+                    }
+                }
                 other => return Err(err(format!("unknown key `{other}`"))),
             }
         }
@@ -213,8 +274,15 @@ impl fmt::Display for SyntheticSpec {
         };
         write!(
             f,
-            "gen:{kind}:n={},dim={},queries={},distance={},seed={},clusters={},spread={}",
-            self.n, self.dim, self.queries, self.distance, self.seed, self.clusters, self.spread
+            "gen:{kind}:n={},dim={},queries={},distance={},seed={},clusters={},spread={}{}",
+            self.n,
+            self.dim,
+            self.queries,
+            self.distance,
+            self.seed,
+            self.clusters,
+            self.spread,
+            self.shape_suffix(",")
         )
     }
 }

@@ -24,6 +24,11 @@ pub enum VectorsError {
         col: usize,
         value: f32,
     },
+    #[error(
+        "{what} vector {row} has zero length, so its angular (cosine) distance is undefined; \
+         remove it or use --distance euclidean or dot"
+    )]
+    ZeroNorm { what: String, row: usize },
 }
 
 impl Vectors {
@@ -104,6 +109,18 @@ impl Vectors {
         Ok(())
     }
 
+    /// Fails on the first all-zero row: under the angular metric its distance is undefined
+    /// (engines normalise vectors and would divide by zero, each in its own way).
+    pub fn check_nonzero_norm(&self, what: &str) -> Result<(), VectorsError> {
+        match self.iter().position(|row| row.iter().all(|v| *v == 0.0)) {
+            Some(row) => Err(VectorsError::ZeroNorm {
+                what: what.to_string(),
+                row,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Size of the vector payload in bytes.
     pub fn byte_len(&self) -> usize {
         self.data.len() * std::mem::size_of::<f32>()
@@ -137,5 +154,16 @@ mod tests {
         assert!(v.check_finite("test").is_err());
         let v = Vectors::new(vec![0.0, -1e30, 1e30, 5.0], 2).unwrap();
         assert!(v.check_finite("test").is_ok());
+    }
+
+    #[test]
+    fn zero_rows_are_located() {
+        let v = Vectors::new(vec![0.0, 1.0, 0.0, 0.0, 2.0, 0.0], 2).unwrap();
+        match v.check_nonzero_norm("train") {
+            Err(VectorsError::ZeroNorm { row, .. }) => assert_eq!(row, 1),
+            other => panic!("expected ZeroNorm, got {other:?}"),
+        }
+        let v = Vectors::new(vec![0.0, 1e-30, -1.0, 0.0], 2).unwrap();
+        assert!(v.check_nonzero_norm("test").is_ok());
     }
 }

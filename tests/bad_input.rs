@@ -110,6 +110,38 @@ fn nan_and_inf_vectors() {
     );
 }
 
+/// A zero vector has no angular distance: rejected under `angular`, accepted otherwise.
+#[test]
+fn zero_vector_under_angular() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut train = vec![0.5; 40];
+    train[8..12].copy_from_slice(&[0.0; 4]);
+    let p = dir.path().join("zero.hdf5");
+    write(&p, v(train, 4), v(vec![0.1; 8], 4), gt(vec![0, 1], 1));
+    let err = bench_fails(
+        dir.path(),
+        &["--dataset", p.to_str().unwrap(), "--distance", "angular"],
+    );
+    assert!(
+        err.contains("train vector 2") && err.contains("zero length"),
+        "{err}"
+    );
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "-q",
+            "--dataset",
+            p.to_str().unwrap(),
+            "-k",
+            "1",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 #[test]
 fn empty_test_set() {
     let dir = tempfile::tempdir().unwrap();

@@ -83,6 +83,7 @@ fn data() -> Data {
         seed: 7,
         clusters: 16,
         spread: 0.5,
+        ..SyntheticSpec::demo()
     };
     let (train, test) = spec.generate();
     let base = train.into_flat();
@@ -341,9 +342,16 @@ fn full_lifecycle() {
     assert_eq!(hnsw["max_neighbors"], 16, "{hnsw}");
     assert_eq!(hnsw["ef_construction"], 100, "{hnsw}");
     assert_eq!(hnsw["ef_search"], 100, "{hnsw}");
-    if let Some(size) = engine.index_size().expect("index size") {
-        assert!(size.bytes > 0, "{size:?}");
-        assert!(size.source.starts_with("persist directory"), "{size:?}");
+    // Both figures or the reason each is missing (no persist directory known, for instance).
+    let footprint = engine.footprint().expect("footprint");
+    assert!(footprint.index.is_some() || footprint.index_unmeasured.is_some());
+    assert!(footprint.total.is_some() || footprint.total_unmeasured.is_some());
+    if let (Some(index), Some(total)) = (&footprint.index, &footprint.total) {
+        assert!(
+            total.bytes >= index.bytes && index.bytes > 0,
+            "{footprint:?}"
+        );
+        assert!(index.bytes >= (d.n * dim * 4) as u64, "{footprint:?}");
     }
     let _ = engine.server_pid();
 
@@ -520,9 +528,74 @@ fn default_url_uses_the_script_server() {
     engine
         .create(&spec(&unique_name("default"), 8, 10, ParamMap::new()))
         .expect("create");
-    let size = engine.index_size().expect("index size").expect("a size");
-    assert!(size.bytes > 0);
+    // An empty collection has no vector segment on disk yet: said, not guessed.
+    let footprint = engine.footprint().expect("footprint");
+    assert!(footprint.index.is_some() || footprint.index_unmeasured.is_some());
     engine.close().expect("close");
+}
+
+/// The persist directory of `scripts/servers/chroma.sh`'s server when `url` is that server.
+fn script_persist_dir(url: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("RAGDBEVAL_SERVER_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp/ragdbeval-servers"));
+    let script_url = std::fs::read_to_string(base.join("chroma/url")).unwrap_or_default();
+    (script_url.trim().trim_end_matches('/') == url.trim_end_matches('/'))
+        .then(|| base.join("chroma/data"))
+}
+
+/// Two collections in one persist directory: each reports its own vector segment and rows,
+/// not the whole directory (which every collection of the server shares).
+#[test]
+fn two_collections_report_their_own_footprint() {
+    let Some(url) = server_url() else { return };
+    let Some(persist) = script_persist_dir(&url) else {
+        println!("skipped: CHROMA_URL is not the server of scripts/servers/chroma.sh");
+        return;
+    };
+    let dim = 16;
+    let load = |n: usize| {
+        let mut opts = options(Some(&url), false);
+        opts.server_storage = Some(persist.clone());
+        let mut engine = open(&opts).expect("open");
+        engine
+            .create(&spec(&unique_name("own"), dim, n, default_build()))
+            .expect("create");
+        let ids: Vec<u64> = (0..n as u64).collect();
+        let vectors: Vec<f32> = (0..n * dim)
+            .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
+            .collect();
+        for (chunk_ids, chunk) in ids.chunks(500).zip(vectors.chunks(500 * dim)) {
+            engine.insert_batch(chunk_ids, chunk).expect("insert");
+        }
+        engine.wait_until_ready().expect("ready");
+        engine
+    };
+    let mut big = load(4000);
+    let mut small = load(2000);
+    let fb = big.footprint().expect("footprint");
+    let fs = small.footprint().expect("footprint");
+    println!("big {fb:?}\nsmall {fs:?}");
+    let whole = ragdbeval::storage::disk_usage(&persist)
+        .expect("du")
+        .allocated;
+    for (f, n) in [(&fb, 4000u64), (&fs, 2000)] {
+        let index = f.index.as_ref().expect("index measured");
+        let total = f.total.as_ref().expect("total measured");
+        // The HNSW segment holds the vectors themselves (data_level0.bin).
+        assert!(index.bytes >= n * dim as u64 * 4, "{f:?}");
+        assert!(total.bytes >= index.bytes, "{f:?}");
+        assert!(total.bytes < whole, "{f:?} vs persist directory {whole}");
+    }
+    // Their own: different sizes, and together no more than the shared directory.
+    assert!(
+        fb.index.as_ref().map(|s| s.bytes) > fs.index.as_ref().map(|s| s.bytes),
+        "{fb:?} vs {fs:?}"
+    );
+    let sum = fb.total.as_ref().map_or(0, |s| s.bytes) + fs.total.as_ref().map_or(0, |s| s.bytes);
+    assert!(sum <= whole, "{sum} > persist directory {whole}");
+    big.close().expect("close");
+    small.close().expect("close");
 }
 
 /// Runs the server script with a private state directory.
@@ -585,8 +658,9 @@ fn server_stopped_mid_run() {
         .search(&[0.0, 0.0, 0.0, 1.0], 2, &mut out)
         .expect("search");
     assert_eq!(out[0].id, 1);
-    let size = engine.index_size().expect("size").expect("a size");
-    assert!(size.bytes > 0);
+    // 3 points: below sync_threshold, so no segment files yet; measured or explained.
+    let footprint = engine.footprint().expect("footprint");
+    assert!(footprint.total.is_some() || footprint.total_unmeasured.is_some());
 
     let stop = script(state.path(), "stop");
     assert!(stop.status.success());

@@ -11,11 +11,12 @@ use std::time::Duration;
 
 use common::{ragdbeval, stderr, stdout};
 use ragdbeval::engine::{
-    CollectionSpec, EngineResult, IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
+    CollectionSpec, EngineResult, Footprint, IndexReport, Neighbor, PointId, VectorEngine,
 };
+use ragdbeval::output::warnings::Warning;
 use ragdbeval::params::ParamMap;
 use ragdbeval::results::RunResult;
-use ragdbeval::runner::load::{closed_loop, open_loop};
+use ragdbeval::runner::load::{LoadLevel, closed_loop, open_loop};
 use ragdbeval::vectors::Vectors;
 
 /// Answers every query in `service`, except call number `stall_at`, which takes `stall`.
@@ -62,8 +63,8 @@ impl VectorEngine for StallingStub {
         out.push(Neighbor { id: 0, score: 0.0 });
         Ok(())
     }
-    fn index_size(&self) -> EngineResult<Option<SourcedBytes>> {
-        Ok(None)
+    fn footprint(&self) -> EngineResult<Footprint> {
+        Ok(Footprint::unmeasured("test engine"))
     }
     fn in_process(&self) -> bool {
         true
@@ -144,6 +145,112 @@ fn open_loop_reports_saturation() {
     assert!(level.qps < 600.0);
 }
 
+/// The counts and timings of a level, without its histograms (for assertion messages).
+fn brief(l: &LoadLevel) -> String {
+    format!(
+        "intended {:?}, completed {}, errors {}, dropped {:?}, {:.3} s, {:.0} QPS, p50 {:.3} ms, \
+         p99 {:.3} ms, send lag mean {:?} max {:?} ms, sender CPU {:?} ms, saturated {}",
+        l.intended,
+        l.completed,
+        l.errors,
+        l.dropped,
+        l.duration_s,
+        l.qps,
+        l.latency.p50_ms,
+        l.latency.p99_ms,
+        l.mean_send_lag_ms,
+        l.max_send_lag_ms,
+        l.sender_cpu_ms,
+        l.saturated
+    )
+}
+
+/// The open-loop sender must sleep between sends, not spin, nor allocate what it does not use:
+/// at 200 queries/s against an engine that answers at once, its threads' CPU time is a few
+/// milliseconds per second (measured: 11–14 ms). A sender that spins the last millisecond
+/// before each send burned 168–175 ms here, and 16 workers each allocating 122 per-second
+/// histograms up front another ~200 ms (381 ms with both): CPU taken from the engine measured.
+#[test]
+fn open_loop_sender_sleeps_instead_of_spinning() {
+    let queries = Vectors::new(vec![0.0; 40], 4).unwrap();
+    let engine = StallingStub {
+        calls: AtomicU64::new(0),
+        service: Duration::ZERO,
+        stall_at: u64::MAX,
+        stall: Duration::ZERO,
+    };
+    // 16 workers, as the CLI's default: sleeping workers must cost nothing either.
+    let level = open_loop(
+        &engine,
+        &queries,
+        1,
+        200.0,
+        Duration::from_secs(1),
+        16,
+        Duration::from_millis(50),
+    )
+    .unwrap();
+    eprintln!("{}", brief(&level));
+    let cpu_ms = level
+        .sender_cpu_ms
+        .expect("per-thread CPU time is readable on Linux");
+    assert!(
+        cpu_ms < 50.0,
+        "sender CPU {cpu_ms:.1} ms for 200 sends: {}",
+        brief(&level)
+    );
+    // Nothing was dropped and the counts add up.
+    assert_eq!(level.intended, Some(200), "{}", brief(&level));
+    assert_eq!(level.dropped, Some(0), "{}", brief(&level));
+    assert_eq!(level.completed, 200, "{}", brief(&level));
+}
+
+/// A saturated level ends after its grace period with the unsent backlog counted as dropped:
+/// 1000 queries/s for 0.5 s through one sender into an engine that takes 5 ms (at most 200/s)
+/// schedules 500 queries; in the 0.5 s + 0.5 s grace about 200 are sent, the rest are dropped.
+/// Before, the backlog was silently drained for up to 5 s more, or left out when it was not.
+#[test]
+fn saturated_open_loop_counts_dropped_queries() {
+    let queries = Vectors::new(vec![0.0; 40], 4).unwrap();
+    let engine = StallingStub {
+        calls: AtomicU64::new(0),
+        service: Duration::from_millis(5),
+        stall_at: u64::MAX,
+        stall: Duration::ZERO,
+    };
+    let level = open_loop(
+        &engine,
+        &queries,
+        1,
+        1000.0,
+        Duration::from_millis(500),
+        1,
+        Duration::from_millis(50),
+    )
+    .unwrap();
+    assert!(level.saturated, "{}", brief(&level));
+    assert_eq!(level.intended, Some(500), "{}", brief(&level));
+    let dropped = level.dropped.unwrap();
+    assert!(dropped > 0, "{}", brief(&level));
+    // Every scheduled query is accounted for: answered, failed, or dropped.
+    assert_eq!(
+        level.completed + level.errors + dropped,
+        500,
+        "{}",
+        brief(&level)
+    );
+    assert_eq!(level.latency.count, level.completed, "{}", brief(&level));
+    // The engine was called exactly for the queries sent.
+    assert_eq!(
+        engine.calls.load(Ordering::Relaxed),
+        level.completed,
+        "{}",
+        brief(&level)
+    );
+    // The level lasted its duration plus at most the same again (and one call in flight).
+    assert!(level.duration_s < 1.0 + 0.2, "{}", brief(&level));
+}
+
 #[test]
 fn closed_loop_scales_with_clients() {
     let queries = Vectors::new(vec![0.0; 400], 4).unwrap();
@@ -218,6 +325,21 @@ fn cli_load_levels_logs_and_merge() {
             .iter()
             .all(|l| l.completed > 0 && l.latency.count > 0)
     );
+    // The open level accounts for its schedule: 100/s for 0.5 s, nothing dropped at this rate.
+    assert_eq!(s.load[2].intended, Some(50));
+    assert_eq!(s.load[2].dropped, Some(0));
+    assert_eq!(s.load[2].completed, 50);
+    // The summary shows every level with its drops; closed loops have none to show.
+    let table = stdout(&out);
+    assert!(table.contains("dropped"), "{table}");
+    let open_row = table
+        .lines()
+        .find(|l| l.contains("open 100/s x16"))
+        .unwrap_or_else(|| panic!("no open-loop row: {table}"));
+    assert!(
+        open_row.contains(" 50 ") && open_row.ends_with(" ok"),
+        "{open_row}"
+    );
     assert!(s.cold_start_ms.is_some());
     assert!(!r.curves.is_empty() && !r.curves[0].curve.frontier.is_empty());
     let logs: Vec<String> = s
@@ -235,4 +357,69 @@ fn cli_load_levels_logs_and_merge() {
         "{}",
         stdout(&merged)
     );
+}
+
+/// A real engine driven far past what one sender can do: the level gives up on its backlog,
+/// and the drops are in the result, the summary, the Markdown report and a warning.
+#[test]
+fn cli_saturated_level_reports_dropped_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            "gen:uniform:n=2000,dim=8,queries=50",
+            "--runbook",
+            "build-search",
+            "--rate",
+            "1000000",
+            "--workers",
+            "1",
+            "--duration",
+            "200ms",
+            "-q",
+            "--name",
+            "drops",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = RunResult::load(&dir.path().join("results/drops.json")).unwrap();
+    let l = &r.configs[0].searches().next().unwrap().load[0];
+    let (intended, dropped) = (l.intended.unwrap(), l.dropped.unwrap());
+    assert_eq!(intended, 200_000, "{}", brief(l));
+    // One sender into a brute-force scan of 2000 points cannot send 200 000 queries in 0.4 s.
+    assert!(dropped > 0 && l.saturated, "{}", brief(l));
+    assert_eq!(l.completed + l.errors + dropped, intended, "{}", brief(l));
+    assert!(l.duration_s < 0.4 + 0.2, "{}", brief(l));
+    assert!(
+        r.warnings.iter().any(|w| matches!(
+            w,
+            Warning::DroppedQueries { dropped: d, intended: 200_000, .. } if *d == dropped
+        )),
+        "{:?}",
+        r.warnings
+    );
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        text.contains(&format!("dropped {dropped} of 200000 scheduled queries")),
+        "{text}"
+    );
+    assert!(text.contains(&format!(" {dropped} ")), "{text}");
+
+    let md = ragdbeval(
+        dir.path(),
+        &["report", "results/drops.json", "--format", "markdown"],
+    );
+    assert!(md.status.success(), "{}", stderr(&md));
+    let md = stdout(&md);
+    assert!(md.contains("### Load (exact)"), "{md}");
+    assert!(
+        md.lines()
+            .any(|l| l.contains("open 1000000/s x1") && l.contains(&format!("| {dropped} |"))),
+        "{md}"
+    );
+    assert!(md.contains(&format!("dropped {dropped} of 200000")), "{md}");
 }

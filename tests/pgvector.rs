@@ -92,6 +92,7 @@ impl Data {
             seed,
             clusters: 16,
             spread: 0.5,
+            ..SyntheticSpec::demo()
         };
         let (train, test) = spec.generate();
         let gt = exact_knn(
@@ -251,12 +252,23 @@ fn lifecycle_recall_sweep_and_mutations() {
         "one plan per search-parameter set: {labels:?}"
     );
 
-    let size = engine
-        .index_size()
-        .expect("index size")
-        .expect("an index exists");
+    // Two figures: the ANN index alone, and the table that also holds every vector (heap of
+    // at least n × dim × 4 bytes) plus that index.
+    let footprint = engine.footprint().expect("footprint");
+    let size = footprint.index.clone().expect("an index exists");
+    let total = footprint.total.clone().expect("table size");
     assert!(size.bytes > 0);
-    assert_eq!(size.source, "pg_relation_size(index)");
+    assert_eq!(size.source, "pg_relation_size(ANN index)");
+    assert!(
+        total.source.starts_with("pg_total_relation_size(table)"),
+        "{total:?}"
+    );
+    assert!(
+        total.bytes >= size.bytes + 5000 * dim as u64 * 4,
+        "total {} must hold the index {} and the heap of 5000 × {dim} × 4 B",
+        total.bytes,
+        size.bytes
+    );
     if url.contains("127.0.0.1") || url.contains("localhost") {
         assert!(
             engine.server_pid().is_some(),
@@ -412,7 +424,7 @@ fn other_index_sets_use_their_index() {
             report.details.get("full_scan_reason")
         );
         assert_eq!(plans_all_use_index(&report.details).len(), searches.len());
-        let size = engine.index_size().expect("size").expect("index");
+        let size = engine.footprint().expect("size").index.expect("index");
         let describe = engine.describe();
         println!(
             "{set} ({distance}): index {} B, {}",
@@ -688,7 +700,7 @@ fn server_stopped_mid_run_is_an_error() {
     no_panic("insert", || engine.insert_batch(&[7777], &row)).expect_err("insert");
     no_panic("delete", || engine.delete_batch(&[1])).expect_err("delete");
     no_panic("wait", || engine.wait_until_ready()).expect_err("wait");
-    no_panic("index size", || engine.index_size()).expect_err("index size");
+    no_panic("footprint", || engine.footprint()).expect_err("footprint");
     let described = catch_unwind(AssertUnwindSafe(|| engine.describe())).expect("describe");
     assert!(described.contains_key("table_bytes_error"), "{described:?}");
     no_panic("close", || engine.close()).expect_err("close");

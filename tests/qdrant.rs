@@ -140,6 +140,7 @@ fn full_lifecycle() {
         seed: 7,
         clusters: 16,
         spread: 0.5,
+        ..SyntheticSpec::demo()
     };
     let (train, test) = data.generate();
     let base = train.as_flat();
@@ -273,7 +274,12 @@ fn full_lifecycle() {
         assert!(!serde_json::to_string(&described).unwrap().contains(&key));
     }
     // Without --server-storage there is no size source over gRPC.
-    assert!(engine.index_size().expect("index size").is_none());
+    let size = engine.footprint().expect("footprint");
+    assert!(size.index.is_none() && size.total.is_none(), "{size:?}");
+    assert!(
+        size.total_unmeasured
+            .is_some_and(|why| why.contains("--server-storage"))
+    );
     let _ = engine.server_pid();
 
     engine.close().expect("close");

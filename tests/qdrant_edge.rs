@@ -148,17 +148,34 @@ fn default_set_reaches_recall_on_demo_dataset() {
     );
     assert!(out.windows(2).all(|w| w[0].score <= w[1].score));
 
-    let size = engine.index_size().expect("size").expect("some size");
+    // Index = HNSW graph files only; total = the shard directory with vectors and WAL.
+    let footprint = engine.footprint().expect("footprint");
+    let index = footprint.index.clone().expect("graph files measured");
+    let size = footprint.total.clone().expect("total measured");
     assert!(size.source.starts_with("shard directory"), "{size:?}");
+    assert!(index.source.contains("vector_index"), "{index:?}");
     assert!(
         size.bytes >= (train.len() * train.dim() * 4) as u64,
         "{}",
         size.bytes
     );
+    // The WAL is in the total, never in the index; the vectors (stored outside vector_index)
+    // are in the total as well.
     let described = engine.describe();
+    let wal = described["disk_wal"]["allocated_bytes"]
+        .as_u64()
+        .expect("disk_wal in describe");
+    assert!(wal > 0 && index.bytes > 0, "{footprint:?}");
+    assert!(
+        index.bytes + wal + (train.len() * train.dim() * 4) as u64 <= size.bytes,
+        "index {} + WAL {wal} + vectors must fit in total {}",
+        index.bytes,
+        size.bytes
+    );
     assert_eq!(described["points"], serde_json::json!(train.len()));
     eprintln!(
-        "index size {} bytes; describe {}",
+        "footprint: index {} bytes, total {} bytes; describe {}",
+        index.bytes,
         size.bytes,
         serde_json::Value::Object(described)
     );
@@ -211,6 +228,7 @@ fn hnsw_ef_matters_on_50k_angular_and_exact_is_exact() {
         seed: 7,
         clusters: 32,
         spread: 0.5,
+        ..SyntheticSpec::demo()
     };
     let (train, test) = spec.generate();
     let gt = truth(&train, &test, spec.distance);

@@ -345,8 +345,14 @@ fn full_lifecycle() {
     engine.delete_batch(&doomed[..3]).expect("delete again");
 
     // Facts.
-    let size = engine.index_size().expect("index size").expect("a size");
-    assert_eq!(size.source, "MEMORY USAGE");
+    // One in-memory structure: index and total are the same MEMORY USAGE figure.
+    let footprint = engine.footprint().expect("footprint");
+    let size = footprint.total.clone().expect("a total");
+    assert!(
+        size.source.starts_with("MEMORY USAGE of the key"),
+        "{size:?}"
+    );
+    assert_eq!(footprint.index.as_ref().map(|i| i.bytes), Some(size.bytes));
     assert!(size.bytes > (d.n * dim) as u64, "{size:?}");
     let described = engine.describe();
     for key in ["server_version", "vinfo", "used_memory"] {
@@ -582,7 +588,7 @@ fn server_stopped_mid_run_is_an_error() {
         }
     }
     assert!(engine.upsert_batch(&[3], &[0.0, 0.0, 1.0, 0.0]).is_err());
-    assert!(engine.index_size().is_err());
+    assert!(engine.footprint().is_err());
     let entry = ragdbeval::adapters::find("redis").expect("redis is registered");
     assert!(matches!(
         (entry.open)(&options(&url, false)),

@@ -11,8 +11,8 @@ use common::{ragdbeval, stderr};
 use ragdbeval::adapters;
 use ragdbeval::dataset::{self, LoadOptions};
 use ragdbeval::engine::{
-    CollectionSpec, ConnectOptions, EngineEntry, EngineResult, IndexReport, Neighbor, PointId,
-    SourcedBytes, VectorEngine,
+    CollectionSpec, ConnectOptions, EngineEntry, EngineResult, Footprint, IndexReport, Neighbor,
+    PointId, VectorEngine,
 };
 use ragdbeval::params::ParamMap;
 use ragdbeval::results::{RunResult, RunState, Step};
@@ -53,8 +53,48 @@ fn check_exact_run(dir: &Path, runbook: &str, dataset: &str) -> RunResult {
         );
         assert_eq!(s.stale_hits, 0, "{runbook} step {}", s.runbook_step);
         assert_eq!(s.ghost_hits, 0, "{runbook} step {}", s.runbook_step);
+        // Recall 1.0 alone cannot catch a wrong truth (a closer point missing from the truth
+        // still counts as relevant): the exact engine must reproduce it id for id, bit for bit.
+        assert_eq!(
+            s.truth_mismatches,
+            Some(0),
+            "{runbook} on {dataset}: step {} after {}",
+            s.runbook_step,
+            s.after
+        );
+    }
+    for m in r.configs[0].mutations() {
+        assert_eq!(m.stale_hits, 0, "{runbook} step {}", m.runbook_step);
     }
     r
+}
+
+/// The exact engine reproduces the ground truth exactly on every dataset shape that breaks
+/// naive float arithmetic: data far from the origin, tiny and huge magnitudes, duplicate rows
+/// (ties broken by id), under every metric, at every step of every example runbook.
+#[test]
+fn exact_reproduces_the_truth_on_every_dataset_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/runbooks");
+    let runbooks = [
+        "default".to_string(),
+        root.join("churn.toml").display().to_string(),
+        root.join("append-only.toml").display().to_string(),
+    ];
+    let shapes = [
+        "gen:uniform:n=2000,dim=32,queries=40,seed=21,offset=1000",
+        "gen:uniform:n=2000,dim=32,queries=40,seed=22,offset=10000",
+        "gen:clustered:n=2000,dim=16,queries=40,seed=23,scale=0.001",
+        "gen:clustered:n=2000,dim=16,queries=40,seed=24,scale=10000",
+        "gen:clustered:n=2000,dim=16,queries=40,seed=25,duplicates=0.3",
+        "gen:uniform:n=2000,dim=8,queries=40,seed=26,distance=angular,offset=50,duplicates=0.2",
+        "gen:clustered:n=2000,dim=8,queries=40,seed=27,distance=dot,scale=100,duplicates=0.2",
+    ];
+    for shape in shapes {
+        for runbook in &runbooks {
+            check_exact_run(dir.path(), runbook, shape);
+        }
+    }
 }
 
 #[test]
@@ -72,6 +112,29 @@ fn exact_is_perfect_on_the_default_and_example_runbooks() {
     }
     let update = r.configs[0].mutations().nth(1).unwrap();
     assert_eq!((update.mode.as_str(), update.points), ("single", 200));
+    // Build and mutations count throughput the same way: points until indexed (write calls
+    // plus index-ready wait), and the write calls alone.
+    for m in r.configs[0].mutations() {
+        assert!(
+            (m.total_s - (m.write_s + m.ready_wait_s)).abs() < 1e-9,
+            "{m:?}"
+        );
+        assert!(
+            (m.vectors_per_s - m.points as f64 / m.total_s).abs() < 1e-6,
+            "{m:?}"
+        );
+        assert!(m.write_vectors_per_s >= m.vectors_per_s, "{m:?}");
+    }
+    let build = r.configs[0].build().unwrap();
+    assert!((build.vectors_per_s - build.points as f64 / build.total_s).abs() < 1e-6);
+    assert!(build.write_vectors_per_s >= build.vectors_per_s);
+    // Only the search right after the build is a cold start: after a mutation the
+    // read-after-write probes have already searched.
+    let cold: Vec<bool> = r.configs[0]
+        .searches()
+        .map(|s| s.cold_start_ms.is_some())
+        .collect();
+    assert_eq!(cold, [true, false, false, false]);
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/runbooks");
     for file in ["churn.toml", "append-only.toml"] {
@@ -143,8 +206,8 @@ impl VectorEngine for IgnoresDeletes {
     fn search(&self, q: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
         self.0.search(q, k, out)
     }
-    fn index_size(&self) -> EngineResult<Option<SourcedBytes>> {
-        self.0.index_size()
+    fn footprint(&self) -> EngineResult<Footprint> {
+        self.0.footprint()
     }
     fn in_process(&self) -> bool {
         true
@@ -203,6 +266,45 @@ fn an_engine_that_ignores_deletes_is_caught() {
     }
 }
 
+/// Deletes of points that an update had moved: the read-after-write probe must look with the
+/// vector the point had when deleted. Probing with its original vector (as the first version
+/// did) finds nothing there and reports the ignored deletes as visible.
+#[test]
+fn deletes_after_updates_are_probed_with_the_current_vector() {
+    let ds = dataset::load(
+        "gen:clustered:n=2000,dim=8,queries=50,seed=4",
+        &LoadOptions {
+            gt_k: 10,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
+    let runbook = Runbook::parse_toml(
+        "[[steps]]\nkind = \"build\"\nend = \"50%\"\n\
+         [[steps]]\nkind = \"update\"\nids = { start = 0, end = \"25%\" }\nfrom = \"50%\"\n\
+         [[steps]]\nkind = \"delete\"\nids = { start = 0, end = \"25%\" }\n\
+         [[steps]]\nkind = \"search\"\n",
+    )
+    .unwrap();
+    let steps = runbook.resolve(ds.train.len()).unwrap();
+    let truths = ground_truth::step_truths(&ds, &steps, 10, None, true).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan_for(&BROKEN, steps, truths, dir.path());
+    let mut result = common::empty_result();
+    let path = dir.path().join("r.json");
+    runner::run(&plan, &ds, &mut result, &path, None).unwrap();
+    let delete = result.configs[0]
+        .mutations()
+        .find(|m| m.kind == "delete")
+        .unwrap();
+    assert!(delete.visibility.samples > 0);
+    assert_eq!(
+        delete.visibility.visible, 0,
+        "ignored deletes reported as visible: {:?}",
+        delete.visibility
+    );
+}
+
 /// A real `exact` engine that dies after the build: every later call fails, as a crashed
 /// server would.
 struct DiesAfterBuild(Box<dyn VectorEngine>, std::sync::atomic::AtomicBool);
@@ -243,8 +345,8 @@ impl VectorEngine for DiesAfterBuild {
         }
         self.0.search(q, k, out)
     }
-    fn index_size(&self) -> EngineResult<Option<SourcedBytes>> {
-        self.0.index_size()
+    fn footprint(&self) -> EngineResult<Footprint> {
+        self.0.footprint()
     }
     fn in_process(&self) -> bool {
         true

@@ -17,8 +17,8 @@ use rayon::prelude::*;
 
 use crate::distance::Distance;
 use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, IndexReport, Neighbor, PointId,
-    SourcedBytes, VectorEngine,
+    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
+    PointId, SourcedBytes, VectorEngine,
 };
 use crate::groundtruth::{BaseSet, exact_knn};
 use crate::params::{ParamMap, ParamMapExt};
@@ -320,17 +320,26 @@ impl VectorEngine for ExactEngine {
             .collect())
     }
 
-    fn index_size(&self) -> EngineResult<Option<SourcedBytes>> {
+    /// No index structure: exact scans its vectors. The total is what it holds in memory.
+    fn footprint(&self) -> EngineResult<Footprint> {
         // Vectors it holds (shared rows are the dataset's memory, counted once) plus ids.
         let vectors = self.live_points() * self.dim * std::mem::size_of::<f32>();
         let ids = self.live_points() * std::mem::size_of::<PointId>();
-        Ok(Some(SourcedBytes {
-            bytes: (vectors + ids) as u64,
-            source: "live vectors × dim × 4 B + ids (in memory)".into(),
-        }))
+        Ok(Footprint::new(
+            Err("no index structure: exact scans every vector".into()),
+            Ok(SourcedBytes {
+                bytes: (vectors + ids) as u64,
+                source: "live vectors × dim × 4 B + ids × 8 B (in memory, computed from counts)"
+                    .into(),
+            }),
+        ))
     }
 
     fn in_process(&self) -> bool {
+        true
+    }
+
+    fn answers_are_exact(&self) -> bool {
         true
     }
 

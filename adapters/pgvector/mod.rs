@@ -40,8 +40,8 @@ use serde_json::{Map, Value, json};
 
 use crate::distance::Distance;
 use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, IndexReport, Neighbor, PointId,
-    SourcedBytes, VectorEngine,
+    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
+    PointId, SourcedBytes, VectorEngine,
 };
 use crate::params::{ParamMap, ParamMapExt};
 
@@ -1514,19 +1514,34 @@ impl VectorEngine for PgVector {
         Ok(())
     }
 
-    /// `pg_relation_size` of the index (the table and its other indexes are in `describe`).
-    fn index_size(&self) -> EngineResult<Option<SourcedBytes>> {
+    /// Index: `pg_relation_size` of the ANN index. Total: `pg_total_relation_size` of the
+    /// table, which holds every vector: heap + TOAST + all its indexes (ANN and primary key).
+    /// The server's WAL is shared by every table and is not counted.
+    fn footprint(&self) -> EngineResult<Footprint> {
         let Some(col) = &self.collection else {
-            return Ok(None);
+            return Ok(Footprint::unmeasured("no collection created"));
         };
-        if col.index.is_none() {
-            return Ok(None);
-        }
-        let bytes = self.relation_size("pg_relation_size", &quote_ident(&col.index_name))?;
-        Ok(bytes.map(|bytes| SourcedBytes {
-            bytes,
-            source: "pg_relation_size(index)".into(),
-        }))
+        let gone = |what: &str| format!("{what} not found in the catalog");
+        let index = if col.index.is_some() {
+            let name = quote_ident(&col.index_name);
+            self.relation_size("pg_relation_size", &name)?
+                .map(|bytes| SourcedBytes {
+                    bytes,
+                    source: "pg_relation_size(ANN index)".into(),
+                })
+                .ok_or_else(|| gone("the index"))
+        } else {
+            Err("no ANN index: every search is a sequential scan".into())
+        };
+        let total = self
+            .relation_size("pg_total_relation_size", &col.table)?
+            .map(|bytes| SourcedBytes {
+                bytes,
+                source: "pg_total_relation_size(table): heap + TOAST + indexes (WAL excluded)"
+                    .into(),
+            })
+            .ok_or_else(|| gone("the table"));
+        Ok(Footprint::new(index, total))
     }
 
     fn server_pid(&self) -> Option<u32> {

@@ -8,9 +8,12 @@
 //! Qdrant's defaults are tuned for big production collections and trap small benchmarks:
 //! a segment is only indexed once it holds `indexing_threshold` KB of vectors, and a segment
 //! below `full_scan_threshold` KB is answered by a brute-force scan. Both default to about
-//! 10-20 MB, so a 100k × 32 dataset would never touch HNSW. Unless the user sets them, the
-//! adapter derives both from the dataset size (see [`auto_threshold_kb`]) and
+//! 10-20 MB, so a 100k × 32 dataset would never touch HNSW. Unless the user sets them, both
+//! are derived from the dataset size by the rule shared with the `qdrant-edge` adapter
+//! ([`crate::adapters::qdrant_settings::derived_thresholds`]), and
 //! [`VectorEngine::wait_until_ready`] reports whenever some searches may still be full scans.
+//! All parameters are parsed and recorded by [`crate::adapters::qdrant_settings`]; this
+//! adapter only translates the parsed settings into gRPC builders.
 
 use std::collections::HashSet;
 use std::fs;
@@ -34,12 +37,15 @@ use serde_json::{Map, Value, json};
 use tokio::runtime::Runtime;
 use tokio::task::JoinSet;
 
+use crate::adapters::qdrant_settings::{
+    BuildSettings, PqCompression, Quantization, SearchSettings, SettingsError, Target,
+};
 use crate::distance::Distance;
 use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, IndexReport, Neighbor, PointId,
-    SourcedBytes, VectorEngine,
+    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
+    PointId, VectorEngine,
 };
-use crate::params::{ParamError, ParamMap, ParamMapExt};
+use crate::params::ParamMap;
 
 /// Named parameter sets and sweeps of this engine (`[sets.NAME]` tables).
 pub const CONFIG: &str = include_str!("config.toml");
@@ -65,40 +71,6 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(60);
 const BATCH_QUERY_CHUNK: usize = 256;
 /// Ids per delete request (ids are small; this only keeps messages bounded).
 const DELETE_CHUNK: usize = 10_000;
-/// Qdrant's default `full_scan_threshold` (KB); auto thresholds never exceed it, so large
-/// datasets keep Qdrant's usual behaviour.
-const QDRANT_DEFAULT_THRESHOLD_KB: u64 = 10_000;
-/// Auto thresholds are this fraction (1/N) of the whole dataset. Qdrant spreads points over
-/// 2-8 segments per shard, so 1/100 stays well below any segment's share: every segment is
-/// indexed and searched through its graph, and at most ~1% of the points can remain in an
-/// unindexed appendable tail.
-const AUTO_THRESHOLD_FRACTION: u64 = 100;
-
-/// Build parameters accepted by [`VectorEngine::create`].
-const BUILD_PARAMS: &[&str] = &[
-    "m",
-    "ef_construct",
-    "full_scan_threshold",
-    "indexing_threshold",
-    "on_disk",
-    "hnsw_on_disk",
-    "quantization",
-    "quantization_always_ram",
-    "pq_compression",
-    "shard_number",
-    "replication_factor",
-    "write_consistency_factor",
-];
-
-/// Search parameters accepted by [`VectorEngine::set_search_params`].
-const SEARCH_PARAMS: &[&str] = &[
-    "hnsw_ef",
-    "exact",
-    "rescore",
-    "oversampling",
-    "indexed_only",
-];
-
 /// gRPC status codes (`tonic::Code` discriminants; tonic is not a direct dependency).
 mod grpc_code {
     pub const CANCELLED: i32 = 1;
@@ -188,260 +160,122 @@ fn redact_url(url: &str) -> String {
     }
 }
 
-/// Quantization of the stored vectors.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Quantization {
-    None,
-    Int8,
-    Binary,
-    Product(CompressionRatio),
+/// A parameter rejected by [`crate::adapters::qdrant_settings`], as this engine reports it.
+fn bad_param(err: SettingsError) -> EngineError {
+    err.into_engine(Target::Server)
 }
 
-impl Quantization {
-    fn label(self) -> String {
-        match self {
-            Quantization::None => "none".into(),
-            Quantization::Int8 => "int8".into(),
-            Quantization::Binary => "binary".into(),
-            Quantization::Product(r) => format!("product-{}", r.as_str_name().to_lowercase()),
-        }
+/// The client's ratio for a product-quantization compression.
+fn compression_ratio(compression: PqCompression) -> CompressionRatio {
+    match compression {
+        PqCompression::X4 => CompressionRatio::X4,
+        PqCompression::X8 => CompressionRatio::X8,
+        PqCompression::X16 => CompressionRatio::X16,
+        PqCompression::X32 => CompressionRatio::X32,
+        PqCompression::X64 => CompressionRatio::X64,
     }
 }
 
-/// A threshold in KB and whether the user set it or the adapter derived it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Threshold {
-    kb: u64,
-    auto: bool,
-}
-
-impl Threshold {
-    fn to_json(self) -> Value {
-        json!({ "kb": self.kb, "source": if self.auto { "auto (from dataset size)" } else { "user" } })
-    }
-}
-
-/// Validated build parameters.
-#[derive(Debug, Clone, PartialEq)]
-struct BuildSettings {
-    m: Option<u64>,
-    ef_construct: Option<u64>,
-    full_scan_threshold: Threshold,
-    indexing_threshold: Threshold,
-    on_disk: Option<bool>,
-    hnsw_on_disk: Option<bool>,
-    quantization: Quantization,
-    quantization_always_ram: Option<bool>,
-    shard_number: Option<u32>,
-    replication_factor: Option<u32>,
-    write_consistency_factor: Option<u32>,
-}
-
-/// Default for `indexing_threshold` and `full_scan_threshold` (both in KB) when the user left
-/// them unset: 1/[`AUTO_THRESHOLD_FRACTION`] of the dataset's vector bytes, capped at Qdrant's
-/// default. Never 0: `indexing_threshold = 0` disables indexing altogether.
-fn auto_threshold_kb(expected_points: usize, dim: usize) -> u64 {
-    let bytes = (expected_points as u64).saturating_mul(dim as u64 * 4);
-    (bytes.div_ceil(1024) / AUTO_THRESHOLD_FRACTION).clamp(1, QDRANT_DEFAULT_THRESHOLD_KB)
-}
-
-fn param_error(err: ParamError) -> EngineError {
-    let param = match &err {
-        ParamError::WrongType { name, .. } | ParamError::Unknown { name, .. } => name.clone(),
-        _ => "?".to_string(),
+/// The create request for the parsed settings: a translation, no decisions. The deprecated
+/// `on_disk` / `always_ram` flags are used rather than the newer `memory` placement because
+/// servers before 1.19 ignore `memory` silently.
+pub(crate) fn create_request(
+    settings: &BuildSettings,
+    name: &str,
+    distance: Distance,
+    timeout: u64,
+) -> CreateCollectionBuilder {
+    let distance = match distance {
+        Distance::Euclidean => QDistance::Euclid,
+        Distance::Angular => QDistance::Cosine,
+        Distance::Dot => QDistance::Dot,
     };
-    EngineError::bad_param(ENGINE, &param, err)
+    let mut vectors = VectorParamsBuilder::new(settings.dim as u64, distance);
+    if let Some(on_disk) = settings.on_disk {
+        vectors = vectors.on_disk(on_disk);
+    }
+    // m and ef_construct are sent even at their defaults, so the record is what the server
+    // was told rather than what it is assumed to default to.
+    let mut hnsw = HnswConfigDiffBuilder::default()
+        .m(settings.m as u64)
+        .ef_construct(settings.ef_construct as u64)
+        .full_scan_threshold(settings.full_scan_threshold.kb);
+    if let Some(on_disk) = settings.hnsw_on_disk {
+        hnsw = hnsw.on_disk(on_disk);
+    }
+    let optimizers =
+        OptimizersConfigDiffBuilder::default().indexing_threshold(settings.indexing_threshold.kb);
+    let mut request = CreateCollectionBuilder::new(name)
+        .vectors_config(vectors)
+        .hnsw_config(hnsw)
+        .optimizers_config(optimizers)
+        .timeout(timeout);
+    let quantization: Option<quantization_config::Quantization> = match settings.quantization {
+        Quantization::None => None,
+        Quantization::Int8 => {
+            let mut q = ScalarQuantizationBuilder::default();
+            if let Some(ram) = settings.quantization_always_ram {
+                q = q.always_ram(ram);
+            }
+            Some(q.into())
+        }
+        Quantization::Binary => {
+            let mut q = BinaryQuantizationBuilder::default();
+            if let Some(ram) = settings.quantization_always_ram {
+                q = q.always_ram(ram);
+            }
+            Some(q.into())
+        }
+        Quantization::Product(compression) => {
+            let mut q = ProductQuantizationBuilder::new(compression_ratio(compression).into());
+            if let Some(ram) = settings.quantization_always_ram {
+                q = q.always_ram(ram);
+            }
+            Some(q.into())
+        }
+    };
+    if let Some(q) = quantization {
+        request = request.quantization_config(q);
+    }
+    if let Some(n) = settings.shard_number {
+        request = request.shard_number(n);
+    }
+    if let Some(n) = settings.replication_factor {
+        request = request.replication_factor(n);
+    }
+    if let Some(n) = settings.write_consistency_factor {
+        request = request.write_consistency_factor(n);
+    }
+    request
 }
 
-/// A positive integer that must fit the u32 fields of Qdrant's cluster settings.
-fn get_u32_min1(params: &ParamMap, name: &str) -> EngineResult<Option<u32>> {
-    match params.get_u64(name).map_err(param_error)? {
-        None => Ok(None),
-        Some(v) if v >= 1 && v <= u64::from(u32::MAX) => Ok(Some(v as u32)),
-        Some(v) => Err(EngineError::bad_param(
-            ENGINE,
-            name,
-            format!("must be between 1 and {}, got {v}", u32::MAX),
-        )),
+/// The request's search parameters for the parsed settings; `None` (send nothing) when
+/// nothing is set, so the server's defaults apply.
+pub(crate) fn search_request_params(search: &SearchSettings) -> Option<SearchParams> {
+    if search.is_default() {
+        return None;
     }
-}
-
-impl BuildSettings {
-    fn from_params(params: &ParamMap, expected_points: usize, dim: usize) -> EngineResult<Self> {
-        params.reject_unknown(BUILD_PARAMS).map_err(param_error)?;
-        let auto = auto_threshold_kb(expected_points, dim);
-        let threshold = |name: &str| -> EngineResult<Threshold> {
-            Ok(match params.get_u64(name).map_err(param_error)? {
-                Some(kb) => Threshold { kb, auto: false },
-                None => Threshold {
-                    kb: auto,
-                    auto: true,
-                },
-            })
-        };
-        let quantization = match params
-            .get_str("quantization")
-            .map_err(param_error)?
-            .unwrap_or("none")
-            .to_ascii_lowercase()
-            .as_str()
-        {
-            "none" => Quantization::None,
-            "int8" | "scalar" => Quantization::Int8,
-            "binary" => Quantization::Binary,
-            "product" | "pq" => {
-                let ratio = match params.get("pq_compression") {
-                    None => CompressionRatio::X16,
-                    Some(v) => match v.to_string().trim_start_matches(['x', 'X']) {
-                        "4" => CompressionRatio::X4,
-                        "8" => CompressionRatio::X8,
-                        "16" => CompressionRatio::X16,
-                        "32" => CompressionRatio::X32,
-                        "64" => CompressionRatio::X64,
-                        other => {
-                            return Err(EngineError::bad_param(
-                                ENGINE,
-                                "pq_compression",
-                                format!("must be 4, 8, 16, 32 or 64, got `{other}`"),
-                            ));
-                        }
-                    },
-                };
-                Quantization::Product(ratio)
-            }
-            other => {
-                return Err(EngineError::bad_param(
-                    ENGINE,
-                    "quantization",
-                    format!("must be none, int8, binary or product, got `{other}`"),
-                ));
-            }
-        };
-        let quantization_always_ram = params
-            .get_bool("quantization_always_ram")
-            .map_err(param_error)?;
-        // Silently ignoring these would record a setting that had no effect.
-        if quantization == Quantization::None && quantization_always_ram.is_some() {
-            return Err(EngineError::bad_param(
-                ENGINE,
-                "quantization_always_ram",
-                "only applies with quantization=int8, binary or product",
-            ));
-        }
-        if params.contains_key("pq_compression")
-            && !matches!(quantization, Quantization::Product(_))
-        {
-            return Err(EngineError::bad_param(
-                ENGINE,
-                "pq_compression",
-                "only applies with quantization=product",
-            ));
-        }
-        Ok(BuildSettings {
-            m: params.get_u64("m").map_err(param_error)?,
-            ef_construct: params.get_u64("ef_construct").map_err(param_error)?,
-            full_scan_threshold: threshold("full_scan_threshold")?,
-            indexing_threshold: threshold("indexing_threshold")?,
-            on_disk: params.get_bool("on_disk").map_err(param_error)?,
-            hnsw_on_disk: params.get_bool("hnsw_on_disk").map_err(param_error)?,
-            quantization,
-            quantization_always_ram,
-            shard_number: get_u32_min1(params, "shard_number")?,
-            replication_factor: get_u32_min1(params, "replication_factor")?,
-            write_consistency_factor: get_u32_min1(params, "write_consistency_factor")?,
-        })
+    let mut builder = SearchParamsBuilder::default();
+    if let Some(ef) = search.hnsw_ef {
+        builder = builder.hnsw_ef(ef as u64);
     }
-
-    /// The create request. The deprecated `on_disk` / `always_ram` flags are used rather than
-    /// the newer `memory` placement because servers before 1.19 ignore `memory` silently.
-    fn request(
-        &self,
-        name: &str,
-        dim: usize,
-        distance: Distance,
-        timeout: u64,
-    ) -> CreateCollectionBuilder {
-        let distance = match distance {
-            Distance::Euclidean => QDistance::Euclid,
-            Distance::Angular => QDistance::Cosine,
-            Distance::Dot => QDistance::Dot,
-        };
-        let mut vectors = VectorParamsBuilder::new(dim as u64, distance);
-        if let Some(on_disk) = self.on_disk {
-            vectors = vectors.on_disk(on_disk);
-        }
-        let mut hnsw =
-            HnswConfigDiffBuilder::default().full_scan_threshold(self.full_scan_threshold.kb);
-        if let Some(m) = self.m {
-            hnsw = hnsw.m(m);
-        }
-        if let Some(ef) = self.ef_construct {
-            hnsw = hnsw.ef_construct(ef);
-        }
-        if let Some(on_disk) = self.hnsw_on_disk {
-            hnsw = hnsw.on_disk(on_disk);
-        }
-        let optimizers =
-            OptimizersConfigDiffBuilder::default().indexing_threshold(self.indexing_threshold.kb);
-        let mut request = CreateCollectionBuilder::new(name)
-            .vectors_config(vectors)
-            .hnsw_config(hnsw)
-            .optimizers_config(optimizers)
-            .timeout(timeout);
-        let quantization: Option<quantization_config::Quantization> = match self.quantization {
-            Quantization::None => None,
-            Quantization::Int8 => {
-                let mut q = ScalarQuantizationBuilder::default();
-                if let Some(ram) = self.quantization_always_ram {
-                    q = q.always_ram(ram);
-                }
-                Some(q.into())
-            }
-            Quantization::Binary => {
-                let mut q = BinaryQuantizationBuilder::default();
-                if let Some(ram) = self.quantization_always_ram {
-                    q = q.always_ram(ram);
-                }
-                Some(q.into())
-            }
-            Quantization::Product(ratio) => {
-                let mut q = ProductQuantizationBuilder::new(ratio.into());
-                if let Some(ram) = self.quantization_always_ram {
-                    q = q.always_ram(ram);
-                }
-                Some(q.into())
-            }
-        };
-        if let Some(q) = quantization {
-            request = request.quantization_config(q);
-        }
-        if let Some(n) = self.shard_number {
-            request = request.shard_number(n);
-        }
-        if let Some(n) = self.replication_factor {
-            request = request.replication_factor(n);
-        }
-        if let Some(n) = self.write_consistency_factor {
-            request = request.write_consistency_factor(n);
-        }
-        request
+    if let Some(exact) = search.exact {
+        builder = builder.exact(exact);
     }
-
-    fn to_json(&self) -> Value {
-        json!({
-            "m": self.m,
-            "ef_construct": self.ef_construct,
-            "full_scan_threshold": self.full_scan_threshold.to_json(),
-            "indexing_threshold": self.indexing_threshold.to_json(),
-            "on_disk": self.on_disk,
-            "hnsw_on_disk": self.hnsw_on_disk,
-            "quantization": self.quantization.label(),
-            "quantization_always_ram": self.quantization_always_ram,
-            "shard_number": self.shard_number,
-            "replication_factor": self.replication_factor,
-            "write_consistency_factor": self.write_consistency_factor,
-        })
+    if let Some(indexed_only) = search.indexed_only {
+        builder = builder.indexed_only(indexed_only);
     }
+    if search.has_quantization_params() {
+        let mut q = QuantizationSearchParamsBuilder::default();
+        if let Some(rescore) = search.rescore {
+            q = q.rescore(rescore);
+        }
+        if let Some(o) = search.oversampling {
+            q = q.oversampling(o);
+        }
+        builder = builder.quantization(q);
+    }
+    Some(builder.build())
 }
 
 /// The collection this adapter created.
@@ -449,6 +283,7 @@ impl BuildSettings {
 struct Collection {
     name: String,
     dim: usize,
+    /// Parsed by [`crate::adapters::qdrant_settings`], like the edge adapter's.
     settings: BuildSettings,
     /// Points sent through `insert_batch` (ids are stable row numbers, so no double counting).
     loaded: u64,
@@ -475,7 +310,8 @@ pub struct QdrantEngine {
     discovered_pid: OnceLock<Option<u32>>,
     collection: Option<Collection>,
     search_params: Option<SearchParams>,
-    search_label: String,
+    /// The parsed search settings, for `describe`.
+    search: SearchSettings,
 }
 
 impl QdrantEngine {
@@ -561,7 +397,7 @@ impl QdrantEngine {
             discovered_pid: OnceLock::new(),
             collection: None,
             search_params: None,
-            search_label: "-".into(),
+            search: SearchSettings::default(),
         })
     }
 
@@ -891,7 +727,6 @@ fn info_json(info: &CollectionInfo) -> Value {
     })
 }
 
-
 /// Socket inodes of TCP listeners on `port`, from /proc/net/tcp and tcp6 (Linux).
 fn listening_inodes(port: u16) -> HashSet<u64> {
     let mut inodes = HashSet::new();
@@ -978,8 +813,13 @@ impl VectorEngine for QdrantEngine {
                 "dimension must be at least 1",
             ));
         }
-        let settings =
-            BuildSettings::from_params(&spec.build_params, spec.expected_points, spec.dim)?;
+        let settings = BuildSettings::parse(
+            &spec.build_params,
+            Target::Server,
+            spec.expected_points,
+            spec.dim,
+        )
+        .map_err(bad_param)?;
         let name = spec.name.clone();
         if self.run("create", self.client.collection_exists(name.as_str()))? {
             if !self.recreate {
@@ -1000,7 +840,7 @@ impl VectorEngine for QdrantEngine {
                 ),
             )?;
         }
-        let request = settings.request(&name, spec.dim, spec.distance, self.timeout_secs());
+        let request = create_request(&settings, &name, spec.distance, self.timeout_secs());
         let response = self.run("create", self.client.create_collection(request))?;
         if !response.result {
             return Err(EngineError::op(
@@ -1016,7 +856,7 @@ impl VectorEngine for QdrantEngine {
             loaded: 0,
         });
         self.search_params = None;
-        self.search_label = "-".into();
+        self.search = SearchSettings::default();
         Ok(())
     }
 
@@ -1126,7 +966,7 @@ impl VectorEngine for QdrantEngine {
             .and_then(|c| c.optimizer_config.as_ref())
             .and_then(|o| o.indexing_threshold)
             .unwrap_or(col.settings.indexing_threshold.kb);
-        let m = hnsw.and_then(|h| h.m).or(col.settings.m);
+        let m = hnsw.and_then(|h| h.m).or(Some(col.settings.m as u64));
         // Qdrant converts the KB threshold into vectors with the stored vector size.
         let fst_vectors = fst_kb.saturating_mul(1024) / (col.dim as u64 * 4).max(1);
         let mut reasons = Vec::new();
@@ -1155,13 +995,9 @@ impl VectorEngine for QdrantEngine {
         details.insert("indexing_threshold_kb".into(), json!(indexing_kb));
         details.insert("full_scan_threshold_kb".into(), json!(fst_kb));
         details.insert("full_scan_threshold_vectors".into(), json!(fst_vectors));
-        details.insert(
-            "thresholds_source".into(),
-            json!({
-                "indexing_threshold": col.settings.indexing_threshold.to_json(),
-                "full_scan_threshold": col.settings.full_scan_threshold.to_json(),
-            }),
-        );
+        // The settings as parsed (thresholds with their origin), the record the edge adapter
+        // writes too; the figures above are what the server reports it applied.
+        details.insert("build_settings".into(), col.settings.to_json());
         details.insert("points_sent".into(), json!(col.loaded));
         details.insert("status_polls".into(), json!(polls));
         details.insert("optimizers_triggered".into(), json!(triggered));
@@ -1192,55 +1028,10 @@ impl VectorEngine for QdrantEngine {
     }
 
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {
-        params.reject_unknown(SEARCH_PARAMS).map_err(param_error)?;
-        let hnsw_ef = params.get_u64("hnsw_ef").map_err(param_error)?;
-        let exact = params.get_bool("exact").map_err(param_error)?;
-        let rescore = params.get_bool("rescore").map_err(param_error)?;
-        let oversampling = params.get_f64("oversampling").map_err(param_error)?;
-        let indexed_only = params.get_bool("indexed_only").map_err(param_error)?;
-        if hnsw_ef == Some(0) {
-            return Err(EngineError::bad_param(
-                ENGINE,
-                "hnsw_ef",
-                "must be at least 1",
-            ));
-        }
-        if let Some(o) = oversampling
-            && !(o.is_finite() && o >= 1.0)
-        {
-            return Err(EngineError::bad_param(
-                ENGINE,
-                "oversampling",
-                format!("must be a number >= 1.0, got {o}"),
-            ));
-        }
-        if params.is_empty() {
-            self.search_params = None;
-            self.search_label = "-".into();
-            return Ok(());
-        }
-        let mut builder = SearchParamsBuilder::default();
-        if let Some(ef) = hnsw_ef {
-            builder = builder.hnsw_ef(ef);
-        }
-        if let Some(exact) = exact {
-            builder = builder.exact(exact);
-        }
-        if let Some(indexed_only) = indexed_only {
-            builder = builder.indexed_only(indexed_only);
-        }
-        if rescore.is_some() || oversampling.is_some() {
-            let mut q = QuantizationSearchParamsBuilder::default();
-            if let Some(rescore) = rescore {
-                q = q.rescore(rescore);
-            }
-            if let Some(o) = oversampling {
-                q = q.oversampling(o);
-            }
-            builder = builder.quantization(q);
-        }
-        self.search_params = Some(builder.build());
-        self.search_label = params.label();
+        let quantized = self.collection.as_ref().map(|c| c.settings.quantized());
+        let search = SearchSettings::parse(params, quantized).map_err(bad_param)?;
+        self.search_params = search_request_params(&search);
+        self.search = search;
         Ok(())
     }
 
@@ -1297,18 +1088,23 @@ impl VectorEngine for QdrantEngine {
         Ok(results)
     }
 
-    /// With `--server-storage`, the size of `<storage>/collections/<name>`. Otherwise `None`:
-    /// the gRPC API reports no sizes (telemetry is REST-only and not wrapped by the client).
-    fn index_size(&self) -> EngineResult<Option<SourcedBytes>> {
+    /// With `--server-storage`, from `<storage>/collections/<name>`: index = the segments'
+    /// `vector_index*` directories (HNSW graph files), total = the whole collection directory
+    /// (segments of every shard + WAL). Without it neither is measurable: the gRPC API reports
+    /// no sizes (telemetry is REST-only and not wrapped by the client).
+    fn footprint(&self) -> EngineResult<Footprint> {
         let Some(storage) = &self.server_storage else {
-            return Ok(None);
+            return Ok(Footprint::unmeasured(
+                "needs --server-storage (the server's storage directory on this machine); the \
+                 gRPC API reports no sizes",
+            ));
         };
-        let col = self.collection("index size")?;
+        let col = self.collection("footprint")?;
         let dir = storage.join("collections").join(&col.name);
         if !dir.is_dir() {
             return Err(EngineError::op(
                 ENGINE,
-                "index size",
+                "footprint",
                 format!(
                     "{} does not exist: --server-storage must be the server's storage directory \
                      (the one holding `collections/`), on this machine",
@@ -1316,7 +1112,19 @@ impl VectorEngine for QdrantEngine {
                 ),
             ));
         }
-        crate::storage::index_size(ENGINE, &dir, "server storage dir").map(Some)
+        let index = crate::storage::dirs_bytes(
+            ENGINE,
+            &dir,
+            |name| name.starts_with("vector_index"),
+            "collections/<name>/**/segments/*/vector_index* (HNSW graph files)",
+        )?
+        .ok_or_else(|| "no segment has a vector_index directory".to_string());
+        let total = crate::storage::dir_bytes(
+            ENGINE,
+            &dir,
+            "collections/<name> directory: segments (vectors, index, payload) + WAL",
+        )?;
+        Ok(Footprint::new(index, Ok(total)))
     }
 
     fn server_pid(&self) -> Option<u32> {
@@ -1349,7 +1157,7 @@ impl VectorEngine for QdrantEngine {
         );
         out.insert("batch_size".into(), json!(self.batch_size));
         out.insert("upload_parallel".into(), json!(self.upload_parallel));
-        out.insert("search_params".into(), json!(self.search_label));
+        out.insert("search_params".into(), self.search.to_json());
         if let Some(col) = &self.collection {
             self.describe_collection(col, &mut out);
         }
@@ -1410,18 +1218,6 @@ mod tests {
         assert_eq!(redact_url("http://h:1"), "http://h:1");
     }
 
-    #[test]
-    fn auto_thresholds_scale_with_data_and_never_disable_indexing() {
-        // 5000 × 32 floats = 625 KB → 6 KB.
-        assert_eq!(auto_threshold_kb(5000, 32), 6);
-        assert_eq!(auto_threshold_kb(10, 2), 1);
-        assert_eq!(auto_threshold_kb(0, 128), 1);
-        assert_eq!(
-            auto_threshold_kb(100_000_000, 768),
-            QDRANT_DEFAULT_THRESHOLD_KB
-        );
-    }
-
     fn map(pairs: &[(&str, ParamValue)]) -> ParamMap {
         pairs
             .iter()
@@ -1429,54 +1225,247 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn build_settings_validate() {
-        let s = BuildSettings::from_params(
-            &map(&[
-                ("m", ParamValue::Int(16)),
-                ("quantization", ParamValue::Str("int8".into())),
-            ]),
-            5000,
-            32,
-        )
-        .unwrap();
-        assert_eq!(s.m, Some(16));
-        assert_eq!(s.quantization, Quantization::Int8);
-        assert!(s.indexing_threshold.auto && s.full_scan_threshold.auto);
-        let s = BuildSettings::from_params(
-            &map(&[("indexing_threshold", ParamValue::Int(20000))]),
-            5000,
-            32,
-        )
-        .unwrap();
-        assert_eq!(
-            s.indexing_threshold,
-            Threshold {
-                kb: 20000,
-                auto: false
-            }
-        );
-        let s = BuildSettings::from_params(
-            &map(&[
-                ("quantization", ParamValue::Str("product".into())),
-                ("pq_compression", ParamValue::Int(8)),
-            ]),
-            1,
-            8,
-        )
-        .unwrap();
-        assert_eq!(s.quantization, Quantization::Product(CompressionRatio::X8));
-        for bad in [
-            map(&[("bogus", ParamValue::Int(1))]),
-            map(&[("quantization", ParamValue::Str("fp4".into()))]),
-            map(&[("quantization_always_ram", ParamValue::Bool(true))]),
-            map(&[("shard_number", ParamValue::Int(0))]),
-            map(&[("m", ParamValue::Str("x".into()))]),
-            map(&[("pq_compression", ParamValue::Int(8))]),
-        ] {
-            let err = BuildSettings::from_params(&bad, 10, 4).unwrap_err();
-            assert!(matches!(err, EngineError::BadParameter { .. }), "{err}");
+    /// An adapter whose client points at a port that refuses connections: enough for
+    /// everything that must not need a server (parsing, recording, request translation).
+    fn offline_engine() -> QdrantEngine {
+        let url = "http://127.0.0.1:1";
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        // The client's channels are created on the runtime.
+        let client = {
+            let _guard = rt.enter();
+            Qdrant::from_url(url)
+                .timeout(Duration::from_secs(5))
+                .connect_timeout(Duration::from_secs(2))
+                .skip_compatibility_check()
+                .build()
+                .unwrap()
+        };
+        QdrantEngine {
+            rt,
+            client,
+            url: url.into(),
+            endpoint: Endpoint::parse(url).unwrap(),
+            api_key_set: false,
+            server_version: "none".into(),
+            server_commit: None,
+            recreate: false,
+            batch_size: 100,
+            upload_parallel: 1,
+            request_timeout: Duration::from_secs(5),
+            server_pid: None,
+            server_storage: None,
+            discovered_pid: OnceLock::new(),
+            collection: None,
+            search_params: None,
+            search: SearchSettings::default(),
         }
+    }
+
+    fn collection_spec(
+        dir: &std::path::Path,
+        n: usize,
+        dim: usize,
+        build_params: ParamMap,
+    ) -> CollectionSpec {
+        CollectionSpec {
+            name: "c1".into(),
+            dim,
+            distance: Distance::Euclidean,
+            expected_points: n,
+            build_params,
+            work_dir: dir.to_path_buf(),
+        }
+    }
+
+    fn without_engine_only(mut v: Value) -> Value {
+        if let Some(obj) = v.as_object_mut() {
+            obj.remove("engine_only");
+        }
+        v
+    }
+
+    /// The two Qdrant adapters record the same settings for the same parameters and dataset
+    /// (the real qdrant-edge engine on one side), and reject the same parameters with the same
+    /// message. Before the shared parser, the edge recorded thresholds of 1/10 and 1/20 of the
+    /// data and the server 1/100 for both, and the edge refused `pq_compression = 16`.
+    #[test]
+    fn edge_and_server_record_the_same_settings() {
+        let s = |t: &str| ParamValue::Str(t.into());
+        let grid = [
+            ParamMap::new(),
+            map(&[
+                ("m", ParamValue::Int(32)),
+                ("ef_construct", ParamValue::Int(256)),
+            ]),
+            map(&[
+                ("quantization", s("product")),
+                ("pq_compression", ParamValue::Int(16)),
+            ]),
+            map(&[("quantization", s("product")), ("pq_compression", s("x16"))]),
+            map(&[
+                ("quantization", s("binary")),
+                ("quantization_always_ram", ParamValue::Bool(true)),
+            ]),
+            map(&[
+                ("indexing_threshold", ParamValue::Int(10_000)),
+                ("full_scan_threshold", ParamValue::Int(10_000)),
+            ]),
+            // Rejected by both:
+            map(&[("pq_compression", ParamValue::Int(16))]),
+            map(&[
+                ("quantization", s("product")),
+                ("pq_compression", ParamValue::Int(12)),
+            ]),
+            map(&[("ef_construct", ParamValue::Int(2))]),
+            map(&[("ef_construction", ParamValue::Int(100))]),
+        ];
+        let mut server = offline_engine();
+        for (n, dim) in [(5_000usize, 32usize), (20_000, 64), (50_000, 50)] {
+            for params in &grid {
+                let dir = tempfile::tempdir().unwrap();
+                let mut edge =
+                    crate::adapters::qdrant_edge::open(&ConnectOptions::default()).unwrap();
+                let edge_created =
+                    edge.create(&collection_spec(dir.path(), n, dim, params.clone()));
+                // The server adapter parses before it talks to the server: a parameter error
+                // comes back as such, valid settings get as far as the (missing) server.
+                let server_created =
+                    server.create(&collection_spec(dir.path(), n, dim, params.clone()));
+                match (edge_created, server_created) {
+                    (Ok(()), Err(EngineError::Unreachable { .. })) => {
+                        let settings =
+                            BuildSettings::parse(params, Target::Server, n, dim).unwrap();
+                        server.collection = Some(Collection {
+                            name: "c1".into(),
+                            dim,
+                            settings,
+                            loaded: 0,
+                        });
+                        let recorded_edge = edge.describe()["build_settings"].clone();
+                        let recorded_server = server.describe()["build_settings"].clone();
+                        assert_eq!(
+                            without_engine_only(recorded_edge),
+                            without_engine_only(recorded_server),
+                            "{params:?} {n}x{dim}"
+                        );
+                    }
+                    (
+                        Err(EngineError::BadParameter {
+                            engine: e1,
+                            param: p1,
+                            message: m1,
+                        }),
+                        Err(EngineError::BadParameter {
+                            engine: e2,
+                            param: p2,
+                            message: m2,
+                        }),
+                    ) => {
+                        assert_eq!((e1.as_str(), e2.as_str()), ("qdrant-edge", "qdrant"));
+                        assert_eq!((p1, m1), (p2, m2), "{params:?}");
+                    }
+                    (edge, server) => {
+                        panic!("{params:?} {n}x{dim}: edge {edge:?}, server {server:?}")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The create request carries exactly the parsed settings, pq_compression = 16 included.
+    #[test]
+    fn create_request_translates_the_shared_settings() {
+        let s = |t: &str| ParamValue::Str(t.into());
+        for (params, compression) in [
+            (ParamMap::new(), None),
+            (
+                map(&[
+                    ("quantization", s("product")),
+                    ("pq_compression", ParamValue::Int(16)),
+                ]),
+                Some(CompressionRatio::X16),
+            ),
+            (
+                map(&[("quantization", s("pq")), ("pq_compression", s("x4"))]),
+                Some(CompressionRatio::X4),
+            ),
+            (
+                map(&[
+                    ("quantization", s("int8")),
+                    ("m", ParamValue::Int(0)),
+                    ("shard_number", ParamValue::Int(2)),
+                ]),
+                None,
+            ),
+        ] {
+            let settings = BuildSettings::parse(&params, Target::Server, 20_000, 64).unwrap();
+            let request = create_request(&settings, "c", Distance::Angular, 30).build();
+            let hnsw = request.hnsw_config.unwrap();
+            assert_eq!(hnsw.m, Some(settings.m as u64));
+            assert_eq!(hnsw.ef_construct, Some(settings.ef_construct as u64));
+            assert_eq!(
+                hnsw.full_scan_threshold,
+                Some(settings.full_scan_threshold.kb)
+            );
+            assert_eq!(
+                request.optimizers_config.unwrap().indexing_threshold,
+                Some(settings.indexing_threshold.kb)
+            );
+            assert_eq!(request.shard_number, settings.shard_number);
+            let quantization = request.quantization_config.and_then(|q| q.quantization);
+            match (settings.quantization, quantization) {
+                (Quantization::None, None) => {}
+                (Quantization::Int8, Some(quantization_config::Quantization::Scalar(_))) => {}
+                (Quantization::Product(_), Some(quantization_config::Quantization::Product(p))) => {
+                    assert_eq!(Some(p.compression), compression.map(|c| c as i32));
+                }
+                (want, got) => panic!("{want:?} sent as {got:?}"),
+            }
+            match request.vectors_config.and_then(|v| v.config) {
+                Some(qdrant_client::qdrant::vectors_config::Config::Params(p)) => {
+                    assert_eq!(p.size, 64);
+                    assert_eq!(p.distance, QDistance::Cosine as i32);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    /// Search settings go through the shared parser offline, and `describe` records them.
+    #[test]
+    fn search_settings_are_the_shared_ones() {
+        let mut engine = offline_engine();
+        let params = map(&[
+            ("hnsw_ef", ParamValue::Int(64)),
+            ("indexed_only", ParamValue::Bool(true)),
+        ]);
+        engine.set_search_params(&params).unwrap();
+        let sent = engine.search_params.clone().unwrap();
+        assert_eq!(
+            (sent.hnsw_ef, sent.indexed_only, sent.exact),
+            (Some(64), Some(true), None)
+        );
+        assert_eq!(
+            engine.describe()["search_params"],
+            SearchSettings::parse(&params, None).unwrap().to_json()
+        );
+        // On a collection without quantization, rescore is refused as on qdrant-edge.
+        engine.collection = Some(Collection {
+            name: "c".into(),
+            dim: 8,
+            settings: BuildSettings::parse(&ParamMap::new(), Target::Server, 100, 8).unwrap(),
+            loaded: 0,
+        });
+        let err = engine
+            .set_search_params(&map(&[("rescore", ParamValue::Bool(true))]))
+            .unwrap_err();
+        assert!(matches!(err, EngineError::BadParameter { .. }), "{err}");
+        engine.set_search_params(&ParamMap::new()).unwrap();
+        assert!(engine.search_params.is_none());
     }
 
     #[test]
@@ -1519,7 +1508,7 @@ mod tests {
         for (name, set) in &cfg.sets {
             assert!(set.description.is_some(), "{name} has no description");
             for build in crate::params::expand(&set.build) {
-                BuildSettings::from_params(&build, 1000, 16).unwrap();
+                BuildSettings::parse(&build, Target::Server, 1000, 16).unwrap();
             }
         }
     }

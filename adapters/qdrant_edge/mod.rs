@@ -16,9 +16,12 @@
 //!   full_scan_threshold` in the HNSW search dispatch), so recall is exactly 1.0 at every
 //!   `hnsw_ef`.
 //!
-//! Unless the user sets them, both are derived from the expected dataset size (see
-//! [`derived_thresholds`]), and [`VectorEngine::wait_until_ready`] reports whether any
-//! segment may still be answered by a full scan.
+//! Unless the user sets them, both are derived from the expected dataset size by the rule
+//! shared with the `qdrant` server adapter
+//! ([`crate::adapters::qdrant_settings::derived_thresholds`]), and
+//! [`VectorEngine::wait_until_ready`] reports whether any segment may still be answered by a
+//! full scan. All parameters are parsed and recorded by [`crate::adapters::qdrant_settings`];
+//! this adapter only translates the parsed settings into the edge crate's config types.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -34,12 +37,15 @@ use qdrant_edge::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::adapters::qdrant_settings::{
+    BuildSettings, PqCompression, Quantization, SearchSettings, SettingsError, Target,
+};
 use crate::distance::Distance;
 use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, IndexReport, Neighbor, PointId,
-    SourcedBytes, VectorEngine,
+    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
+    PointId, VectorEngine,
 };
-use crate::params::{ParamMap, ParamMapExt};
+use crate::params::ParamMap;
 
 /// The engine's named parameter sets and sweeps.
 pub const CONFIG: &str = include_str!("config.toml");
@@ -50,28 +56,6 @@ const ENGINE: &str = "qdrant-edge";
 /// The crate exposes no version constant; this must follow the `qdrant-edge` requirement in
 /// Cargo.toml.
 const VERSION: &str = "qdrant-edge 0.9.0";
-
-/// Build parameters this adapter understands.
-const BUILD_PARAMS: &[&str] = &[
-    "m",
-    "ef_construct",
-    "full_scan_threshold",
-    "indexing_threshold",
-    "on_disk",
-    "hnsw_on_disk",
-    "quantization",
-    "pq_compression",
-    "quantization_always_ram",
-    "wal",
-];
-
-/// Search parameters this adapter understands.
-const SEARCH_PARAMS: &[&str] = &["hnsw_ef", "exact", "rescore", "oversampling"];
-
-/// Qdrant's defaults (`DEFAULT_INDEXING_THRESHOLD_KB`, `DEFAULT_FULL_SCAN_THRESHOLD`), used as
-/// upper bounds of the derived thresholds: on large datasets Qdrant's own values already work.
-const QDRANT_DEFAULT_INDEXING_THRESHOLD_KB: u64 = 10_000;
-const QDRANT_DEFAULT_FULL_SCAN_THRESHOLD_KB: u64 = 10_000;
 
 /// Optimize rounds before `wait_until_ready` gives up. `optimize()` itself loops until no
 /// optimizer has a plan, so a second round only confirms; more means the engine is stuck.
@@ -99,67 +83,13 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
     Ok(Box::new(QdrantEdge::new(opts)))
 }
 
-/// Where a threshold value came from, for the result file.
-#[derive(Debug, Clone, Copy)]
-enum Origin {
-    /// Set by the user (config set or command line).
-    User,
-    /// Derived by this adapter from the dataset size.
-    Derived,
-}
-
-impl Origin {
-    fn as_str(self) -> &'static str {
-        match self {
-            Origin::User => "user",
-            Origin::Derived => "derived from dataset size",
-        }
-    }
-}
-
-/// Quantization requested by the `quantization` build parameter.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Quantization {
-    None,
-    Int8,
-    Binary,
-    Product(CompressionRatio),
-}
-
-impl Quantization {
-    fn label(self) -> String {
-        match self {
-            Quantization::None => "none".into(),
-            Quantization::Int8 => "int8".into(),
-            Quantization::Binary => "binary".into(),
-            Quantization::Product(ratio) => format!("product-{}", compression_name(ratio)),
-        }
-    }
-}
-
-/// The resolved build parameters of a shard.
-#[derive(Debug, Clone)]
-struct BuildSettings {
-    m: usize,
-    ef_construct: usize,
-    indexing_threshold_kb: u64,
-    indexing_origin: Origin,
-    full_scan_threshold_kb: u64,
-    full_scan_origin: Origin,
-    on_disk: Option<bool>,
-    hnsw_on_disk: Option<bool>,
-    quantization: Quantization,
-    quantization_always_ram: Option<bool>,
-    wal: bool,
-}
-
 /// An open shard and what it was built with.
 struct Shard {
     shard: EdgeShard,
     path: PathBuf,
     dim: usize,
     distance: Distance,
-    expected_points: usize,
+    /// Parsed by [`crate::adapters::qdrant_settings`], like the server adapter's.
     settings: BuildSettings,
 }
 
@@ -171,8 +101,8 @@ pub struct QdrantEdge {
     /// Search parameters for the following searches; `None` leaves Qdrant's defaults
     /// (`hnsw_ef` = `ef_construct`).
     search_params: Option<SearchParams>,
-    /// The parameters as the user gave them, for `describe`.
-    search_label: ParamMap,
+    /// The parsed search settings, for `describe`.
+    search: SearchSettings,
 }
 
 impl QdrantEdge {
@@ -188,7 +118,7 @@ impl QdrantEdge {
             },
             shard: None,
             search_params: None,
-            search_label: ParamMap::new(),
+            search: SearchSettings::default(),
         }
     }
 
@@ -284,7 +214,13 @@ impl VectorEngine for QdrantEdge {
                 "dimension must be positive",
             ));
         }
-        let settings = build_settings(&spec.build_params, spec.expected_points, spec.dim)?;
+        let settings = BuildSettings::parse(
+            &spec.build_params,
+            Target::Edge,
+            spec.expected_points,
+            spec.dim,
+        )
+        .map_err(bad_param)?;
         let path = spec.work_dir.join(SHARD_DIR);
         if path.exists() {
             if !self.recreate {
@@ -307,7 +243,7 @@ impl VectorEngine for QdrantEdge {
                 )
             })?;
         }
-        let config = edge_config(&settings, spec.dim, spec.distance);
+        let config = edge_config(&settings, spec.distance);
         let shard =
             EdgeShard::new(&path, config).map_err(|e| EngineError::op(ENGINE, "create", e))?;
         self.shard = Some(Shard {
@@ -315,9 +251,11 @@ impl VectorEngine for QdrantEdge {
             path,
             dim: spec.dim,
             distance: spec.distance,
-            expected_points: spec.expected_points,
             settings,
         });
+        // Search settings checked against another collection's quantization do not carry over.
+        self.search_params = None;
+        self.search = SearchSettings::default();
         Ok(())
     }
 
@@ -413,12 +351,10 @@ impl VectorEngine for QdrantEdge {
     }
 
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {
-        let quantized = self
-            .shard
-            .as_ref()
-            .map(|s| s.settings.quantization != Quantization::None);
-        self.search_params = search_params(params, quantized)?;
-        self.search_label = params.clone();
+        let quantized = self.shard.as_ref().map(|s| s.settings.quantized());
+        let search = SearchSettings::parse(params, quantized).map_err(bad_param)?;
+        self.search_params = search_params(&search);
+        self.search = search;
         Ok(())
     }
 
@@ -466,14 +402,28 @@ impl VectorEngine for QdrantEdge {
             .collect()
     }
 
-    fn index_size(&self) -> EngineResult<Option<SourcedBytes>> {
-        let shard = self.open_shard("index size")?;
+    /// Index: the `vector_index*` directories of the segments (HNSW graph and links; plain
+    /// segments hold next to nothing there). Total: the shard directory, WAL included.
+    fn footprint(&self) -> EngineResult<Footprint> {
+        let shard = self.open_shard("footprint")?;
         // Write out pending changes first so the files hold everything the shard holds.
         shard
             .shard
             .flush()
             .map_err(|e| EngineError::op(ENGINE, "flush", e))?;
-        crate::storage::index_size(ENGINE, &shard.path, "shard directory").map(Some)
+        let index = crate::storage::dirs_bytes(
+            ENGINE,
+            &shard.path.join("segments"),
+            |name| name.starts_with("vector_index"),
+            "segments/*/vector_index* (HNSW graph files)",
+        )?
+        .ok_or_else(|| "no segment has a vector_index directory".to_string());
+        let total = crate::storage::dir_bytes(
+            ENGINE,
+            &shard.path,
+            "shard directory: segments (vectors, index, payload) + WAL",
+        )?;
+        Ok(Footprint::new(index, Ok(total)))
     }
 
     fn in_process(&self) -> bool {
@@ -504,7 +454,7 @@ impl VectorEngine for QdrantEdge {
                     .collect(),
             ),
         );
-        // The disk breakdown shows how much of the index size is the WAL.
+        // The disk breakdown shows how much of the total footprint is the WAL.
         for (key, dir) in [
             ("disk_segments", shard.path.join("segments")),
             ("disk_wal", shard.path.join("wal")),
@@ -516,10 +466,7 @@ impl VectorEngine for QdrantEdge {
                 );
             }
         }
-        out.insert(
-            "search_params".into(),
-            serde_json::to_value(&self.search_label).unwrap_or(Value::Null),
-        );
+        out.insert("search_params".into(), self.search.to_json());
         out
     }
 
@@ -534,163 +481,34 @@ impl VectorEngine for QdrantEdge {
     }
 }
 
-/// Maps a build-parameter error to the engine error type.
-fn bad(param: &str, message: impl std::fmt::Display) -> EngineError {
-    EngineError::bad_param(ENGINE, param, message)
+/// A parameter rejected by [`crate::adapters::qdrant_settings`], as this engine reports it.
+fn bad_param(err: SettingsError) -> EngineError {
+    err.into_engine(Target::Edge)
 }
 
-fn param_err(err: crate::params::ParamError) -> EngineError {
-    let param = match &err {
-        crate::params::ParamError::WrongType { name, .. }
-        | crate::params::ParamError::Unknown { name, .. } => name.clone(),
-        _ => String::new(),
-    };
-    EngineError::bad_param(ENGINE, &param, err)
-}
-
-/// Thresholds (KB) that make Qdrant index the dataset and search the index.
-///
-/// Returns `(indexing_threshold_kb, full_scan_threshold_kb)`. The dataset's raw vectors take
-/// `points × dim × 4` bytes. The indexing threshold is a tenth of that, so the segment that
-/// receives the bulk load is indexed, while leftovers much smaller than the dataset stay plain
-/// as Qdrant intends. The full-scan threshold is a twentieth, below any indexed segment (which
-/// is at least a tenth), so indexed segments are searched through the graph. It is not set
-/// lower because the graph builder keeps `points / threshold × 10` entry points. Both are at
-/// least 1 KB (0 would mean "disabled" for indexing) and at most Qdrant's defaults, which
-/// already work on large datasets.
-pub fn derived_thresholds(expected_points: usize, dim: usize) -> (u64, u64) {
-    let data_kb = (expected_points as u64)
-        .saturating_mul(dim as u64)
-        .saturating_mul(4)
-        / 1024;
-    (
-        (data_kb / 10).clamp(1, QDRANT_DEFAULT_INDEXING_THRESHOLD_KB),
-        (data_kb / 20).clamp(1, QDRANT_DEFAULT_FULL_SCAN_THRESHOLD_KB),
-    )
-}
-
-fn build_settings(
-    params: &ParamMap,
-    expected_points: usize,
-    dim: usize,
-) -> EngineResult<BuildSettings> {
-    params.reject_unknown(BUILD_PARAMS).map_err(param_err)?;
-    let get_usize = |name: &str| -> EngineResult<Option<usize>> {
-        params
-            .get_u64(name)
-            .map_err(param_err)?
-            .map(|v| usize::try_from(v).map_err(|_| bad(name, "value too large")))
-            .transpose()
-    };
-    let get_bool = |name: &str| params.get_bool(name).map_err(param_err);
-
-    let hnsw_default = HnswIndexConfig::default();
-    let m = get_usize("m")?.unwrap_or(hnsw_default.m);
-    let ef_construct = get_usize("ef_construct")?.unwrap_or(hnsw_default.ef_construct);
-    // Qdrant validates ef_construct >= 4 on its API; the edge builder would take anything.
-    if ef_construct < 4 {
-        return Err(bad("ef_construct", "must be at least 4"));
-    }
-
-    let (derived_indexing, derived_full_scan) = derived_thresholds(expected_points, dim);
-    let (indexing_threshold_kb, indexing_origin) =
-        match params.get_u64("indexing_threshold").map_err(param_err)? {
-            Some(kb) => (kb, Origin::User),
-            None => (derived_indexing, Origin::Derived),
-        };
-    let (full_scan_threshold_kb, full_scan_origin) =
-        match params.get_u64("full_scan_threshold").map_err(param_err)? {
-            Some(kb) => (kb, Origin::User),
-            None => (derived_full_scan, Origin::Derived),
-        };
-
-    let quantization = match params
-        .get_str("quantization")
-        .map_err(param_err)?
-        .unwrap_or("none")
-    {
-        "none" => Quantization::None,
-        "int8" | "scalar" => Quantization::Int8,
-        "binary" => Quantization::Binary,
-        "product" | "pq" => {
-            let ratio = params
-                .get_str("pq_compression")
-                .map_err(param_err)?
-                .unwrap_or("x16");
-            Quantization::Product(parse_compression(ratio)?)
-        }
-        other => {
-            return Err(bad(
-                "quantization",
-                format!("`{other}`: expected none, int8, binary or product"),
-            ));
-        }
-    };
-    // Reject settings that would be silently ignored.
-    if params.contains_key("pq_compression") && !matches!(quantization, Quantization::Product(_)) {
-        return Err(bad(
-            "pq_compression",
-            "only applies to quantization = \"product\"",
-        ));
-    }
-    let quantization_always_ram = get_bool("quantization_always_ram")?;
-    if quantization_always_ram.is_some() && quantization == Quantization::None {
-        return Err(bad(
-            "quantization_always_ram",
-            "only applies when quantization is not \"none\"",
-        ));
-    }
-
-    Ok(BuildSettings {
-        m,
-        ef_construct,
-        indexing_threshold_kb,
-        indexing_origin,
-        full_scan_threshold_kb,
-        full_scan_origin,
-        on_disk: get_bool("on_disk")?,
-        hnsw_on_disk: get_bool("hnsw_on_disk")?,
-        quantization,
-        quantization_always_ram,
-        wal: get_bool("wal")?.unwrap_or(true),
-    })
-}
-
-fn parse_compression(text: &str) -> EngineResult<CompressionRatio> {
-    match text.to_ascii_lowercase().as_str() {
-        "x4" => Ok(CompressionRatio::X4),
-        "x8" => Ok(CompressionRatio::X8),
-        "x16" => Ok(CompressionRatio::X16),
-        "x32" => Ok(CompressionRatio::X32),
-        "x64" => Ok(CompressionRatio::X64),
-        _ => Err(bad(
-            "pq_compression",
-            format!("`{text}`: expected x4, x8, x16, x32 or x64"),
-        )),
+/// The edge crate's ratio for a product-quantization compression.
+fn compression_ratio(compression: PqCompression) -> CompressionRatio {
+    match compression {
+        PqCompression::X4 => CompressionRatio::X4,
+        PqCompression::X8 => CompressionRatio::X8,
+        PqCompression::X16 => CompressionRatio::X16,
+        PqCompression::X32 => CompressionRatio::X32,
+        PqCompression::X64 => CompressionRatio::X64,
     }
 }
 
-fn compression_name(ratio: CompressionRatio) -> &'static str {
-    match ratio {
-        CompressionRatio::X4 => "x4",
-        CompressionRatio::X8 => "x8",
-        CompressionRatio::X16 => "x16",
-        CompressionRatio::X32 => "x32",
-        CompressionRatio::X64 => "x64",
-    }
-}
-
-/// The shard configuration for the resolved settings.
-fn edge_config(settings: &BuildSettings, dim: usize, distance: Distance) -> EdgeConfig {
+/// The shard configuration for the parsed settings: a translation, no decisions.
+pub(crate) fn edge_config(settings: &BuildSettings, distance: Distance) -> EdgeConfig {
     let hnsw = HnswIndexConfig {
         m: settings.m,
         ef_construct: settings.ef_construct,
-        full_scan_threshold: to_usize(settings.full_scan_threshold_kb),
+        full_scan_threshold: to_usize(settings.full_scan_threshold.kb),
         // `memory` overrides the deprecated `on_disk` flag of the default config.
         memory: settings.hnsw_on_disk.map(Memory::from_on_disk),
         ..HnswIndexConfig::default()
     };
-    let mut vector = EdgeVectorParams::builder(dim, qdrant_distance(distance)).hnsw_config(hnsw);
+    let mut vector =
+        EdgeVectorParams::builder(settings.dim, qdrant_distance(distance)).hnsw_config(hnsw);
     if let Some(on_disk) = settings.on_disk {
         vector = vector.memory(Memory::from_on_disk(on_disk));
     }
@@ -702,13 +520,16 @@ fn edge_config(settings: &BuildSettings, dim: usize, distance: Distance) -> Edge
         .vector("", vector.build())
         .hnsw_config(hnsw)
         .optimizers(EdgeOptimizersConfig {
-            indexing_threshold: Some(to_usize(settings.indexing_threshold_kb)),
+            indexing_threshold: Some(to_usize(settings.indexing_threshold.kb)),
             ..EdgeOptimizersConfig::default()
         })
-        .wal_enabled(settings.wal)
+        // Unset: on, as in Qdrant.
+        .wal_enabled(settings.wal.unwrap_or(true))
         .build()
 }
 
+/// KB thresholds are u64 in the shared settings; beyond `usize` (32-bit hosts only) the
+/// largest value has the same effect.
 fn to_usize(v: u64) -> usize {
     usize::try_from(v).unwrap_or(usize::MAX)
 }
@@ -742,7 +563,7 @@ fn quantization_config(settings: &BuildSettings) -> Option<QuantizationConfig> {
         ),
         Quantization::Product(compression) => Some(
             ProductQuantizationConfig {
-                compression,
+                compression: compression_ratio(compression),
                 always_ram: None,
                 memory,
             }
@@ -760,57 +581,25 @@ fn qdrant_distance(distance: Distance) -> QdrantDistance {
     }
 }
 
-/// Validates search parameters. `quantized` is `None` before `create`, when it is unknown
-/// whether `rescore`/`oversampling` would have any effect.
-fn search_params(params: &ParamMap, quantized: Option<bool>) -> EngineResult<Option<SearchParams>> {
-    params.reject_unknown(SEARCH_PARAMS).map_err(param_err)?;
-    if params.is_empty() {
-        return Ok(None);
+/// The engine's search parameters for the parsed settings; `None` (send nothing) when nothing
+/// is set, so Qdrant's own defaults apply.
+pub(crate) fn search_params(search: &SearchSettings) -> Option<SearchParams> {
+    if search.is_default() {
+        return None;
     }
-    let hnsw_ef = params
-        .get_u64("hnsw_ef")
-        .map_err(param_err)?
-        .map(|ef| {
-            if ef == 0 {
-                Err(bad("hnsw_ef", "must be at least 1"))
-            } else {
-                Ok(to_usize(ef))
-            }
-        })
-        .transpose()?;
-    let exact = params
-        .get_bool("exact")
-        .map_err(param_err)?
-        .unwrap_or(false);
-    let rescore = params.get_bool("rescore").map_err(param_err)?;
-    let oversampling = params.get_f64("oversampling").map_err(param_err)?;
-    if let Some(x) = oversampling
-        && (x.is_nan() || x < 1.0 || x.is_infinite())
-    {
-        return Err(bad("oversampling", "must be a number >= 1.0"));
-    }
-    let wants_quantization = rescore.is_some() || oversampling.is_some();
-    if wants_quantization && quantized == Some(false) {
-        let name = if rescore.is_some() {
-            "rescore"
-        } else {
-            "oversampling"
-        };
-        return Err(bad(
-            name,
-            "has no effect: the collection was built without quantization",
-        ));
-    }
-    Ok(Some(SearchParams {
-        hnsw_ef,
-        exact,
-        quantization: wants_quantization.then_some(QuantizationSearchParams {
-            ignore: false,
-            rescore,
-            oversampling,
-        }),
+    Some(SearchParams {
+        hnsw_ef: search.hnsw_ef,
+        exact: search.exact.unwrap_or(false),
+        indexed_only: search.indexed_only.unwrap_or(false),
+        quantization: search
+            .has_quantization_params()
+            .then_some(QuantizationSearchParams {
+                ignore: false,
+                rescore: search.rescore,
+                oversampling: search.oversampling,
+            }),
         ..SearchParams::default()
-    }))
+    })
 }
 
 fn check_query_dim(expected: usize, got: usize) -> EngineResult<()> {
@@ -849,43 +638,13 @@ fn collect_neighbors(points: &[ScoredPoint], out: &mut Vec<Neighbor>) -> EngineR
     Ok(())
 }
 
-/// The build settings and thresholds, for `describe` and the index report.
+/// The build settings and thresholds, for `describe` and the index report. `build_settings`
+/// is [`BuildSettings::to_json`], the record the server adapter writes too.
 fn settings_details(shard: &Shard) -> Map<String, Value> {
-    let s = &shard.settings;
-    let vector_bytes = (shard.dim as u64) * 4;
     let mut out = Map::new();
     out.insert("shard_path".into(), json!(shard.path.display().to_string()));
-    out.insert("dim".into(), json!(shard.dim));
     out.insert("distance".into(), json!(shard.distance.as_str()));
-    out.insert("expected_points".into(), json!(shard.expected_points));
-    out.insert("m".into(), json!(s.m));
-    out.insert("ef_construct".into(), json!(s.ef_construct));
-    out.insert(
-        "indexing_threshold_kb".into(),
-        json!({
-            "value": s.indexing_threshold_kb,
-            "origin": s.indexing_origin.as_str(),
-            // Qdrant reads 0 as "never index".
-            "indexing_disabled": s.indexing_threshold_kb == 0,
-            "min_points_to_index": (s.indexing_threshold_kb * 1024).div_ceil(vector_bytes),
-        }),
-    );
-    out.insert(
-        "full_scan_threshold_kb".into(),
-        json!({
-            "value": s.full_scan_threshold_kb,
-            "origin": s.full_scan_origin.as_str(),
-            "min_points_for_hnsw_search": s.full_scan_threshold_kb * 1024 / vector_bytes,
-        }),
-    );
-    out.insert("on_disk".into(), json!(s.on_disk));
-    out.insert("hnsw_on_disk".into(), json!(s.hnsw_on_disk));
-    out.insert("quantization".into(), json!(s.quantization.label()));
-    out.insert(
-        "quantization_always_ram".into(),
-        json!(s.quantization_always_ram),
-    );
-    out.insert("wal".into(), json!(s.wal));
+    out.insert("build_settings".into(), shard.settings.to_json());
     out
 }
 
@@ -1007,35 +766,167 @@ fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     subdirs.into_iter().find_map(|d| find_file(&d, name))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::params::ParamValue;
 
+    fn map(pairs: &[(&str, ParamValue)]) -> ParamMap {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    fn spec(
+        dir: &tempfile::TempDir,
+        n: usize,
+        dim: usize,
+        build_params: ParamMap,
+    ) -> CollectionSpec {
+        CollectionSpec {
+            name: "t".into(),
+            dim,
+            distance: Distance::Euclidean,
+            expected_points: n,
+            build_params,
+            work_dir: dir.path().to_path_buf(),
+        }
+    }
+
+    /// The real engine records exactly what the shared parser produced, in `describe` and in
+    /// the index report, and the shard it created carries those values.
     #[test]
-    fn thresholds_scale_with_the_dataset_and_never_reach_zero() {
-        // 50k x 50 floats = 9765 KB, below Qdrant's 10 000 KB defaults.
-        let (indexing, full_scan) = derived_thresholds(50_000, 50);
-        assert_eq!((indexing, full_scan), (976, 488));
-        assert_eq!(derived_thresholds(0, 8), (1, 1));
-        assert_eq!(derived_thresholds(10_000_000, 128), (10_000, 10_000));
+    fn describe_and_report_record_the_shared_settings() {
+        let s = |t: &str| ParamValue::Str(t.into());
+        for (n, dim, params) in [
+            (20_000, 64, ParamMap::new()),
+            (
+                5_000,
+                32,
+                map(&[
+                    ("m", ParamValue::Int(8)),
+                    ("ef_construct", ParamValue::Int(64)),
+                ]),
+            ),
+            (
+                1_000,
+                16,
+                map(&[
+                    ("quantization", s("product")),
+                    ("pq_compression", ParamValue::Int(16)),
+                ]),
+            ),
+            (
+                50_000,
+                50,
+                map(&[
+                    ("quantization", s("int8")),
+                    ("indexing_threshold", ParamValue::Int(0)),
+                ]),
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut engine = QdrantEdge::new(&ConnectOptions::default());
+            engine.create(&spec(&dir, n, dim, params.clone())).unwrap();
+            let want = BuildSettings::parse(&params, Target::Edge, n, dim).unwrap();
+            assert_eq!(
+                engine.describe()["build_settings"],
+                want.to_json(),
+                "{params:?}"
+            );
+            let report = engine.wait_until_ready().unwrap();
+            assert_eq!(
+                report.details["build_settings"],
+                want.to_json(),
+                "{params:?}"
+            );
+
+            // What the engine was configured with is the parsed settings.
+            let config = edge_config(&want, Distance::Euclidean);
+            let hnsw = config.hnsw_config.unwrap();
+            assert_eq!((hnsw.m, hnsw.ef_construct), (want.m, want.ef_construct));
+            assert_eq!(hnsw.full_scan_threshold as u64, want.full_scan_threshold.kb);
+            let optimizers = config.optimizers.unwrap();
+            assert_eq!(
+                optimizers.indexing_threshold,
+                Some(want.indexing_threshold.kb as usize)
+            );
+            let quantization = config.vectors[""].quantization_config.clone();
+            match want.quantization {
+                Quantization::None => assert!(quantization.is_none()),
+                Quantization::Int8 => {
+                    assert!(matches!(quantization, Some(QuantizationConfig::Scalar(_))))
+                }
+                Quantization::Binary => {
+                    assert!(matches!(quantization, Some(QuantizationConfig::Binary(_))))
+                }
+                Quantization::Product(c) => match quantization {
+                    Some(QuantizationConfig::Product(p)) => {
+                        assert_eq!(p.product.compression, compression_ratio(c))
+                    }
+                    other => panic!("{other:?}"),
+                },
+            }
+            engine.close().unwrap();
+        }
+    }
+
+    #[test]
+    fn pq_compression_16_builds_a_product_x16_shard() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = QdrantEdge::new(&ConnectOptions::default());
+        let params = map(&[
+            ("quantization", ParamValue::Str("product".into())),
+            ("pq_compression", ParamValue::Int(16)),
+        ]);
+        engine.create(&spec(&dir, 1_000, 16, params)).unwrap();
+        assert_eq!(
+            engine.describe()["build_settings"]["quantization"],
+            "product-x16"
+        );
+    }
+
+    #[test]
+    fn search_settings_are_the_shared_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = QdrantEdge::new(&ConnectOptions::default());
+        engine.create(&spec(&dir, 100, 8, ParamMap::new())).unwrap();
+        let params = map(&[
+            ("hnsw_ef", ParamValue::Int(32)),
+            ("indexed_only", ParamValue::Bool(true)),
+        ]);
+        engine.set_search_params(&params).unwrap();
+        let want = SearchSettings::parse(&params, Some(false)).unwrap();
+        assert_eq!(engine.describe()["search_params"], want.to_json());
+        let sent = engine.search_params.clone().unwrap();
+        assert_eq!(
+            (sent.hnsw_ef, sent.indexed_only, sent.exact),
+            (Some(32), true, false)
+        );
+        // rescore on a collection without quantization has no effect: refused.
+        let err = engine
+            .set_search_params(&map(&[("rescore", ParamValue::Bool(true))]))
+            .unwrap_err();
+        assert!(matches!(err, EngineError::BadParameter { .. }), "{err}");
+        engine.set_search_params(&ParamMap::new()).unwrap();
+        assert!(engine.search_params.is_none());
     }
 
     #[test]
     fn unknown_and_ignored_parameters_are_rejected() {
-        let mut p = ParamMap::new();
-        p.insert("ef".into(), ParamValue::Int(4));
-        assert!(build_settings(&p, 100, 8).is_err());
-        assert!(search_params(&p, None).is_err());
-
-        let mut p = ParamMap::new();
-        p.insert("pq_compression".into(), ParamValue::Str("x8".into()));
-        assert!(build_settings(&p, 100, 8).is_err());
-
-        let mut p = ParamMap::new();
-        p.insert("rescore".into(), ParamValue::Bool(true));
-        assert!(search_params(&p, Some(false)).is_err());
-        assert!(search_params(&p, Some(true)).is_ok());
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = QdrantEdge::new(&ConnectOptions::default());
+        for bad in [
+            map(&[("ef", ParamValue::Int(4))]),
+            map(&[("pq_compression", ParamValue::Str("x8".into()))]),
+            map(&[("shard_number", ParamValue::Int(1))]),
+        ] {
+            let err = engine.create(&spec(&dir, 100, 8, bad)).unwrap_err();
+            match err {
+                EngineError::BadParameter { engine, .. } => assert_eq!(engine, "qdrant-edge"),
+                other => panic!("{other}"),
+            }
+        }
     }
 }

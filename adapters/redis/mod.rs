@@ -33,8 +33,8 @@ use serde_json::{Map, Value as Json};
 
 use crate::distance::Distance;
 use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, IndexReport, Neighbor, PointId,
-    SourcedBytes, VectorEngine,
+    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
+    PointId, SourcedBytes, VectorEngine,
 };
 use crate::params::{ParamMap, ParamMapExt};
 
@@ -819,11 +819,12 @@ impl VectorEngine for RedisEngine {
         Ok(results)
     }
 
-    /// `MEMORY USAGE key`: vector sets report their whole in-memory size (graph, vectors,
-    /// element names).
-    fn index_size(&self) -> EngineResult<Option<SourcedBytes>> {
+    /// `MEMORY USAGE key`: a vector set is one in-memory structure (HNSW graph, vectors,
+    /// element names), so the index and the total are the same figure. Persistence files (RDB,
+    /// AOF) are the server's, shared by every key, and not counted.
+    fn footprint(&self) -> EngineResult<Footprint> {
         let Some(set) = &self.set else {
-            return Ok(None);
+            return Ok(Footprint::unmeasured("no vector set created"));
         };
         let bytes = self
             .pool
@@ -834,10 +835,23 @@ impl VectorEngine for RedisEngine {
                     .query::<Option<u64>>(con)
             })
             .map_err(|e| self.error("MEMORY USAGE", e))?;
-        Ok(bytes.map(|bytes| SourcedBytes {
+        let Some(bytes) = bytes else {
+            return Ok(Footprint::unmeasured(format!(
+                "MEMORY USAGE: key {} does not exist",
+                set.key
+            )));
+        };
+        let figure = |what: &str| SourcedBytes {
             bytes,
-            source: "MEMORY USAGE".into(),
-        }))
+            source: format!(
+                "MEMORY USAGE of the key (in memory; {what}: graph, vectors and names are one \
+                 structure)"
+            ),
+        };
+        Ok(Footprint::new(
+            Ok(figure("index = total")),
+            Ok(figure("total = index")),
+        ))
     }
 
     fn server_pid(&self) -> Option<u32> {

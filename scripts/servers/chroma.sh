@@ -8,7 +8,7 @@
 #
 # State lives in $RAGDBEVAL_SERVER_DIR/chroma (default /tmp/ragdbeval-servers/chroma):
 # `pid`, `url`, `version` (the chromadb release), `log` and the persist directory `data`
-# (what the adapter measures as the index size). `start` is idempotent: with a server
+# (where the adapter measures each collection's footprint). `start` is idempotent: with a server
 # already running it prints its URL. CHROMA_VERSION (e.g. 1.5.9) pins the chromadb release
 # that pip installs when the venv has none yet (an installed one is kept as it is).
 set -euo pipefail

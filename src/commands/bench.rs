@@ -118,7 +118,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let steps = runbook
         .resolve(ds.train.len())
         .with_context(|| format!("runbook `{}`", args.runbook))?;
-    let cache = ground_truth::cache_path(&opts.cache_dir, &ds, &runbook.hash(), gt_k.min(1000));
+    let cache = ground_truth::cache_path(&opts.cache_dir, &ds, &steps, gt_k.min(1000));
     let truths = ground_truth::step_truths(&ds, &steps, gt_k.min(1000), Some(&cache), quiet)
         .context("computing the ground truth of the runbook's search steps")?;
 

@@ -120,6 +120,7 @@ fn make(args: MakeArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         clusters: args.clusters,
         spread: SyntheticSpec::demo().spread,
+        ..SyntheticSpec::demo()
     };
     let opts = LoadOptions {
         gt_k: args.k,
@@ -140,7 +141,7 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
         let steps = runbook
             .resolve(ds.train.len())
             .with_context(|| format!("runbook `{name}`"))?;
-        let cache = ground_truth::cache_path(&opts.cache_dir, &ds, &runbook.hash(), args.k);
+        let cache = ground_truth::cache_path(&opts.cache_dir, &ds, &steps, args.k);
         let started = std::time::Instant::now();
         ground_truth::step_truths(&ds, &steps, args.k, Some(&cache), args.quiet)?;
         println!(

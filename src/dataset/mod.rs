@@ -235,7 +235,7 @@ fn load_generated(
     finish(
         spec.name(),
         source,
-        spec.distance,
+        opts.distance.unwrap_or(spec.distance),
         train,
         test,
         None,
@@ -247,11 +247,18 @@ fn load_generated(
 fn load_hdf5(source: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
     let sha256 = file_sha256(path, opts.quiet)?;
     let contents = hdf5::read(path)?;
-    let gt = contents.neighbors.map(|(k, ids, _)| (k, ids));
+    let distance = opts.distance.unwrap_or(contents.distance);
+    // The file's neighbours were computed for the file's metric: under another metric they are
+    // simply wrong, so the truth is recomputed.
+    let gt = if distance == contents.distance {
+        contents.neighbors.map(|(k, ids, _)| (k, ids))
+    } else {
+        None
+    };
     finish(
         file_stem(path),
         source,
-        opts.distance.unwrap_or(contents.distance),
+        distance,
         contents.train,
         contents.test,
         gt,
@@ -272,14 +279,17 @@ fn load_texmex(source: &str, dir: &Path, opts: &LoadOptions) -> Result<Dataset, 
     }
     let train = texmex::read_vectors(&files.base, None)?;
     let test = texmex::read_vectors(&files.query, None)?;
+    // TEXMEX directories carry no metric; their ground truth is euclidean by convention, so
+    // another metric means recomputing it.
+    let distance = opts.distance.unwrap_or(Distance::Euclidean);
     let gt = match &files.groundtruth {
-        Some(p) => Some(texmex::read_ivecs(p)?),
-        None => None,
+        Some(p) if distance == Distance::Euclidean => Some(texmex::read_ivecs(p)?),
+        _ => None,
     };
     finish(
         file_stem(dir),
         source,
-        opts.distance.unwrap_or(Distance::Euclidean),
+        distance,
         train,
         test,
         gt,
@@ -314,6 +324,10 @@ fn finish(
     }
     train.check_finite("train")?;
     test.check_finite("test")?;
+    if distance == Distance::Angular {
+        train.check_nonzero_norm("train")?;
+        test.check_nonzero_norm("test")?;
+    }
 
     // Stored neighbours are checked against the full train set before any subsetting.
     if let Some((k, ids)) = &stored_gt {
@@ -552,5 +566,40 @@ mod tests {
             ..opts()
         };
         assert!(load("gen:uniform:n=400,dim=4,queries=5,seed=1", &o).is_err());
+    }
+
+    /// `--distance` on a file whose neighbours were computed for another metric: the stored
+    /// neighbours must not be used (they are the euclidean truth scored as if angular).
+    #[test]
+    fn distance_override_recomputes_the_files_neighbours() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("datasets/fixtures/tiny-h5py-euclidean.hdf5");
+        let path = path.to_str().unwrap();
+        let same = load(path, &opts()).unwrap();
+        assert_eq!(same.ground_truth_source, GroundTruthSource::File);
+        let o = LoadOptions {
+            distance: Some(Distance::Angular),
+            gt_k: same.ground_truth.k,
+            ..opts()
+        };
+        let other = load(path, &o).unwrap();
+        assert_eq!(other.distance, Distance::Angular);
+        assert_eq!(other.ground_truth_source, GroundTruthSource::Computed);
+        let want = compute_ground_truth(
+            &other.train,
+            &other.test,
+            Distance::Angular,
+            same.ground_truth.k,
+            true,
+        )
+        .unwrap();
+        assert_eq!(other.ground_truth, want);
+        // The same override on a generated set takes effect too.
+        let o = LoadOptions {
+            distance: Some(Distance::Angular),
+            ..opts()
+        };
+        let g = load("gen:uniform:n=300,dim=5,queries=4,seed=2", &o).unwrap();
+        assert_eq!(g.distance, Distance::Angular);
     }
 }

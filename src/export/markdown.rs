@@ -100,6 +100,23 @@ impl Exporter for MarkdownExporter {
         table(&mut out, "Quality", runs, &quality);
         table(&mut out, "Cost", runs, &cost);
         for run in runs {
+            // Load levels, with open-loop drops (scheduled, never sent, not in the percentiles).
+            let load = crate::output::table::load_lines(run);
+            if load.len() > 1 {
+                let _ = writeln!(out, "### Load ({})\n", run.engine.name);
+                for (i, line) in load.iter().enumerate() {
+                    let _ = writeln!(out, "| {} |", line.join(" | "));
+                    if i == 0 {
+                        let rule: Vec<&str> = (0..line.len())
+                            .map(|c| if c < 4 { "---" } else { "---:" })
+                            .collect();
+                        let _ = writeln!(out, "| {} |", rule.join(" | "));
+                    }
+                }
+                out.push('\n');
+            }
+        }
+        for run in runs {
             let curves = crate::output::table::curve_lines(run);
             if !curves.is_empty() {
                 let _ = writeln!(out, "### Recall/QPS ({})\n", run.engine.name);

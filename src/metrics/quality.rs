@@ -1,18 +1,35 @@
 //! Search quality of one result list against exact ground truth, and its mean over queries.
 //!
-//! Definitions (see the README for the full text):
-//! - `K` is the cutoff (results considered); `r = min(relevant, ground-truth depth)` is the
-//!   number of true neighbours regarded as relevant (by default `r = K`, the ANN convention).
-//! - The relevant set is the true top-`r`, extended over distance ties: every stored neighbour
-//!   at distance ≤ the `r`-th true distance, and every returned id whose distance (recomputed
-//!   by the harness) equals or beats it.
-//! - Result lists are deduplicated (first occurrence kept) and cut at `K`; missing results
-//!   count as misses.
-//! - recall = min(hits, r) / r; precision = hits / K; F1 their harmonic mean; MRR = 1/rank of
-//!   the first relevant result; NDCG with binary gains, ideal DCG over min(K, r) positions;
-//!   AP = Σ precision@i over relevant positions i, divided by min(K, r); hit rate = hits > 0.
-//! - `recall_distance` is ann-benchmarks' form: a returned item counts if its recomputed
-//!   distance is ≤ the `r`-th true distance + 1e-3.
+//! Definitions (the README's "Metrics" section has the full text; every rank metric is
+//! trec_eval's, computed on the relevant set below):
+//! - `K` is the cutoff: only the first `K` returned entries are the answer. `r = min(relevant,
+//!   truth depth)` is the number of true neighbours regarded as relevant (by default `r = K`,
+//!   the ANN convention). Padding of a truth deeper than the base (id `PointId::MAX` at +inf)
+//!   is not a point and does not count in the depth.
+//! - The relevant set `R` is a true top-`r`, so `|R| = r` always. Under distance ties the
+//!   true top-`r` is not unique: every point strictly closer than the `r`-th true distance `b`
+//!   is in it, and the remaining slots go to points at exactly `b`. Of those tie partners,
+//!   the ones the engine returned take the slots first, in its order: the choice of true
+//!   top-`r` that agrees best with the answer. So a duplicated vector never makes a correct
+//!   answer look wrong, and two tie partners cannot stand in for a closer point the engine
+//!   missed. A returned id the truth does not list (a tie partner beyond its depth) is a
+//!   tie partner if its recomputed distance is ≤ `b`.
+//! - A repeated id keeps its rank but is no new result: a miss there, as if an unjudged
+//!   document stood at that rank (a trec_eval run cannot list a document twice). Missing
+//!   results (a short list) are misses.
+//! - recall = hits / r (`recall_K`); precision = hits / K (`P_K`); F1 their harmonic mean;
+//!   RR = 1 / rank of the first relevant result (`recip_rank`); NDCG@K with binary gains
+//!   and ideal DCG over min(K, r) ranks (`ndcg_cut_K`); AP@K = Σ precision@i over the relevant
+//!   ranks i ≤ K, divided by r = |R| (`map_cut_K`: a perfect top-10 of 100 relevant scores
+//!   0.1); hit = hits > 0. None is clamped: each is ≤ 1 by construction.
+//! - `recall_distance` is ann-benchmarks' knn recall (`plotting/metrics.py`): threshold = the
+//!   `K`-th true distance + 1e-3 (whatever `r` is), results among the first `K` within it,
+//!   divided by `K`. Two differences: a repeated id counts once (ann-benchmarks counts it
+//!   each time), and with a truth shallower than `K` (a base of fewer than `K` points, where
+//!   ann-benchmarks fails) the deepest true distance is used and the count is capped at and
+//!   divided by that depth.
+
+use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +37,10 @@ use crate::engine::PointId;
 
 /// ann-benchmarks' tolerance for the distance form of recall.
 pub const DISTANCE_EPSILON: f32 = 1e-3;
+
+/// The same tolerance in f64: ann-benchmarks adds `1e-3` to a float32 true distance in
+/// numpy, which yields a float64 threshold; comparing in f32 could round it.
+const DISTANCE_EPSILON_F64: f64 = 1e-3;
 
 /// Quality of one query's result list.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -32,14 +53,15 @@ pub struct QueryQuality {
     pub ndcg: f64,
     pub average_precision: f64,
     pub hit: bool,
-    /// The raw list repeated an id.
+    /// An id repeats within the first K entries.
     pub had_duplicates: bool,
-    /// Fewer than K distinct results.
+    /// Fewer than K distinct results within the first K entries.
     pub short: bool,
 }
 
-/// One query's inputs: ground truth (best first) and what the engine returned, with the
-/// distances the harness recomputed for each returned id (NaN for an id outside the dataset).
+/// One query's inputs: ground truth (sorted by distance then id, as ragdbeval stores it) and
+/// what the engine returned, best first, with the distances the harness recomputed for each
+/// returned id (NaN for an id outside the dataset).
 pub struct QueryInput<'a> {
     pub gt_ids: &'a [PointId],
     pub gt_distances: &'a [f32],
@@ -49,71 +71,115 @@ pub struct QueryInput<'a> {
 
 /// Scores one result list at cutoff `k` with `relevant` true neighbours regarded as relevant.
 pub fn score_query(input: &QueryInput<'_>, k: usize, relevant: usize) -> QueryQuality {
-    let r = relevant.min(input.gt_ids.len());
-    if k == 0 || r == 0 {
-        return QueryQuality::default();
-    }
-    let boundary = input.gt_distances[r - 1];
-    let is_true_neighbor = |id: PointId| {
-        input
-            .gt_ids
+    // A truth deeper than the base is padded with id MAX at +inf: those are no points.
+    let depth = input
+        .gt_ids
+        .iter()
+        .zip(input.gt_distances)
+        .take_while(|(id, d)| **id != PointId::MAX && d.is_finite())
+        .count();
+    let gt_ids = &input.gt_ids[..depth];
+    let gt_d = &input.gt_distances[..depth];
+
+    // The answer is the first K entries; `None` marks a repeat of an earlier id, which keeps
+    // its rank (the engine spent that slot) but is not a new result.
+    let mut seen: HashSet<PointId> = HashSet::with_capacity(k);
+    let answer: Vec<Option<f32>> = input
+        .returned_ids
+        .iter()
+        .zip(input.returned_distances)
+        .take(k)
+        .map(|(id, d)| seen.insert(*id).then_some(*d))
+        .collect();
+    let had_duplicates = answer.iter().any(Option::is_none);
+    let short = seen.len() < k;
+
+    // ann-benchmarks' form depends on K only, not on r.
+    let m = k.min(depth);
+    let recall_distance = if m == 0 {
+        0.0
+    } else {
+        let threshold = f64::from(gt_d[m - 1]) + DISTANCE_EPSILON_F64;
+        let within = answer
             .iter()
-            .zip(input.gt_distances)
-            .any(|(g, d)| *g == id && *d <= boundary)
+            .flatten()
+            .filter(|d| f64::from(**d) <= threshold)
+            .count();
+        // `within` ≤ K; it can only exceed `m` when the truth is shallower than K.
+        within.min(m) as f64 / m as f64
     };
 
-    // Deduplicate, keeping first occurrences, then cut at K.
-    let mut seen: Vec<PointId> = Vec::with_capacity(k);
-    let mut dists: Vec<f32> = Vec::with_capacity(k);
-    let mut had_duplicates = false;
-    for (id, d) in input.returned_ids.iter().zip(input.returned_distances) {
-        if seen.contains(id) {
-            had_duplicates = true;
-            continue;
-        }
-        if seen.len() < k {
-            seen.push(*id);
-            dists.push(*d);
-        }
+    let r = relevant.min(depth);
+    if k == 0 || r == 0 {
+        return QueryQuality {
+            recall_distance,
+            had_duplicates,
+            short,
+            ..QueryQuality::default()
+        };
     }
 
+    // The relevant set R (module doc): points strictly closer than b are in; the r − (their
+    // count) remaining slots go to tie partners at b, returned ones first.
+    let boundary = gt_d[r - 1];
+    // Truth entries within the boundary, sorted by id for lookup; the flag: strictly closer.
+    let within_boundary = gt_d.partition_point(|d| *d <= boundary);
+    let mut pool: Vec<(PointId, bool)> = gt_ids[..within_boundary]
+        .iter()
+        .zip(gt_d)
+        .map(|(id, d)| (*id, *d < boundary))
+        .collect();
+    pool.sort_unstable_by_key(|p| p.0);
+    let strictly_closer = gt_d[..r].iter().filter(|d| **d < boundary).count();
+    let mut tie_slots = r - strictly_closer;
+
     let mut hits = 0usize;
-    let mut within_eps = 0usize;
     let mut first_rank = None;
     let mut dcg = 0.0f64;
     let mut precision_sum = 0.0f64;
-    for (pos, (id, d)) in seen.iter().zip(&dists).enumerate() {
-        if *d <= boundary + DISTANCE_EPSILON {
-            within_eps += 1;
-        }
-        let relevant = is_true_neighbor(*id) || *d <= boundary;
-        if relevant {
+    for (pos, (id, d)) in input.returned_ids.iter().zip(&answer).enumerate() {
+        let Some(d) = d else { continue };
+        let is_relevant = match pool.binary_search_by_key(id, |p| p.0) {
+            Ok(i) if pool[i].1 => true,
+            // A tie partner: a listed one, or one beyond the truth's depth.
+            found => {
+                let partner = found.is_ok() || *d <= boundary;
+                if partner && tie_slots > 0 {
+                    tie_slots -= 1;
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        if is_relevant {
             hits += 1;
             first_rank.get_or_insert(pos + 1);
             dcg += 1.0 / ((pos + 2) as f64).log2();
             precision_sum += hits as f64 / (pos + 1) as f64;
         }
     }
-    let ideal_len = k.min(r);
-    let idcg: f64 = (0..ideal_len).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
-    let recall = hits.min(r) as f64 / r as f64;
+    // hits ≤ r: strictly closer points are at most r − tie_slots distinct ids, tie partners
+    // at most tie_slots. So recall, NDCG and AP cannot exceed 1 and need no clamp.
+    let idcg: f64 = (0..k.min(r)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+    let recall = hits as f64 / r as f64;
     let precision = hits as f64 / k as f64;
-    let f1 = if recall + precision > 0.0 {
+    let f1 = if hits > 0 {
         2.0 * recall * precision / (recall + precision)
     } else {
         0.0
     };
     QueryQuality {
         recall,
-        recall_distance: within_eps.min(r) as f64 / r as f64,
+        recall_distance,
         precision,
         f1,
         reciprocal_rank: first_rank.map_or(0.0, |rank| 1.0 / rank as f64),
-        ndcg: (dcg / idcg).min(1.0),
-        average_precision: (precision_sum / ideal_len as f64).min(1.0),
+        ndcg: dcg / idcg,
+        average_precision: precision_sum / r as f64,
         hit: hits > 0,
         had_duplicates,
-        short: seen.len() < k,
+        short,
     }
 }
 
@@ -170,8 +236,62 @@ pub fn summarize(per_query: &[QueryQuality], k: usize, relevant: usize) -> Quali
 mod tests {
     use super::*;
 
+    // Expected values below are worked out by hand under trec_eval's definitions (binary
+    // relevance, the relevant set R of size r, K the cutoff): recall = hits/r (`recall`),
+    // precision = hits/K (`P_K`), RR = 1/first relevant rank (`recip_rank`), NDCG@K = DCG /
+    // IDCG over min(K, r) positions (`ndcg_cut_K`), AP@K = Σ P@i over relevant ranks i ≤ K / r
+    // (`map_cut_K`). Discounts: 1/log2(2) = 1, 1/log2(3) = 0.6309298, 1/log2(4) = 0.5,
+    // 1/log2(5) = 0.4306766, 1/log2(6) = 0.3868528. `scripts/check_metrics_trec.py` feeds the
+    // same cases to pytrec_eval and prints both.
+
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9
+    }
+
+    /// 1 / log2(rank + 1): the DCG discount of a 1-based rank.
+    fn disc(rank: usize) -> f64 {
+        1.0 / ((rank + 1) as f64).log2()
+    }
+
+    /// All the figures of one query, in a fixed order, to compare in one assertion that names
+    /// every field that differs.
+    #[derive(Debug)]
+    struct Want {
+        recall: f64,
+        recall_distance: f64,
+        precision: f64,
+        reciprocal_rank: f64,
+        ndcg: f64,
+        average_precision: f64,
+    }
+
+    #[track_caller]
+    fn check(q: &QueryQuality, w: &Want) {
+        let f1 = if w.recall + w.precision > 0.0 {
+            2.0 * w.recall * w.precision / (w.recall + w.precision)
+        } else {
+            0.0
+        };
+        let pairs = [
+            ("recall", q.recall, w.recall),
+            ("recall_distance", q.recall_distance, w.recall_distance),
+            ("precision", q.precision, w.precision),
+            ("f1", q.f1, f1),
+            ("reciprocal_rank", q.reciprocal_rank, w.reciprocal_rank),
+            ("ndcg", q.ndcg, w.ndcg),
+            (
+                "average_precision",
+                q.average_precision,
+                w.average_precision,
+            ),
+        ];
+        let wrong: Vec<String> = pairs
+            .iter()
+            .filter(|(_, got, want)| !close(*got, *want))
+            .map(|(name, got, want)| format!("{name}: got {got}, want {want}"))
+            .collect();
+        assert!(wrong.is_empty(), "{}", wrong.join("; "));
+        assert_eq!(q.hit, w.recall > 0.0, "hit");
     }
 
     /// Ground truth 0..10 at distances 1..10 (no ties).
@@ -201,70 +321,254 @@ mod tests {
         )
     }
 
+    fn score_with(
+        gt_ids: &[PointId],
+        gt_distances: &[f32],
+        returned_ids: &[PointId],
+        returned_distances: &[f32],
+        k: usize,
+        relevant: usize,
+    ) -> QueryQuality {
+        score_query(
+            &QueryInput {
+                gt_ids,
+                gt_distances,
+                returned_ids,
+                returned_distances,
+            },
+            k,
+            relevant,
+        )
+    }
+
     #[test]
     fn perfect_list() {
         let q = score(&[0, 1, 2, 3, 4], 5, 5);
         assert!(close(q.recall, 1.0) && close(q.precision, 1.0) && close(q.f1, 1.0));
         assert!(close(q.ndcg, 1.0) && close(q.average_precision, 1.0));
         assert!(close(q.reciprocal_rank, 1.0) && q.hit && !q.short);
+        assert!(close(q.recall_distance, 1.0));
     }
 
     #[test]
     fn hand_computed_mixed_list() {
-        // K = 4, r = 4: relevant = {0,1,2,3}. Returned: 11 (miss), 2 (hit), 12 (miss), 0 (hit).
-        let q = score(&[11, 2, 12, 0], 4, 4);
-        assert!(close(q.recall, 0.5));
-        assert!(close(q.precision, 0.5));
-        assert!(close(q.f1, 0.5));
-        assert!(close(q.reciprocal_rank, 0.5));
+        // K = 4, r = 4: R = {0,1,2,3}. Returned: 11 (miss), 2 (hit), 12 (miss), 0 (hit).
         // DCG = 1/log2(3) + 1/log2(5); IDCG = 1 + 1/log2(3) + 1/2 + 1/log2(5).
-        let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2();
-        let idcg = 1.0 + 1.0 / 3f64.log2() + 0.5 + 1.0 / 5f64.log2();
-        assert!(close(q.ndcg, dcg / idcg));
-        // AP = (1/2 + 2/4) / 4 = 0.25.
-        assert!(close(q.average_precision, 0.25));
-        assert!(q.hit);
+        // AP = (1/2 + 2/4) / 4 = 0.25. Distance form: threshold = 4th true distance 4 + 1e-3;
+        // distances 100, 3, 100, 1 → 2 of 4.
+        let q = score(&[11, 2, 12, 0], 4, 4);
+        check(
+            &q,
+            &Want {
+                recall: 0.5,
+                recall_distance: 0.5,
+                precision: 0.5,
+                reciprocal_rank: 0.5,
+                ndcg: (disc(2) + disc(4)) / (disc(1) + disc(2) + disc(3) + disc(4)),
+                average_precision: 0.25,
+            },
+        );
+    }
+
+    /// The points of the duplicated-nearest-neighbour cases: ids 0 and 1 are the same vector
+    /// at distance 1 from the query; id i ≥ 2 is at distance i; 20 is far away.
+    fn duplicated_nn() -> (Vec<PointId>, Vec<f32>, Vec<PointId>, Vec<f32>) {
+        let gt_ids: Vec<PointId> = (0..12).collect();
+        let gt_d: Vec<f32> = (0..12u64).map(|i| i.max(1) as f32).collect();
+        // The engine returns an irrelevant point first, then both copies.
+        let ids: Vec<PointId> = vec![5, 0, 1, 6, 7, 8, 9, 10, 11, 20];
+        let d: Vec<f32> = vec![5.0, 1.0, 1.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 100.0];
+        (gt_ids, gt_d, ids, d)
+    }
+
+    #[test]
+    fn relevant_one_with_a_duplicated_nearest_neighbour() {
+        // K = 10, r = 1. Ids 0 and 1 tie for the nearest distance: each alone is a true top-1,
+        // so R has ONE element; the engine's first tied copy (0, at rank 2) takes the slot and
+        // its second copy (1, rank 3) is an extra result, not a second true neighbour.
+        // recall = 1/1; P@10 = 1/10; RR = 1/2; NDCG = (1/log2(3)) / 1 = 0.6309298;
+        // AP = (1/2) / 1 = 0.5. Same as trec_eval with qrels {0}. (trec_eval with qrels {0, 1}
+        // gives NDCG 0.6934 and map_cut_10 0.5833: see the next test; that set has 2 elements
+        // and is no true top-1.)
+        // Distance form: threshold = 10th true distance (id 9: 9) + 1e-3; distances
+        // 5,1,1,6,7,8,9 pass, 10,11,100 do not → 7/10.
+        // Today's code gave P 0.2, NDCG 1.0, AP 1.0 (clamped from 1.1309 and 1.1667) and
+        // recall_distance 1.0 (threshold at the r-th distance instead of the K-th).
+        let (g, gd, ids, d) = duplicated_nn();
+        let q = score_with(&g, &gd, &ids, &d, 10, 1);
+        check(
+            &q,
+            &Want {
+                recall: 1.0,
+                recall_distance: 0.7,
+                precision: 0.1,
+                reciprocal_rank: 0.5,
+                ndcg: disc(2),
+                average_precision: 0.5,
+            },
+        );
+    }
+
+    #[test]
+    fn relevant_two_with_a_duplicated_nearest_neighbour_gives_trec_eval_figures() {
+        // K = 10, r = 2: both copies are the true top-2, R = {0, 1}, relevant at ranks 2, 3.
+        // NDCG = (1/log2(3) + 1/log2(4)) / (1 + 1/log2(3)) = 1.1309298 / 1.6309298 = 0.6934264
+        // AP = (1/2 + 2/3) / 2 = 0.5833333 — trec_eval's ndcg_cut_10 and map_cut_10 for
+        // qrels {0, 1} and this run. recall = 2/2, P@10 = 2/10, RR = 1/2.
+        // Distance form as above: 7/10 (today: threshold at the 2nd distance → 1.0).
+        let (g, gd, ids, d) = duplicated_nn();
+        let q = score_with(&g, &gd, &ids, &d, 10, 2);
+        assert!((q.ndcg - 0.693).abs() < 5e-4 && (q.average_precision - 0.583).abs() < 5e-4);
+        check(
+            &q,
+            &Want {
+                recall: 1.0,
+                recall_distance: 0.7,
+                precision: 0.2,
+                reciprocal_rank: 0.5,
+                ndcg: (disc(2) + disc(3)) / (disc(1) + disc(2)),
+                average_precision: (1.0 / 2.0 + 2.0 / 3.0) / 2.0,
+            },
+        );
+    }
+
+    #[test]
+    fn relevant_above_k() {
+        // K = 3, r = 5: R = {0..4}. Returned 0 (hit), 7 (miss), 2 (hit).
+        // recall = 2/5; P@3 = 2/3; RR = 1; NDCG = (1 + 1/log2(4)) / (1 + 1/log2(3) + 1/2)
+        // = 1.5 / 2.1309298 = 0.7039181 (ideal over min(K, r) = 3 ranks);
+        // AP = (1/1 + 2/3) / 5 = 0.3333333 (trec_eval divides by |R| = 5, not min(K, r) = 3:
+        // today's code gave 0.5556). Distance form: threshold = 3rd true distance 3 + 1e-3;
+        // distances 1, 8, 3 → 2/3 (today: threshold at the 5th → 0.4).
+        let q = score(&[0, 7, 2], 3, 5);
+        check(
+            &q,
+            &Want {
+                recall: 0.4,
+                recall_distance: 2.0 / 3.0,
+                precision: 2.0 / 3.0,
+                reciprocal_rank: 1.0,
+                ndcg: (disc(1) + disc(3)) / (disc(1) + disc(2) + disc(3)),
+                average_precision: (1.0 + 2.0 / 3.0) / 5.0,
+            },
+        );
+    }
+
+    #[test]
+    fn relevant_below_k() {
+        // K = 5, r = 2: R = {0, 1}. Returned 3, 1, 0, 8, 9: relevant at ranks 2 and 3.
+        // recall = 2/2; P@5 = 2/5; RR = 1/2; NDCG = (1/log2(3) + 1/2) / (1 + 1/log2(3))
+        // = 0.6934264; AP = (1/2 + 2/3) / 2 = 0.5833333. Distance form: threshold = 5th true
+        // distance 5 + 1e-3; distances 4, 2, 1, 9, 10 → 3/5 (today: 2nd distance → 1.0).
+        let q = score(&[3, 1, 0, 8, 9], 5, 2);
+        check(
+            &q,
+            &Want {
+                recall: 1.0,
+                recall_distance: 0.6,
+                precision: 0.4,
+                reciprocal_rank: 0.5,
+                ndcg: (disc(2) + disc(3)) / (disc(1) + disc(2)),
+                average_precision: (1.0 / 2.0 + 2.0 / 3.0) / 2.0,
+            },
+        );
+        // A perfect list at K > r: every rank metric is 1, precision is r/K.
+        let q = score(&[0, 1, 2, 3, 4], 5, 2);
+        check(
+            &q,
+            &Want {
+                recall: 1.0,
+                recall_distance: 1.0,
+                precision: 0.4,
+                reciprocal_rank: 1.0,
+                ndcg: 1.0,
+                average_precision: 1.0,
+            },
+        );
     }
 
     #[test]
     fn seed_convention_recall_at_10_of_100() {
-        // With 100 relevant neighbours, a perfect top-10 has recall 0.10 and precision 1.0.
+        // With 100 relevant neighbours, a perfect top-10 has recall 0.10 and precision 1.0;
+        // NDCG@10 is 1 (ideal over min(K, r) = 10 ranks) and AP@10 = 10 × 1 / 100 = 0.1
+        // (trec_eval's map_cut_10; today's code divided by min(K, r) and gave 1.0).
         let g: Vec<PointId> = (0..100).collect();
         let gd: Vec<f32> = (1..=100).map(|d| d as f32).collect();
         let ids: Vec<PointId> = (0..10).collect();
         let d: Vec<f32> = (1..=10).map(|d| d as f32).collect();
-        let q = score_query(
-            &QueryInput {
-                gt_ids: &g,
-                gt_distances: &gd,
-                returned_ids: &ids,
-                returned_distances: &d,
+        let q = score_with(&g, &gd, &ids, &d, 10, 100);
+        check(
+            &q,
+            &Want {
+                recall: 0.1,
+                recall_distance: 1.0,
+                precision: 1.0,
+                reciprocal_rank: 1.0,
+                ndcg: 1.0,
+                average_precision: 0.1,
             },
-            10,
-            100,
         );
-        assert!(close(q.recall, 0.10));
-        assert!(close(q.precision, 1.0));
-        assert!(close(q.ndcg, 1.0));
-        assert!(close(q.average_precision, 1.0));
     }
 
     #[test]
-    fn duplicates_count_once() {
-        // [0, 0, 1] at K = 3: deduplicated to [0, 1], short by one.
+    fn duplicates_keep_their_rank_and_count_once() {
+        // [0, 0, 1] at K = 3, r = 3: the repeat occupies rank 2 and is no new result, so it is
+        // a miss there (as if the engine had returned a stranger). R = {0, 1, 2}; relevant
+        // ranks 1 and 3. recall = 2/3; P@3 = 2/3; RR = 1; NDCG = (1 + 1/2) / (1 + 1/log2(3) +
+        // 1/2) = 0.7039181; AP = (1 + 2/3) / 3 = 0.5555556. Distance form: 2 distinct results
+        // within 3 + 1e-3 → 2/3 (ann-benchmarks would count the repeat twice: 3/3).
+        // Today's code compacted the list to [0, 1] (NDCG 0.7654, AP 0.6667).
         let q = score(&[0, 0, 1], 3, 3);
         assert!(q.had_duplicates && q.short);
-        assert!(close(q.recall, 2.0 / 3.0));
-        assert!(close(q.precision, 2.0 / 3.0));
+        let want = Want {
+            recall: 2.0 / 3.0,
+            recall_distance: 2.0 / 3.0,
+            precision: 2.0 / 3.0,
+            reciprocal_rank: 1.0,
+            ndcg: (disc(1) + disc(3)) / (disc(1) + disc(2) + disc(3)),
+            average_precision: (1.0 + 2.0 / 3.0) / 3.0,
+        };
+        check(&q, &want);
+        // Entries past the K-th are not part of the answer, even when a repeat shortened it
+        // (today's code pulled id 2 in from rank 4 and gave recall 1.0).
+        let q = score(&[0, 0, 1, 2], 3, 3);
+        assert!(q.had_duplicates && q.short);
+        check(&q, &want);
     }
 
     #[test]
     fn short_and_empty_lists_are_misses() {
-        let q = score(&[0], 3, 3);
-        assert!(close(q.recall, 1.0 / 3.0) && q.short);
+        // K = 5, r = 5, two results 1, 0: recall = 2/5; P@5 = 2/5 (trec_eval's P_5 divides by
+        // 5 whatever was returned); RR = 1; NDCG = (1 + 1/log2(3)) / IDCG5, IDCG5 = 1 +
+        // 0.6309298 + 0.5 + 0.4306766 + 0.3868528 = 2.9484591 → 0.5531465; AP = (1 + 1) / 5.
+        // Distance form: threshold 5 + 1e-3, 2 of 5 (the missing three count as misses,
+        // ann-benchmarks pads them with +inf).
+        let q = score(&[1, 0], 5, 5);
+        assert!(q.short && !q.had_duplicates);
+        check(
+            &q,
+            &Want {
+                recall: 0.4,
+                recall_distance: 0.4,
+                precision: 0.4,
+                reciprocal_rank: 1.0,
+                ndcg: (disc(1) + disc(2)) / (1..=5).map(disc).sum::<f64>(),
+                average_precision: 0.4,
+            },
+        );
         let q = score(&[], 3, 3);
-        assert!(close(q.recall, 0.0) && !q.hit && close(q.reciprocal_rank, 0.0));
-        assert!(close(q.f1, 0.0) && close(q.ndcg, 0.0));
+        assert!(q.short && !q.hit);
+        check(
+            &q,
+            &Want {
+                recall: 0.0,
+                recall_distance: 0.0,
+                precision: 0.0,
+                reciprocal_rank: 0.0,
+                ndcg: 0.0,
+                average_precision: 0.0,
+            },
+        );
     }
 
     #[test]
@@ -272,77 +576,332 @@ mod tests {
         // True top-2 is {0, 1} but id 7 is at the same distance as id 1: returning 7 is correct.
         let g = [0, 1, 7, 8];
         let gd = [1.0, 2.0, 2.0, 3.0];
-        let returned = [0, 7];
-        let d = [1.0, 2.0];
-        let q = score_query(
-            &QueryInput {
-                gt_ids: &g,
-                gt_distances: &gd,
-                returned_ids: &returned,
-                returned_distances: &d,
-            },
-            2,
-            2,
-        );
-        assert!(close(q.recall, 1.0));
+        let q = score_with(&g, &gd, &[0, 7], &[1.0, 2.0], 2, 2);
+        assert!(close(q.recall, 1.0) && close(q.ndcg, 1.0) && close(q.average_precision, 1.0));
         // A tie partner beyond the stored depth (id 99 at distance 2.0) also counts.
-        let returned = [0, 99];
-        let q = score_query(
-            &QueryInput {
-                gt_ids: &g,
-                gt_distances: &gd,
-                returned_ids: &returned,
-                returned_distances: &d,
-            },
-            2,
-            2,
-        );
+        let q = score_with(&g, &gd, &[0, 99], &[1.0, 2.0], 2, 2);
         assert!(close(q.recall, 1.0));
         // A stranger just beyond the boundary does not.
-        let far = [1.0, 2.5];
-        let q = score_query(
-            &QueryInput {
-                gt_ids: &g,
-                gt_distances: &gd,
-                returned_ids: &returned,
-                returned_distances: &far,
-            },
-            2,
-            2,
-        );
+        let q = score_with(&g, &gd, &[0, 99], &[1.0, 2.5], 2, 2);
         assert!(close(q.recall, 0.5));
+    }
+
+    #[test]
+    fn tie_partners_fill_only_the_free_slots() {
+        // K = r = 2; 0 is strictly closest (1.0), 1 and 7 tie at the boundary (2.0): a true
+        // top-2 is {0, 1} or {0, 7}. Returning both tie partners but missing 0 is not a true
+        // top-2: the first partner (7) takes the one boundary slot, 1 is a miss.
+        // recall = 1/2; P@2 = 1/2; RR = 1; NDCG = 1 / (1 + 1/log2(3)) = 0.6131472; AP = 1/2.
+        // The distance form is ann-benchmarks' and counts both: threshold 2 + 1e-3 → 2/2.
+        // Today's code counted both as hits: recall 1.0.
+        let g = [0, 1, 7, 8];
+        let gd = [1.0, 2.0, 2.0, 3.0];
+        let q = score_with(&g, &gd, &[7, 1], &[2.0, 2.0], 2, 2);
+        check(
+            &q,
+            &Want {
+                recall: 0.5,
+                recall_distance: 1.0,
+                precision: 0.5,
+                reciprocal_rank: 1.0,
+                ndcg: disc(1) / (disc(1) + disc(2)),
+                average_precision: 0.5,
+            },
+        );
+        // The same tie with r = 3 has room for both partners: {0, 1, 7} is the true top-3.
+        let q = score_with(&g, &gd, &[7, 1], &[2.0, 2.0], 2, 3);
+        check(
+            &q,
+            &Want {
+                // recall 2/3; P@2 = 1; NDCG: ideal over min(2, 3) ranks → 1; AP = (1 + 1) / 3.
+                recall: 2.0 / 3.0,
+                recall_distance: 1.0,
+                precision: 1.0,
+                reciprocal_rank: 1.0,
+                ndcg: 1.0,
+                average_precision: 2.0 / 3.0,
+            },
+        );
     }
 
     #[test]
     fn distance_form_uses_epsilon() {
         // True 2nd distance 2.0; a stranger at 2.0005 passes the distance form, not id overlap.
-        let g = [0, 1];
-        let gd = [1.0, 2.0];
-        let returned = [0, 50];
-        let d = [1.0, 2.0005];
-        let q = score_query(
-            &QueryInput {
-                gt_ids: &g,
-                gt_distances: &gd,
-                returned_ids: &returned,
-                returned_distances: &d,
-            },
-            2,
-            2,
-        );
+        let q = score_with(&[0, 1], &[1.0, 2.0], &[0, 50], &[1.0, 2.0005], 2, 2);
         assert!(close(q.recall, 0.5));
         assert!(close(q.recall_distance, 1.0));
+        // At 2.002 it is beyond 2 + 1e-3.
+        let q = score_with(&[0, 1], &[1.0, 2.0], &[0, 50], &[1.0, 2.002], 2, 2);
+        assert!(close(q.recall_distance, 0.5));
+    }
+
+    #[test]
+    fn ids_outside_the_dataset_are_misses() {
+        // The harness gives NaN to ids it cannot find: never relevant, never within threshold.
+        let q = score_with(&[0, 1], &[1.0, 2.0], &[0, 77], &[1.0, f32::NAN], 2, 2);
+        assert!(close(q.recall, 0.5) && close(q.recall_distance, 0.5));
     }
 
     #[test]
     fn k_beyond_ground_truth_depth() {
-        // Depth 10, K = 20: r = 10; all ten true neighbours plus ten strangers.
+        // Depth 10, K = 20, r = 20 → r = 10 (all the truth there is): the ten true neighbours
+        // then ten strangers. recall 10/10, P@20 = 10/20, NDCG 1 (ideal over min(20, 10)),
+        // AP = 10 × 1 / 10 = 1. The distance form needs a K-th true distance; with depth
+        // 10 < K it uses the 10th (10 + 1e-3) and divides by 10.
         let ids: Vec<PointId> = (0..20).collect();
         let q = score(&ids, 20, 20);
-        assert!(close(q.recall, 1.0));
-        assert!(close(q.precision, 0.5));
-        assert!(close(q.average_precision, 1.0));
-        assert!(close(q.ndcg, 1.0));
+        check(
+            &q,
+            &Want {
+                recall: 1.0,
+                recall_distance: 1.0,
+                precision: 0.5,
+                reciprocal_rank: 1.0,
+                ndcg: 1.0,
+                average_precision: 1.0,
+            },
+        );
+    }
+
+    #[test]
+    fn padded_ground_truth_of_a_tiny_base() {
+        // A base of 3 points with K = 5: the truth row is padded with id MAX at +inf. Those are
+        // no points: r = 3, and returning all three is perfect (today's code took r = 5, a
+        // boundary of +inf and gave recall 0.6).
+        let g = [0, 1, 2, PointId::MAX, PointId::MAX];
+        let gd = [1.0, 2.0, 3.0, f32::INFINITY, f32::INFINITY];
+        let q = score_with(&g, &gd, &[0, 1, 2], &[1.0, 2.0, 3.0], 5, 5);
+        assert!(q.short);
+        check(
+            &q,
+            &Want {
+                recall: 1.0,
+                recall_distance: 1.0,
+                precision: 0.6,
+                reciprocal_rank: 1.0,
+                ndcg: 1.0,
+                average_precision: 1.0,
+            },
+        );
+    }
+
+    /// Truth ids and distances, returned ids and distances, K, --relevant.
+    type Case = (Vec<PointId>, Vec<f32>, Vec<PointId>, Vec<f32>, usize, usize);
+
+    /// SplitMix64, for the generated cases below.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// A generated query: a truth with many ties (distances on a coarse grid, sorted by
+    /// distance then id as ragdbeval stores them) and a returned list mixing true neighbours,
+    /// tie partners beyond the depth, strangers, near misses within 1e-3 and (optionally)
+    /// repeats.
+    fn generated_case(rng: &mut Rng, repeats: bool) -> Case {
+        let depth = 1 + rng.below(15) as usize;
+        let mut gd: Vec<f32> = (0..depth).map(|_| (1 + rng.below(6)) as f32).collect();
+        gd.sort_by(f32::total_cmp);
+        let g: Vec<PointId> = (0..depth as PointId).collect();
+        let k = 1 + rng.below(12) as usize;
+        let relevant = 1 + rng.below(16) as usize;
+        let len = rng.below(k as u64 + 3) as usize;
+        let mut ids = Vec::new();
+        let mut d = Vec::new();
+        let mut stranger = 1000;
+        for _ in 0..len {
+            match rng.below(5) {
+                0 | 1 => {
+                    let i = rng.below(depth as u64) as usize;
+                    if !repeats && ids.contains(&g[i]) {
+                        continue;
+                    }
+                    ids.push(g[i]);
+                    d.push(gd[i]);
+                }
+                2 => {
+                    // A point the truth does not list, at or beyond its last distance.
+                    stranger += 1;
+                    ids.push(stranger);
+                    d.push(gd[depth - 1] + rng.below(3) as f32);
+                }
+                3 => {
+                    stranger += 1;
+                    ids.push(stranger);
+                    d.push(gd[rng.below(depth as u64) as usize] + 0.0005);
+                }
+                _ if repeats && !ids.is_empty() => {
+                    let j = rng.below(ids.len() as u64) as usize;
+                    ids.push(ids[j]);
+                    d.push(d[j]);
+                }
+                _ => {
+                    stranger += 1;
+                    ids.push(stranger);
+                    d.push(f32::NAN);
+                }
+            }
+        }
+        (g, gd, ids, d, k, relevant)
+    }
+
+    /// ann-benchmarks' `get_recall_values` with `knn_threshold` for one query, transcribed
+    /// (ann_benchmarks/plotting/metrics.py): run distances are the first `count` results,
+    /// padded with +inf when fewer came back (results.py); threshold = the `count`-th true
+    /// distance + 1e-3; recall = results within it / count.
+    fn ann_benchmarks_knn_recall(true_d: &[f32], run_d: &[f32], count: usize) -> f64 {
+        let t = f64::from(true_d[count - 1]) + 1e-3;
+        let actual = (0..count)
+            .map(|i| run_d.get(i).copied().unwrap_or(f32::INFINITY))
+            .filter(|d| f64::from(*d) <= t)
+            .count();
+        actual as f64 / count as f64
+    }
+
+    #[test]
+    fn distance_form_is_ann_benchmarks_knn() {
+        // On lists without repeats and a truth at least K deep, recall_distance must be exactly
+        // ann-benchmarks' knn recall, whatever --relevant is (today's code used the r-th
+        // true distance and divided by r).
+        let mut rng = Rng(7);
+        let mut compared = 0;
+        for _ in 0..5000 {
+            let (g, gd, ids, d, k, relevant) = generated_case(&mut rng, false);
+            if g.len() < k {
+                continue;
+            }
+            let q = score_with(&g, &gd, &ids, &d, k, relevant);
+            let want = ann_benchmarks_knn_recall(&gd, &d, k);
+            assert!(
+                close(q.recall_distance, want),
+                "k {k} r {relevant} truth {gd:?} run {d:?}: {} vs {want}",
+                q.recall_distance
+            );
+            compared += 1;
+        }
+        assert!(compared > 1000, "{compared}");
+    }
+
+    /// The inputs of the hand-computed tests above, by name, for the property check below and
+    /// for `scripts/check_metrics_trec.py`.
+    fn named_cases() -> Vec<(&'static str, Case)> {
+        let (g, gd) = gt();
+        let line = |ids: &[PointId], k: usize, r: usize| -> Case {
+            (g.clone(), gd.clone(), ids.to_vec(), dist_of(ids), k, r)
+        };
+        let (dg, dgd, dids, dd) = duplicated_nn();
+        let tie_g: Vec<PointId> = vec![0, 1, 7, 8];
+        let tie_d: Vec<f32> = vec![1.0, 2.0, 2.0, 3.0];
+        let g100: Vec<PointId> = (0..100).collect();
+        let d100: Vec<f32> = (1..=100).map(|d| d as f32).collect();
+        vec![
+            ("perfect_list", line(&[0, 1, 2, 3, 4], 5, 5)),
+            ("mixed_list", line(&[11, 2, 12, 0], 4, 4)),
+            (
+                "duplicated_nn_r1",
+                (dg.clone(), dgd.clone(), dids.clone(), dd.clone(), 10, 1),
+            ),
+            ("duplicated_nn_r2", (dg, dgd, dids, dd, 10, 2)),
+            ("relevant_above_k", line(&[0, 7, 2], 3, 5)),
+            ("relevant_below_k", line(&[3, 1, 0, 8, 9], 5, 2)),
+            ("relevant_below_k_perfect", line(&[0, 1, 2, 3, 4], 5, 2)),
+            (
+                "ten_of_100",
+                (
+                    g100,
+                    d100,
+                    (0..10).collect(),
+                    (1..=10).map(|d| d as f32).collect(),
+                    10,
+                    100,
+                ),
+            ),
+            ("repeat", line(&[0, 0, 1], 3, 3)),
+            ("repeat_then_more", line(&[0, 0, 1, 2], 3, 3)),
+            ("short", line(&[1, 0], 5, 5)),
+            ("empty", line(&[], 3, 3)),
+            (
+                "tie_partners_r2",
+                (
+                    tie_g.clone(),
+                    tie_d.clone(),
+                    vec![7, 1],
+                    vec![2.0, 2.0],
+                    2,
+                    2,
+                ),
+            ),
+            (
+                "tie_partners_r3",
+                (tie_g, tie_d, vec![7, 1], vec![2.0, 2.0], 2, 3),
+            ),
+            ("k_beyond_depth", line(&(0..20).collect::<Vec<_>>(), 20, 20)),
+        ]
+    }
+
+    #[test]
+    fn figures_are_consistent_and_never_exceed_one() {
+        // No clamping hides a wrong definition: over the named cases and generated lists with
+        // ties, repeats, strangers and short lists every figure stays in [0, 1], recall and
+        // precision count the same hits (recall·r = precision·K), and hit rate, RR and hits
+        // agree. With RAGDBEVAL_METRIC_CASES=FILE it also writes every case and its figures
+        // as JSON lines, which scripts/check_metrics_trec.py scores with trec_eval.
+        let mut rng = Rng(11);
+        let generated = (0..20000).map(|i| {
+            let name = if i < 3000 { "generated" } else { "" };
+            (name, generated_case(&mut rng, true))
+        });
+        let mut dump = Vec::new();
+        for (name, (g, gd, ids, d, k, relevant)) in named_cases().into_iter().chain(generated) {
+            let q = score_with(&g, &gd, &ids, &d, k, relevant);
+            let r = relevant.min(gd.iter().filter(|d| d.is_finite()).count()) as f64;
+            if !name.is_empty() {
+                dump.push(serde_json::json!({
+                    "name": name, "k": k, "relevant": relevant,
+                    "gt_ids": g, "gt_distances": gd, "ids": ids, "distances": d,
+                    "recall": q.recall, "recall_distance": q.recall_distance,
+                    "precision": q.precision, "f1": q.f1, "recip_rank": q.reciprocal_rank,
+                    "ndcg": q.ndcg, "ap": q.average_precision,
+                }));
+            }
+            for (name, v) in [
+                ("recall", q.recall),
+                ("recall_distance", q.recall_distance),
+                ("precision", q.precision),
+                ("f1", q.f1),
+                ("reciprocal_rank", q.reciprocal_rank),
+                ("ndcg", q.ndcg),
+                ("average_precision", q.average_precision),
+            ] {
+                assert!(
+                    (0.0..=1.0 + 1e-12).contains(&v),
+                    "{name} = {v}: k {k} r {relevant} truth {gd:?} run {ids:?} {d:?}"
+                );
+            }
+            assert!(
+                (q.recall * r - q.precision * k as f64).abs() < 1e-9,
+                "hits differ: {q:?} k {k} r {relevant} truth {gd:?} run {ids:?} {d:?}"
+            );
+            assert_eq!(q.hit, q.recall > 0.0);
+            assert_eq!(q.hit, q.reciprocal_rank > 0.0);
+            // A relevant first result is the only way to a perfect NDCG or AP.
+            if close(q.ndcg, 1.0) || close(q.average_precision, 1.0) {
+                assert!(close(q.reciprocal_rank, 1.0), "{q:?}");
+            }
+        }
+        if let Ok(path) = std::env::var("RAGDBEVAL_METRIC_CASES") {
+            let lines: Vec<String> = dump.iter().map(|v| v.to_string()).collect();
+            std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        }
     }
 
     #[test]

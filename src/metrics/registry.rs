@@ -2,7 +2,8 @@
 //! direction, how to read it from a result). The terminal table, CSV, Markdown and plots all
 //! iterate this list, so a new metric appears everywhere at once.
 
-use crate::results::{BuildStep, ConfigRun, SearchStep};
+use crate::engine::Footprint;
+use crate::results::{BuildStep, ConfigRun, MutationStep, SearchStep, Step};
 
 /// Whether larger or smaller values are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,11 +12,30 @@ pub enum Better {
     Lower,
 }
 
-/// One row of a report: a search step with the build it ran on.
+/// One row of a report: a search step with the write step it directly follows.
+///
+/// Build figures (build time, index size, build RSS) belong to the row of the search right
+/// after the build; a search after an insert, update or delete gets `build: None` and the
+/// mutation in `mutation`, so that the build's figures are never shown again as if they
+/// described the changed collection.
 pub struct Row<'a> {
     pub config: &'a ConfigRun,
     pub build: Option<&'a BuildStep>,
+    /// The insert/update/delete step this search follows, if any.
+    pub mutation: Option<&'a MutationStep>,
     pub search: &'a SearchStep,
+}
+
+impl Row<'_> {
+    /// The sizes measured after the write step this search follows (build or mutation):
+    /// sizes change with every write, so each row shows its own.
+    pub fn footprint(&self) -> Footprint {
+        match (self.build, self.mutation) {
+            (Some(b), _) => b.footprint.clone(),
+            (None, Some(m)) => m.footprint.clone(),
+            (None, None) => Footprint::default(),
+        }
+    }
 }
 
 /// A reported figure.
@@ -69,7 +89,7 @@ pub const METRICS: &[MetricDef] = &[
         Higher,
         4,
         false,
-        "ann-benchmarks recall: results within the r-th true distance + 1e-3",
+        "ann-benchmarks knn recall: results within the K-th true distance + 1e-3, / K",
         |r| Some(r.search.quality.recall_distance)
     ),
     metric!(
@@ -119,7 +139,7 @@ pub const METRICS: &[MetricDef] = &[
         Higher,
         4,
         false,
-        "mean average precision at K",
+        "mean average precision at K (AP divided by r, as trec_eval's map_cut)",
         |r| Some(r.search.quality.map)
     ),
     metric!(
@@ -289,21 +309,46 @@ pub const METRICS: &[MetricDef] = &[
         Lower,
         1,
         true,
-        "index size (source in the result file)",
-        |r| r
-            .build
-            .and_then(|b| b.index_size.as_ref())
-            .map(|s| s.bytes as f64 / MB)
+        "the index structure alone after the step the search follows (source in the result file)",
+        |r| r.footprint().index.as_ref().map(|s| s.bytes as f64 / MB)
     ),
     metric!(
-        "bytes_per_vector",
-        "B/vec",
+        "total_mb",
+        "total MB",
+        "MB",
+        Lower,
+        1,
+        true,
+        "the collection's whole footprint after the step the search follows: vectors, index, WAL/log, metadata",
+        |r| r.footprint().total.as_ref().map(|s| s.bytes as f64 / MB)
+    ),
+    metric!(
+        "total_bytes_per_vector",
+        "total B/vec",
         "B",
         Lower,
         1,
         false,
-        "index size / points",
-        |r| r.build.and_then(|b| b.bytes_per_vector)
+        "total footprint / live points",
+        |r| r
+            .footprint()
+            .total
+            .as_ref()
+            .map(|s| s.bytes as f64 / r.search.live_points.max(1) as f64)
+    ),
+    metric!(
+        "index_bytes_per_vector",
+        "index B/vec",
+        "B",
+        Lower,
+        1,
+        false,
+        "index structure / live points",
+        |r| r
+            .footprint()
+            .index
+            .as_ref()
+            .map(|s| s.bytes as f64 / r.search.live_points.max(1) as f64)
     ),
     metric!(
         "client_peak_rss_mb",
@@ -327,34 +372,36 @@ pub const METRICS: &[MetricDef] = &[
     ),
     metric!(
         "build_peak_rss_mb",
-        "build RSS MB",
+        "build mem MB",
         "MB",
         Lower,
         1,
         true,
-        "peak RSS during the build: the engine's for server engines, else the client's",
+        "peak memory during the build: the engine's for server engines (PSS summed over its \
+         processes, see memory_method), else the client's RSS",
         |r| r.build.map(|b| b
             .resources
             .engine
             .as_ref()
             .unwrap_or(&b.resources.client)
-            .peak_rss_bytes as f64
+            .peak_memory_bytes() as f64
             / MB)
     ),
     metric!(
         "engine_peak_rss_mb",
-        "engine RSS MB",
+        "engine mem MB",
         "MB",
         Lower,
         1,
         false,
-        "peak RSS of the engine server process tree during the search step",
+        "peak memory of the engine server's process tree during the search step: PSS summed \
+         over its processes (RSS when PSS is unreadable, see memory_method)",
         |r| r
             .search
             .resources
             .engine
             .as_ref()
-            .map(|e| e.peak_rss_bytes as f64 / MB)
+            .map(|e| e.peak_memory_bytes() as f64 / MB)
     ),
     metric!(
         "engine_cpu_percent",
@@ -386,24 +433,93 @@ pub fn format_value(m: &MetricDef, v: Option<f64>) -> String {
     }
 }
 
-/// All report rows of a run, in order.
+/// All report rows of a run, in order: each search with the write step it follows.
 pub fn rows(configs: &[ConfigRun]) -> Vec<Row<'_>> {
-    configs
-        .iter()
-        .flat_map(|c| {
-            let build = c.build();
-            c.searches().map(move |s| Row {
-                config: c,
-                build,
-                search: s,
-            })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for c in configs {
+        let mut build = None;
+        let mut mutation = None;
+        for step in &c.steps {
+            match step {
+                Step::Build(b) => {
+                    build = Some(b);
+                    mutation = None;
+                }
+                Step::Mutation(m) => {
+                    build = None;
+                    mutation = Some(m);
+                }
+                Step::Search(s) => out.push(Row {
+                    config: c,
+                    build,
+                    mutation,
+                    search: s,
+                }),
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A search after a mutation must not repeat the build's time, size and RSS as if they
+    /// described the changed collection (the first report rows did).
+    #[test]
+    fn build_figures_appear_only_on_the_search_after_the_build() {
+        let json = serde_json::json!({
+            "build_params": {},
+            "steps": []
+        });
+        let mut config: ConfigRun = serde_json::from_value(json).unwrap();
+        let build: BuildStep = serde_json::from_value(serde_json::json!({
+            "points": 10, "batch_size": 10, "total_s": 2.0, "insert_s": 1.0,
+            "ready_wait_s": 1.0, "vectors_per_s": 5.0,
+            "batch_latency": crate::metrics::latency::LatencySummary::default(),
+            "index": {"indexed_vectors": 10, "points": 10, "may_full_scan": false, "details": {}},
+            "resources": {"client": crate::resources::ResourceStats::default()}
+        }))
+        .unwrap();
+        let search: SearchStep = serde_json::from_value(serde_json::json!({
+            "runbook_step": 2, "after": "build", "search_params": {}, "mode": "single",
+            "warmup_queries": 0,
+            "quality": crate::metrics::quality::QualitySummary::default(),
+            "latency": crate::metrics::latency::LatencySummary::default(),
+            "qps": 1.0, "qps_from_mean_latency": 1.0, "wall_s": 1.0, "live_points": 10,
+            "stale_hits": 0, "ghost_hits": 0,
+            "resources": {"client": crate::resources::ResourceStats::default()},
+            "sidecar_step": 0
+        }))
+        .unwrap();
+        let mut after_delete = search.clone();
+        after_delete.after = "delete".into();
+        let mutation: MutationStep = serde_json::from_value(serde_json::json!({
+            "kind": "delete", "runbook_step": 3, "points": 1, "mode": "single", "batch_size": 1,
+            "latency": crate::metrics::latency::LatencySummary::default(),
+            "total_s": 0.1, "vectors_per_s": 10.0,
+            "visibility": {"samples": 0, "visible": 0, "mean_ms": 0.0, "max_ms": 0.0, "bound_s": 1.0},
+            "ready_wait_s": 0.0,
+            "index": {"indexed_vectors": 9, "points": 9, "may_full_scan": false, "details": {}},
+            "live_points": 9,
+            "resources": {"client": crate::resources::ResourceStats::default()}
+        }))
+        .unwrap();
+        config.steps = vec![
+            Step::Build(build),
+            Step::Search(search),
+            Step::Mutation(mutation),
+            Step::Search(after_delete),
+        ];
+        let configs = [config];
+        let rows = rows(&configs);
+        assert_eq!(rows.len(), 2);
+        let build_s = find("build_s").unwrap();
+        assert_eq!((build_s.value)(&rows[0]), Some(2.0));
+        assert_eq!((build_s.value)(&rows[1]), None);
+        assert!(rows[1].mutation.is_some() && rows[0].mutation.is_none());
+    }
 
     #[test]
     fn keys_are_unique() {

@@ -26,6 +26,11 @@ pub fn render(run: &RunResult) -> String {
         out.push('\n');
         out.push_str(&align(&mutations, 3));
     }
+    let load = load_lines(run);
+    if load.len() > 1 {
+        out.push('\n');
+        out.push_str(&align(&load, 4));
+    }
     out.push_str(&curve_lines(run));
     out
 }
@@ -72,11 +77,13 @@ fn mutation_lines(run: &RunResult) -> Vec<Vec<String>> {
             "p50 ms",
             "p99 ms",
             "p99.9 ms",
-            "vec/s",
+            "write vec/s",
+            "vec/s incl. wait",
             "visible",
+            "stale",
             "vis max ms",
             "index wait s",
-            "B/live vec",
+            "total B/live vec",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -92,13 +99,66 @@ fn mutation_lines(run: &RunResult) -> Vec<Vec<String>> {
                 format!("{:.3}", m.latency.p50_ms),
                 format!("{:.3}", m.latency.p99_ms),
                 format!("{:.3}", m.latency.p999_ms),
+                format!("{:.0}", m.write_vectors_per_s),
                 format!("{:.0}", m.vectors_per_s),
                 format!("{}/{}", m.visibility.visible, m.visibility.samples),
+                m.stale_hits.to_string(),
                 format!("{:.2}", m.visibility.max_ms),
                 format!("{:.2}", m.ready_wait_s),
-                m.bytes_per_live_vector
+                m.total_bytes_per_live_vector
                     .map_or("-".into(), |b| format!("{b:.1}")),
             ]);
+        }
+    }
+    lines
+}
+
+/// One line per load level (closed-loop clients, open-loop rates): header first. Open-loop
+/// levels show their schedule's accounting, `answered` and `dropped` (scheduled, never sent:
+/// not in the percentiles); "-" where a level has no such figure (closed loops, old files).
+pub fn load_lines(run: &RunResult) -> Vec<Vec<String>> {
+    let mut lines = vec![
+        [
+            "step",
+            "build",
+            "search",
+            "load",
+            "QPS",
+            "p50 ms",
+            "p99 ms",
+            "p99.9 ms",
+            "max lag ms",
+            "answered",
+            "dropped",
+            "sender CPU ms",
+            "state",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>(),
+    ];
+    for c in &run.configs {
+        for s in c.searches() {
+            for l in &s.load {
+                lines.push(vec![
+                    format!("{}:after-{}", s.runbook_step, s.after),
+                    c.build_params.label(),
+                    s.search_params.label(),
+                    match l.target_rate {
+                        Some(r) => format!("open {r:.0}/s x{}", l.concurrency),
+                        None => format!("{} x{}", l.kind, l.concurrency),
+                    },
+                    format!("{:.1}", l.qps),
+                    format!("{:.3}", l.latency.p50_ms),
+                    format!("{:.3}", l.latency.p99_ms),
+                    format!("{:.3}", l.latency.p999_ms),
+                    l.max_send_lag_ms.map_or("-".into(), |v| format!("{v:.2}")),
+                    l.completed.to_string(),
+                    l.dropped.map_or("-".into(), |d| d.to_string()),
+                    l.sender_cpu_ms.map_or("-".into(), |v| format!("{v:.0}")),
+                    if l.saturated { "SATURATED" } else { "ok" }.into(),
+                ]);
+            }
         }
     }
     lines

@@ -24,6 +24,30 @@ pub enum Warning {
     ClientSaturated { cpu_percent: f64 },
     /// Too few queries for stable tail percentiles.
     FewQueries { queries: usize, percentile: String },
+    /// An engine that promises exact answers disagreed with the ground truth: the truth or
+    /// the engine is wrong, and no figure of the run can be trusted.
+    TruthMismatch {
+        queries: usize,
+        runbook_step: usize,
+        /// Where the truth came from, and so what to do.
+        detail: String,
+    },
+    /// An open-loop level ended with scheduled queries never sent (its backlog outlasted the
+    /// catch-up time): they have no latency, so its percentiles cover the answered ones only.
+    DroppedQueries {
+        rate: f64,
+        intended: u64,
+        dropped: u64,
+        /// Each dropped query had waited longer than this when the level gave up.
+        waited_s: f64,
+    },
+    /// A resource figure no machine like this one can produce (CPU above 100 % × cores,
+    /// memory above its RAM): a measurement bug, not a result.
+    ImplausibleResources {
+        phase: String,
+        side: String,
+        detail: String,
+    },
     /// Anything else an adapter or phase wants the reader to know.
     Note { detail: String },
 }
@@ -65,6 +89,36 @@ impl std::fmt::Display for Warning {
             } => write!(
                 f,
                 "only {queries} timed queries: {percentile} rests on very few samples"
+            ),
+            Warning::TruthMismatch {
+                queries,
+                runbook_step,
+                detail,
+            } => write!(
+                f,
+                "GROUND TRUTH MISMATCH: the exact engine's answers differ from the ground truth \
+                 for {queries} query(ies) at runbook step {runbook_step}: {detail}"
+            ),
+            Warning::DroppedQueries {
+                rate,
+                intended,
+                dropped,
+                waited_s,
+            } => write!(
+                f,
+                "open loop at {rate:.0}/s dropped {dropped} of {intended} scheduled queries \
+                 (never sent: the engine fell too far behind); its latency percentiles cover \
+                 the answered queries only, and each dropped one had already waited over \
+                 {waited_s:.1} s"
+            ),
+            Warning::ImplausibleResources {
+                phase,
+                side,
+                detail,
+            } => write!(
+                f,
+                "IMPLAUSIBLE RESOURCE FIGURE (a measurement bug, not a result): {side} during \
+                 {phase}: {detail}"
             ),
             Warning::Note { detail } => f.write_str(detail),
         }

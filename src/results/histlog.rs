@@ -15,7 +15,7 @@ use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 
 use super::ResultFileError;
 use crate::atomic::AtomicFile;
-use crate::metrics::latency::new_histogram;
+use crate::metrics::latency::{HISTOGRAM_UNIT, new_histogram};
 
 fn werr(path: &Path, e: impl std::fmt::Display) -> ResultFileError {
     ResultFileError::Write {
@@ -24,7 +24,7 @@ fn werr(path: &Path, e: impl std::fmt::Display) -> ResultFileError {
     }
 }
 
-/// Writes `intervals` (offset from the level's start, histogram in µs) tagged `tag`.
+/// Writes `intervals` (offset from the level's start, histogram in ns) tagged `tag`.
 pub fn write(
     path: &Path,
     tag: &str,
@@ -37,10 +37,13 @@ pub fn write(
         let mut serializer = V2DeflateSerializer::new();
         let mut builder = IntervalLogWriterBuilder::new();
         builder
-            .add_comment("ragdbeval latency log, values in microseconds")
+            .add_comment(&format!(
+                "ragdbeval latency log, values in {HISTOGRAM_UNIT}"
+            ))
             .with_start_time(started)
             .with_base_time(started)
-            .with_max_value_divisor(1000.0);
+            // The MaxValue column in milliseconds, as HdrHistogram's own tools expect.
+            .with_max_value_divisor(1e6);
         let mut log = builder
             .begin_log_with(&mut *out, &mut serializer)
             .map_err(|e| werr(path, e))?;
@@ -54,7 +57,9 @@ pub fn write(
     file.commit().map_err(|e| werr(path, e))
 }
 
-/// Adds every interval histogram of every log into one histogram (µs).
+/// Adds every interval histogram of every log into one histogram (ns). Logs written before
+/// latencies were recorded in nanoseconds say "values in microseconds" in their header
+/// comment; their values are scaled to ns.
 pub fn merge(paths: &[&Path]) -> Result<(Histogram<u64>, usize), ResultFileError> {
     let mut total = new_histogram();
     let mut intervals = 0;
@@ -68,6 +73,11 @@ pub fn merge(paths: &[&Path]) -> Result<(Histogram<u64>, usize), ResultFileError
             path: path.to_path_buf(),
             message: m,
         };
+        let scale: u64 = if header_says_microseconds(&bytes) {
+            1000
+        } else {
+            1
+        };
         for entry in IntervalLogIterator::new(&bytes) {
             let entry = entry.map_err(|e| bad(format!("not an interval log: {e:?}")))?;
             if let LogEntry::Interval(h) = entry {
@@ -77,12 +87,29 @@ pub fn merge(paths: &[&Path]) -> Result<(Histogram<u64>, usize), ResultFileError
                 let hist: Histogram<u64> = deserializer
                     .deserialize(&mut raw.as_slice())
                     .map_err(|e| bad(format!("bad histogram: {e:?}")))?;
-                total.add(&hist).map_err(|e| bad(format!("{e:?}")))?;
+                if scale == 1 {
+                    total.add(&hist).map_err(|e| bad(format!("{e:?}")))?;
+                } else {
+                    for v in hist.iter_recorded() {
+                        total
+                            .record_n(v.value_iterated_to() * scale, v.count_at_value())
+                            .map_err(|e| bad(format!("{e:?}")))?;
+                    }
+                }
                 intervals += 1;
             }
         }
     }
     Ok((total, intervals))
+}
+
+/// True when the log's leading comment lines name microseconds (ragdbeval's logs before
+/// values were recorded in nanoseconds).
+fn header_says_microseconds(bytes: &[u8]) -> bool {
+    bytes
+        .split(|b| *b == b'\n')
+        .take_while(|line| line.first() == Some(&b'#'))
+        .any(|line| String::from_utf8_lossy(line).contains("values in microseconds"))
 }
 
 #[cfg(test)]
@@ -115,7 +142,30 @@ mod tests {
         assert_eq!(n, 3);
         assert_eq!(merged.len(), 300);
         assert_eq!(merged.max(), b.max());
-        assert_eq!(merged.min(), 1);
+        assert_eq!(merged.min(), 1000, "1 µs is 1000 ns");
         assert!(merge(&[&dir.path().join("missing.hlog")]).is_err());
+    }
+
+    /// Logs written when values were whole microseconds are scaled to nanoseconds on merge.
+    #[test]
+    fn microsecond_logs_are_scaled() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.hlog");
+        let mut old = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        old.record(250).unwrap();
+        let mut bytes = Vec::new();
+        {
+            let mut serializer = V2DeflateSerializer::new();
+            let mut builder = IntervalLogWriterBuilder::new();
+            builder.add_comment("ragdbeval latency log, values in microseconds");
+            let mut log = builder.begin_log_with(&mut bytes, &mut serializer).unwrap();
+            log.write_histogram(&old, Duration::ZERO, Duration::from_secs(1), Tag::new("c1"))
+                .unwrap();
+        }
+        std::fs::write(&path, bytes).unwrap();
+        let (merged, n) = merge(&[&path]).unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(merged.len(), 1);
+        assert!(merged.equivalent(merged.max(), 250_000), "{}", merged.max());
     }
 }

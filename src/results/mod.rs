@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{IndexReport, SourcedBytes};
+use crate::engine::{Footprint, IndexReport, SourcedBytes};
 use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::QualitySummary;
 use crate::output::warnings::Warning;
@@ -76,12 +76,29 @@ pub struct BuildStep {
     pub total_s: f64,
     pub insert_s: f64,
     pub ready_wait_s: f64,
+    /// Points ÷ `total_s` (load plus index-ready wait), as for mutation steps.
     pub vectors_per_s: f64,
+    /// Points ÷ `insert_s` (the load calls alone), as `write_vectors_per_s` of mutations.
+    #[serde(default)]
+    pub write_vectors_per_s: f64,
     /// Latency of each bulk-load request.
     pub batch_latency: LatencySummary,
     pub index: IndexReport,
+    /// The two size figures after the build, index structure and total footprint, each with
+    /// its source or the reason it was not measured.
+    #[serde(default)]
+    pub footprint: Footprint,
+    /// `footprint.total` ÷ points: what each vector costs, everything included.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub total_bytes_per_vector: Option<f64>,
+    /// `footprint.index` ÷ points: the index structure's share per vector.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index_bytes_per_vector: Option<f64>,
+    /// Files written before 2026-11 only: one size whose meaning differed per engine (see
+    /// its `source`). Never written now and not shown under the new labels.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub index_size: Option<SourcedBytes>,
+    /// Files written before 2026-11 only: `index_size` ÷ points.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub bytes_per_vector: Option<f64>,
     pub resources: PhaseResources,
@@ -114,17 +131,37 @@ pub struct MutationStep {
     pub batch_size: usize,
     /// Latency of each call (one point in single mode, one batch in batch mode).
     pub latency: LatencySummary,
-    /// Sum of call times (read-after-write polling excluded).
+    /// Sum of write-call times plus the index-ready wait after them (read-after-write polling
+    /// excluded), like the build's `total_s`. Files written before 2026-11 held the call
+    /// times only (now `write_s`).
     pub total_s: f64,
+    /// Points ÷ `total_s`: the same definition as the build's `vectors_per_s`.
     pub vectors_per_s: f64,
+    /// Sum of write-call times alone.
+    #[serde(default)]
+    pub write_s: f64,
+    /// Points ÷ `write_s`.
+    #[serde(default)]
+    pub write_vectors_per_s: f64,
+    /// Ids returned by a read-after-write probe that were deleted by an earlier step.
+    #[serde(default)]
+    pub stale_hits: usize,
     pub visibility: Visibility,
     /// Index-ready wait after the step.
     pub ready_wait_s: f64,
     pub index: IndexReport,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub index_size: Option<SourcedBytes>,
+    /// The two size figures after the step (see [`BuildStep::footprint`]).
+    #[serde(default)]
+    pub footprint: Footprint,
     /// Points live after the step.
     pub live_points: usize,
+    /// `footprint.total` ÷ live points.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub total_bytes_per_live_vector: Option<f64>,
+    /// Files written before 2026-11 only: one size whose meaning differed per engine.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index_size: Option<SourcedBytes>,
+    /// Files written before 2026-11 only: `index_size` ÷ live points.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub bytes_per_live_vector: Option<f64>,
     pub resources: PhaseResources,
@@ -154,6 +191,11 @@ pub struct SearchStep {
     pub stale_hits: usize,
     /// Updated ids returned where their old vector, not their current one, would rank.
     pub ghost_hits: usize,
+    /// Engines that promise exact answers (`exact`): queries whose answer differs from the
+    /// ground truth in any id or distance bit. Anything but 0 means the truth or the engine is
+    /// wrong. Absent for other engines.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub truth_mismatches: Option<usize>,
     pub resources: PhaseResources,
     /// Index of this step's rows in the per-query sidecar.
     pub sidecar_step: usize,
@@ -296,5 +338,68 @@ impl RunResult {
             });
         }
         Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod footprint_tests {
+    use super::*;
+
+    fn step(footprint: Footprint) -> BuildStep {
+        BuildStep {
+            points: 10,
+            batch_size: 5,
+            total_s: 1.0,
+            insert_s: 1.0,
+            ready_wait_s: 0.0,
+            vectors_per_s: 10.0,
+            write_vectors_per_s: 10.0,
+            batch_latency: Default::default(),
+            index: Default::default(),
+            footprint,
+            total_bytes_per_vector: None,
+            index_bytes_per_vector: None,
+            index_size: None,
+            bytes_per_vector: None,
+            resources: Default::default(),
+        }
+    }
+
+    /// A `ragdbeval.result/1` build step written before the two-figure footprint still loads;
+    /// its one engine-specific size stays where it was, not under the new labels.
+    #[test]
+    fn old_index_size_still_loads() {
+        let mut json = serde_json::to_value(step(Footprint::default())).unwrap();
+        let obj = json.as_object_mut().unwrap();
+        obj.remove("footprint");
+        obj.insert(
+            "index_size".into(),
+            serde_json::json!({ "bytes": 4096, "source": "shard directory" }),
+        );
+        obj.insert("bytes_per_vector".into(), serde_json::json!(409.6));
+        let old: BuildStep = serde_json::from_value(json).unwrap();
+        assert_eq!(old.index_size.as_ref().map(|s| s.bytes), Some(4096));
+        assert_eq!(old.bytes_per_vector, Some(409.6));
+        assert_eq!(old.footprint, Footprint::default());
+        assert_eq!(old.total_bytes_per_vector, None);
+    }
+
+    #[test]
+    fn footprint_round_trips_with_reasons() {
+        let f = Footprint::new(
+            Err("no index structure".into()),
+            Ok(SourcedBytes {
+                bytes: 400,
+                source: "in memory".into(),
+            }),
+        );
+        let json = serde_json::to_string(&step(f.clone())).unwrap();
+        assert!(!json.contains("\"index_size\""), "{json}");
+        let back: BuildStep = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.footprint, f);
+        assert_eq!(
+            back.footprint.index_unmeasured.as_deref(),
+            Some("no index structure")
+        );
     }
 }

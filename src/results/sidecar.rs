@@ -17,7 +17,9 @@ pub struct QueryRecord<'a> {
     pub config: usize,
     pub step: usize,
     pub query: usize,
-    pub latency_us: u64,
+    /// Latency in microseconds, fractional (nanosecond resolution); `null` in batch mode,
+    /// where one call answers every query and no per-query latency exists.
+    pub latency_us: Option<f64>,
     pub ids: &'a [PointId],
     pub scores: &'a [f32],
     pub distances: &'a [f32],

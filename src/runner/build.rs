@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::{BenchPlan, RunError};
 use crate::dataset::Dataset;
-use crate::engine::{CollectionSpec, PointId, VectorEngine};
+use crate::engine::{CollectionSpec, PointId, SourcedBytes, VectorEngine};
 use crate::metrics::latency::{LatencySummary, new_histogram, record};
 use crate::output::progress;
 use crate::resources::{Sampler, Watch};
@@ -56,9 +56,7 @@ pub fn run_build(
     spinner.finish_and_clear();
     let resources = sampler.stop();
 
-    let index_size = engine
-        .index_size()
-        .map_err(RunError::engine("index size"))?;
+    let footprint = engine.footprint().map_err(RunError::engine("footprint"))?;
     let total = insert + ready;
     Ok(BuildStep {
         points: n,
@@ -67,14 +65,23 @@ pub fn run_build(
         insert_s: insert.as_secs_f64(),
         ready_wait_s: ready.as_secs_f64(),
         vectors_per_s: per_second(n, total),
+        write_vectors_per_s: per_second(n, insert),
         batch_latency: LatencySummary::from_histogram(&batch_hist),
-        bytes_per_vector: index_size
-            .as_ref()
-            .map(|s| s.bytes as f64 / n.max(1) as f64),
-        index_size,
+        total_bytes_per_vector: per_vector(footprint.total.as_ref(), n),
+        index_bytes_per_vector: per_vector(footprint.index.as_ref(), n),
+        footprint,
+        index_size: None,
+        bytes_per_vector: None,
         index,
         resources,
     })
+}
+
+/// Bytes per point of a measured size; `None` when unmeasured or when there are no points
+/// (a per-vector cost of an empty collection means nothing).
+pub(crate) fn per_vector(size: Option<&SourcedBytes>, points: usize) -> Option<f64> {
+    size.filter(|_| points > 0)
+        .map(|s| s.bytes as f64 / points as f64)
 }
 
 fn per_second(count: usize, d: Duration) -> f64 {

@@ -1,10 +1,19 @@
 //! Ground truth for every search step of a runbook: exact top-k over the live set at that
 //! step, computed before the run (so engine timings are undisturbed and errors come early) and
-//! cached on disk, keyed by dataset hash, runbook hash, query count and k.
+//! cached on disk.
+//!
+//! The cache is keyed by a SHA-256 over everything that determines the truth: the dataset's
+//! content hash, the train rows kept (`--limit`), the query vectors themselves (after
+//! `--max-queries`), the distance, the depth k and the resolved live set of every step. The key
+//! is also stored in the file's header and checked on load, together with the counts and
+//! depths, which are bounded by the file's size before anything is allocated. A cache entry
+//! that does not match in every respect is recomputed, never used.
 
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
 
 use crate::atomic::AtomicFile;
 use crate::dataset::Dataset;
@@ -13,7 +22,10 @@ use crate::groundtruth::{GroundTruth, RowSelection, exact_knn_rows};
 use crate::output::progress;
 use crate::runbook::Resolved;
 
-const MAGIC: &[u8; 8] = b"RDBGT01\n";
+/// Format version 2: the header carries the cache key.
+const MAGIC: &[u8; 8] = b"RDBGT02\n";
+/// Largest depth a cache file may claim (the bench caps k at 1000).
+const MAX_CACHED_K: u64 = 1000;
 
 /// Per runbook step: the ground truth of a search step, `None` for other steps.
 pub type StepTruths = Vec<Option<Arc<GroundTruth>>>;
@@ -28,15 +40,45 @@ fn is_whole_dataset(live: &[(PointId, usize)], n: usize) -> bool {
             .all(|(i, (id, row))| *id == i as PointId && *row == i)
 }
 
-/// Where the cached ground truth of a (dataset, runbook, queries, k) lives.
-pub fn cache_path(cache_dir: &Path, dataset: &Dataset, runbook_hash: &str, k: usize) -> PathBuf {
-    cache_dir.join("groundtruth").join(format!(
-        "{}-{}-q{}-k{}.gt",
-        &dataset.sha256[..dataset.sha256.len().min(16)],
-        runbook_hash,
-        dataset.test.len(),
-        k
-    ))
+/// SHA-256 (hex) of everything the truth of `steps` depends on.
+pub fn cache_key(dataset: &Dataset, steps: &[Resolved], k: usize) -> String {
+    let mut h = Sha256::new();
+    h.update(MAGIC);
+    // The source's content hash plus the number of train rows kept: `--limit` keeps a prefix,
+    // so the two identify the train vectors exactly.
+    h.update(dataset.sha256.as_bytes());
+    h.update((dataset.train.len() as u64).to_le_bytes());
+    h.update((dataset.train.dim() as u64).to_le_bytes());
+    h.update(dataset.distance.as_str().as_bytes());
+    h.update((k as u64).to_le_bytes());
+    // The queries themselves: cheap to hash and immune to any subsetting rule.
+    h.update((dataset.test.len() as u64).to_le_bytes());
+    for v in dataset.test.as_flat() {
+        h.update(v.to_le_bytes());
+    }
+    // The dataset's own ground truth serves whole-dataset steps: its depth and source matter.
+    h.update((dataset.ground_truth.k as u64).to_le_bytes());
+    h.update(format!("{:?}", dataset.ground_truth_source).as_bytes());
+    h.update((steps.len() as u64).to_le_bytes());
+    for step in steps {
+        h.update(step.kind().as_bytes());
+        if let Resolved::Search { live } = step {
+            h.update((live.len() as u64).to_le_bytes());
+            for (id, row) in live {
+                h.update(id.to_le_bytes());
+                h.update((*row as u64).to_le_bytes());
+            }
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Where the cached ground truth of (dataset, resolved steps, k) lives: one file per key.
+pub fn cache_path(cache_dir: &Path, dataset: &Dataset, steps: &[Resolved], k: usize) -> PathBuf {
+    let key = cache_key(dataset, steps, k);
+    cache_dir
+        .join("groundtruth")
+        .join(format!("{}-k{k}.gt", &key[..32]))
 }
 
 /// Computes (or loads from `cache`) the ground truth of every search step.
@@ -47,8 +89,9 @@ pub fn step_truths(
     cache: Option<&Path>,
     quiet: bool,
 ) -> std::io::Result<StepTruths> {
+    let key = cache_key(dataset, steps, k);
     if let Some(path) = cache
-        && let Ok(found) = read(path, steps.len())
+        && let Ok(found) = read(path, &key, steps, dataset.test.len())
     {
         return Ok(found);
     }
@@ -96,12 +139,12 @@ pub fn step_truths(
     }
     if computed_any && let Some(path) = cache {
         // The cache is an optimisation: a read-only directory is not an error.
-        let _ = write(path, &out);
+        let _ = write(path, &key, &out);
     }
     Ok(out)
 }
 
-fn write(path: &Path, truths: &StepTruths) -> std::io::Result<()> {
+fn write(path: &Path, key: &str, truths: &StepTruths) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -109,6 +152,8 @@ fn write(path: &Path, truths: &StepTruths) -> std::io::Result<()> {
     {
         let mut w = BufWriter::new(file.file());
         w.write_all(MAGIC)?;
+        w.write_all(&(key.len() as u64).to_le_bytes())?;
+        w.write_all(key.as_bytes())?;
         w.write_all(&(truths.len() as u64).to_le_bytes())?;
         for t in truths {
             match t {
@@ -130,39 +175,94 @@ fn write(path: &Path, truths: &StepTruths) -> std::io::Result<()> {
     file.commit()
 }
 
-fn read(path: &Path, steps: usize) -> std::io::Result<StepTruths> {
-    let bad = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, m.to_string());
-    let mut r = BufReader::new(std::fs::File::open(path)?);
-    let mut magic = [0u8; 8];
-    r.read_exact(&mut magic)?;
-    if &magic != MAGIC {
-        return Err(bad("not a ragdbeval ground-truth cache"));
+/// A reader that knows how many bytes the file still holds, so no length read from the file
+/// is trusted before it is checked against the data that should follow.
+struct Bounded {
+    reader: BufReader<std::fs::File>,
+    remaining: u64,
+}
+
+impl Bounded {
+    fn bytes(&mut self, buf: &mut [u8]) -> std::io::Result<()> {
+        if buf.len() as u64 > self.remaining {
+            return Err(invalid("truncated ground-truth cache"));
+        }
+        self.reader.read_exact(buf)?;
+        self.remaining -= buf.len() as u64;
+        Ok(())
     }
-    let mut word = [0u8; 8];
-    let mut u64_le = |r: &mut BufReader<std::fs::File>| -> std::io::Result<u64> {
-        r.read_exact(&mut word)?;
+
+    fn u64(&mut self) -> std::io::Result<u64> {
+        let mut word = [0u8; 8];
+        self.bytes(&mut word)?;
         Ok(u64::from_le_bytes(word))
-    };
-    if u64_le(&mut r)? as usize != steps {
-        return Err(bad("step count differs"));
     }
-    let mut out = Vec::with_capacity(steps);
-    for _ in 0..steps {
-        let k = u64_le(&mut r)?;
+}
+
+fn invalid(message: impl Into<String>) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, message.into())
+}
+
+/// Loads a cache file written for `key`, checking that it describes exactly `steps` over
+/// `queries` queries. Every count is checked against the bytes the file still holds before
+/// anything is allocated, so a corrupt or hostile header cannot exhaust memory.
+fn read(path: &Path, key: &str, steps: &[Resolved], queries: usize) -> std::io::Result<StepTruths> {
+    let file = std::fs::File::open(path)?;
+    let remaining = file.metadata()?.len();
+    let mut r = Bounded {
+        reader: BufReader::new(file),
+        remaining,
+    };
+    let mut magic = [0u8; 8];
+    r.bytes(&mut magic)?;
+    if &magic != MAGIC {
+        return Err(invalid("not a ragdbeval ground-truth cache (v2)"));
+    }
+    if r.u64()? != key.len() as u64 {
+        return Err(invalid("cache key differs"));
+    }
+    let mut stored_key = vec![0u8; key.len()];
+    r.bytes(&mut stored_key)?;
+    if stored_key != key.as_bytes() {
+        return Err(invalid("cache key differs"));
+    }
+    if r.u64()? != steps.len() as u64 {
+        return Err(invalid("step count differs"));
+    }
+    let mut out = Vec::with_capacity(steps.len());
+    for step in steps {
+        let k = r.u64()?;
+        let is_search = matches!(step, Resolved::Search { .. });
         if k == u64::MAX {
+            if is_search {
+                return Err(invalid("a search step has no cached truth"));
+            }
             out.push(None);
             continue;
         }
-        let nq = u64_le(&mut r)? as usize;
-        let len = nq * k as usize;
+        if !is_search {
+            return Err(invalid("a non-search step has a cached truth"));
+        }
+        let nq = r.u64()?;
+        if k == 0 || k > MAX_CACHED_K || nq != queries as u64 {
+            return Err(invalid(format!(
+                "cached truth has depth {k} and {nq} queries; expected 1..={MAX_CACHED_K} and {queries}"
+            )));
+        }
+        let len = nq * k;
+        // 8 bytes of id and 4 of distance per entry must still be in the file.
+        if len.saturating_mul(12) > r.remaining {
+            return Err(invalid("truncated ground-truth cache"));
+        }
+        let len = len as usize;
         let mut bytes = vec![0u8; len * 8];
-        r.read_exact(&mut bytes)?;
+        r.bytes(&mut bytes)?;
         let ids = bytes
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
             .collect();
         let mut bytes = vec![0u8; len * 4];
-        r.read_exact(&mut bytes)?;
+        r.bytes(&mut bytes)?;
         let distances = bytes
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -172,6 +272,9 @@ fn read(path: &Path, steps: usize) -> std::io::Result<StepTruths> {
             ids,
             distances,
         })));
+    }
+    if r.remaining != 0 {
+        return Err(invalid("trailing bytes after the cached truth"));
     }
     Ok(out)
 }
@@ -216,7 +319,7 @@ mod tests {
                 assert_eq!(got, want, "step {i} query {q}");
             }
         }
-        let again = read(&cache, steps.len()).unwrap();
+        let again = read(&cache, &cache_key(&ds, &steps, 10), &steps, 4).unwrap();
         assert_eq!(again, truths);
     }
 }

@@ -248,6 +248,7 @@ fn run_config(
                     write,
                     *mode,
                     *batch_size,
+                    &live,
                     live_after,
                 )?;
                 match step {
@@ -261,9 +262,19 @@ fn run_config(
                 if m.index.may_full_scan {
                     warn_full_scan(result, &m.index);
                 }
+                if m.stale_hits > 0 {
+                    push_warning(
+                        result,
+                        Warning::StaleHits {
+                            count: m.stale_hits,
+                        },
+                    );
+                }
                 push_step(result, Step::Mutation(m));
                 after = kind;
-                changed = true;
+                // The read-after-write probes have already searched the changed index, so the
+                // next search is not a cold start: only a search right after a build is.
+                changed = false;
             }
             Resolved::Search { .. } => {
                 let gt = plan
@@ -352,6 +363,26 @@ fn check_search_warnings(
             },
         );
     }
+    if let Some(queries) = step.truth_mismatches
+        && queries > 0
+    {
+        // Whole-dataset steps use the file's neighbours when it has them; every other truth
+        // is ragdbeval's own.
+        let detail = if result.dataset.ground_truth_source == "file" && step.after == "build" {
+            "the truth is the dataset file's stored neighbours (ties or float rounding where \
+             the file was made); `ragdbeval dataset gt` recomputes it exactly"
+        } else {
+            "the truth was computed by ragdbeval: this is a bug, please report it"
+        };
+        push_warning(
+            result,
+            Warning::TruthMismatch {
+                queries,
+                runbook_step: step.runbook_step,
+                detail: detail.to_string(),
+            },
+        );
+    }
     if step.ghost_hits > 0 {
         push_warning(
             result,
@@ -423,10 +454,11 @@ fn run_load(
         .map_err(RunError::engine("fixed-rate search"))?;
         if !plan.quiet {
             eprintln!(
-                "[{}]   {rate:.0}/s target: {:.0}/s achieved, p99 {:.3} ms{}",
+                "[{}]   {rate:.0}/s target: {:.0}/s achieved, p99 {:.3} ms, {} dropped{}",
                 plan.entry.name,
                 level.qps,
                 level.latency.p99_ms,
+                level.dropped.unwrap_or(0),
                 if level.saturated { " (SATURATED)" } else { "" }
             );
         }
@@ -479,6 +511,18 @@ fn run_load(
         let cpu = level.resources.client.mean_cpu_percent;
         if !engine.in_process() && cpu > 90.0 * cores {
             push_warning(result, Warning::ClientSaturated { cpu_percent: cpu });
+        }
+        if let (Some(dropped @ 1..), Some(intended)) = (level.dropped, level.intended) {
+            push_warning(
+                result,
+                Warning::DroppedQueries {
+                    rate: level.target_rate.unwrap_or(0.0),
+                    intended,
+                    dropped,
+                    // The level gives up `duration` after its last scheduled send (load.rs).
+                    waited_s: lp.duration.as_secs_f64(),
+                },
+            );
         }
         if level.saturated {
             push_warning(
@@ -565,6 +609,9 @@ fn push_warning(result: &mut RunResult, w: Warning) {
 /// Marks the run finished (completed or failed) and stamps the end time.
 pub fn finish(result: &mut RunResult, error: Option<String>) {
     compute_curves(result);
+    for w in crate::resources::run_warnings(result) {
+        push_warning(result, w);
+    }
     result.status.state = if error.is_some() {
         RunState::Failed
     } else {

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::search::LiveState;
 use super::{BenchPlan, RunError};
 use crate::dataset::Dataset;
 use crate::engine::{Neighbor, PointId, VectorEngine};
@@ -46,6 +47,7 @@ pub fn run_mutation(
     write: Write<'_>,
     mode: OpMode,
     batch_size: Option<usize>,
+    live_before: &LiveState,
     live_after: usize,
 ) -> Result<MutationStep, RunError> {
     let ids = write.ids();
@@ -66,6 +68,10 @@ pub fn run_mutation(
         plan.sample_interval,
     );
     let bar = progress::count_bar(n as u64, kind, plan.quiet);
+    // Ids written by this step: a probe may see them before or after the write lands. Any other
+    // id that a probe returns and that is not live was deleted earlier: a stale hit.
+    let this_step: std::collections::HashSet<PointId> = ids.iter().copied().collect();
+    let mut stale_hits = 0usize;
 
     for (call, start) in (0..n).step_by(batch).enumerate() {
         let end = (start + batch).min(n);
@@ -96,9 +102,22 @@ pub fn run_mutation(
             let id = chunk[0];
             let vector = match &write {
                 Write::Upsert { .. } => &buf[..dim],
-                // A deleted point is looked for with its last vector: the one a stale index
-                // would still hold.
-                Write::Delete { .. } => dataset.train.row(id as usize),
+                // A deleted point is looked for with the vector it had when it was deleted
+                // (after an update, not its original row): the one a stale index would still
+                // hold and return.
+                Write::Delete { .. } => {
+                    let row = live_before
+                        .row_of
+                        .get(id as usize)
+                        .copied()
+                        .flatten()
+                        .ok_or_else(|| {
+                            RunError::Setup(format!(
+                                "runbook step {runbook_step}: id {id} is deleted but was not live"
+                            ))
+                        })?;
+                    dataset.train.row(row)
+                }
             };
             let want_present = matches!(write, Write::Upsert { .. });
             vis_times.push(poll_visible(
@@ -109,6 +128,8 @@ pub fn run_mutation(
                 plan.k,
                 plan.visibility_timeout,
                 &mut probe,
+                &|found| !live_before.contains(found) && !this_step.contains(&found),
+                &mut stale_hits,
             )?);
         }
     }
@@ -120,9 +141,7 @@ pub fn run_mutation(
         .map_err(RunError::engine("wait for index"))?;
     let ready = ready_start.elapsed();
     let resources = sampler.stop();
-    let index_size = engine
-        .index_size()
-        .map_err(RunError::engine("index size"))?;
+    let footprint = engine.footprint().map_err(RunError::engine("footprint"))?;
 
     let seen: Vec<Duration> = vis_times.iter().flatten().copied().collect();
     let visibility = Visibility {
@@ -140,6 +159,9 @@ pub fn run_mutation(
         bound_s: plan.visibility_timeout.as_secs_f64(),
     };
     let busy_s = busy.as_secs_f64();
+    // Same definition as the build's: points per second until the written data is indexed
+    // (write calls plus the index-ready wait). The write calls alone are `write_vectors_per_s`.
+    let total_s = busy_s + ready.as_secs_f64();
     Ok(MutationStep {
         kind: kind.to_string(),
         runbook_step,
@@ -150,22 +172,31 @@ pub fn run_mutation(
         },
         batch_size: batch,
         latency: LatencySummary::from_histogram(&hist),
-        total_s: busy_s,
-        vectors_per_s: if busy_s > 0.0 { n as f64 / busy_s } else { 0.0 },
+        total_s,
+        vectors_per_s: if total_s > 0.0 {
+            n as f64 / total_s
+        } else {
+            0.0
+        },
+        write_s: busy_s,
+        write_vectors_per_s: if busy_s > 0.0 { n as f64 / busy_s } else { 0.0 },
+        stale_hits,
         visibility,
         ready_wait_s: ready.as_secs_f64(),
         index,
-        bytes_per_live_vector: index_size
-            .as_ref()
-            .map(|s| s.bytes as f64 / live_after.max(1) as f64),
-        index_size,
+        total_bytes_per_live_vector: super::build::per_vector(footprint.total.as_ref(), live_after),
+        footprint,
+        index_size: None,
+        bytes_per_live_vector: None,
         live_points: live_after,
         resources,
     })
 }
 
 /// Searches with `vector` until `id` is (or, for deletes, is no longer) among the results;
-/// returns how long that took, or `None` if it did not happen within the bound.
+/// returns how long that took, or `None` if it did not happen within the bound. Every id
+/// returned by any probe for which `is_stale` holds is counted into `stale_hits`.
+#[allow(clippy::too_many_arguments)]
 fn poll_visible(
     engine: &dyn VectorEngine,
     vector: &[f32],
@@ -174,12 +205,15 @@ fn poll_visible(
     k: usize,
     bound: Duration,
     out: &mut Vec<Neighbor>,
+    is_stale: &dyn Fn(PointId) -> bool,
+    stale_hits: &mut usize,
 ) -> Result<Option<Duration>, RunError> {
     let start = Instant::now();
     loop {
         engine
             .search(vector, k.max(1), out)
             .map_err(RunError::engine("read-after-write search"))?;
+        *stale_hits += out.iter().filter(|nb| is_stale(nb.id)).count();
         let present = out.iter().any(|nb| nb.id == id);
         if present == want_present {
             return Ok(Some(start.elapsed()));

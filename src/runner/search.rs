@@ -132,13 +132,26 @@ fn timed_single(
     ))
 }
 
-/// One batch call for all queries; its duration is the only latency sample.
+/// One batch call for all queries; its duration is the only latency sample. A warm-up batch
+/// of `warmup` queries (cycling over the query set) runs first, as the single mode's warm-up
+/// calls do, so caches and lazily built structures are not charged to the timed call.
 fn timed_batch(
     engine: &dyn VectorEngine,
     dataset: &Dataset,
     k: usize,
+    warmup: usize,
 ) -> Result<(Answers, Duration), RunError> {
     let nq = dataset.test.len();
+    if warmup > 0 {
+        let dim = dataset.test.dim();
+        let mut batch = Vec::with_capacity(warmup.min(nq * 4) * dim);
+        for i in 0..warmup.min(nq * 4) {
+            batch.extend_from_slice(dataset.test.row(i % nq));
+        }
+        engine
+            .batch_search(&batch, dim, k)
+            .map_err(RunError::engine("warm-up batch search"))?;
+    }
     let t = Instant::now();
     let results = engine
         .batch_search(dataset.test.as_flat(), dataset.test.dim(), k)
@@ -173,7 +186,8 @@ pub struct StepContext<'a> {
     pub runbook_step: usize,
     /// Kind of the step it follows.
     pub after: &'a str,
-    /// First search since the index was built or changed: its first call is the cold start.
+    /// First search since the index was built (no search has touched it yet): its first call
+    /// is the cold start. After a mutation the read-after-write probes have searched already.
     pub first_after_change: bool,
 }
 
@@ -198,7 +212,7 @@ pub fn run_search(
     );
     let mut warmup_latencies = Vec::with_capacity(warmup);
     let timed = if plan.batch_mode {
-        timed_batch(engine, dataset, k)
+        timed_batch(engine, dataset, k, warmup)
     } else {
         timed_single(
             engine,
@@ -282,12 +296,16 @@ pub fn run_search(
         })
         .sum();
 
+    let truth_mismatches = engine
+        .answers_are_exact()
+        .then(|| count_truth_mismatches(&answers, &distances, gt));
+
     if let Some(sidecar) = sidecar {
         for q in 0..nq {
             let lat = if plan.batch_mode {
-                0
+                None
             } else {
-                answers.latencies[q].as_micros() as u64
+                Some(answers.latencies[q].as_nanos() as f64 / 1000.0)
             };
             let returned = answers.ids[q * k..(q + 1) * k]
                 .iter()
@@ -330,7 +348,11 @@ pub fn run_search(
         after: ctx.after.to_string(),
         search_params: params.clone(),
         mode: if plan.batch_mode { "batch" } else { "single" }.into(),
-        warmup_queries: if plan.batch_mode { 0 } else { warmup },
+        warmup_queries: if plan.batch_mode {
+            warmup.min(nq * 4)
+        } else {
+            warmup
+        },
         quality,
         qps: if wall_s > 0.0 {
             nq as f64 / wall_s
@@ -351,6 +373,7 @@ pub fn run_search(
         live_points: live.live,
         stale_hits,
         ghost_hits,
+        truth_mismatches,
         resources,
         sidecar_step: ctx.step_index,
         cold_start_ms,
@@ -358,6 +381,28 @@ pub fn run_search(
         load: Vec::new(),
         max_rate_within_slo: None,
     })
+}
+
+/// Queries whose answer is not exactly the ground truth: the same ids in the same order with
+/// bit-identical distances over the first min(k, depth) positions (padding excluded). Only
+/// meaningful for engines that promise exact answers.
+fn count_truth_mismatches(answers: &Answers, distances: &[f32], gt: &GroundTruth) -> usize {
+    let k = answers.k;
+    let depth = k.min(gt.k);
+    (0..gt.queries())
+        .filter(|&q| {
+            let want_ids = &gt.ids_of(q)[..depth];
+            let want_d = &gt.distances_of(q)[..depth];
+            (0..depth).any(|j| {
+                let got_id = answers.ids[q * k + j];
+                if want_ids[j] == PointId::MAX {
+                    // The live set is smaller than k: nothing may be returned here.
+                    return got_id != PointId::MAX;
+                }
+                got_id != want_ids[j] || distances[q * k + j].to_bits() != want_d[j].to_bits()
+            })
+        })
+        .count()
 }
 
 /// Queries per window of the rolling median.
