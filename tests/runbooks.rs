@@ -305,6 +305,46 @@ fn deletes_after_updates_are_probed_with_the_current_vector() {
     );
 }
 
+/// Under `dot` most vectors are not their own nearest neighbour, so a probe with the deleted
+/// point's vector never saw it in the first place and would call any delete "visible". Only
+/// writes a probe can observe are sampled; the others are counted as unobservable.
+#[test]
+fn visibility_samples_only_writes_a_probe_can_observe() {
+    let ds = dataset::load(
+        "gen:clustered:n=2000,dim=8,queries=20,seed=27,distance=dot,scale=100",
+        &LoadOptions {
+            gt_k: 10,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
+    let runbook = Runbook::parse_toml(
+        "[[steps]]\nkind = \"build\"\nend = \"100%\"\n\
+         [[steps]]\nkind = \"delete\"\nids = { start = 0, end = \"25%\" }\nmode = \"single\"\n\
+         [[steps]]\nkind = \"search\"\n",
+    )
+    .unwrap();
+    let steps = runbook.resolve(ds.train.len()).unwrap();
+    let truths = ground_truth::step_truths(&ds, &steps, 10, None, true).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan_for(&BROKEN, steps, truths, dir.path());
+    let mut result = common::empty_result();
+    let path = dir.path().join("r.json");
+    runner::run(&plan, &ds, &mut result, &path, None).unwrap();
+    let delete = result.configs[0].mutations().next().unwrap();
+    assert!(delete.visibility.samples > 0, "{:?}", delete.visibility);
+    assert!(
+        delete.visibility.unobservable > 0,
+        "{:?}",
+        delete.visibility
+    );
+    assert_eq!(
+        delete.visibility.visible, 0,
+        "ignored deletes reported as visible: {:?}",
+        delete.visibility
+    );
+}
+
 /// A real `exact` engine that dies after the build: every later call fails, as a crashed
 /// server would.
 struct DiesAfterBuild(Box<dyn VectorEngine>, std::sync::atomic::AtomicBool);

@@ -116,6 +116,10 @@ pub struct Visibility {
     pub max_ms: f64,
     /// How long each sample was polled before giving up.
     pub bound_s: f64,
+    /// Writes passed over as samples because no probe could observe them: the point does not
+    /// rank in the top k for its own vector (common under `dot`, or among many duplicates).
+    #[serde(default)]
+    pub unobservable: usize,
 }
 
 /// An insert, update or delete step.

@@ -1,6 +1,7 @@
 //! Insert, update and delete steps: per-call latency, throughput, read-after-write
 //! visibility, then the engine's index-ready wait.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::search::LiveState;
@@ -70,8 +71,13 @@ pub fn run_mutation(
     let bar = progress::count_bar(n as u64, kind, plan.quiet);
     // Ids written by this step: a probe may see them before or after the write lands. Any other
     // id that a probe returns and that is not live was deleted earlier: a stale hit.
-    let this_step: std::collections::HashSet<PointId> = ids.iter().copied().collect();
+    let this_step: HashMap<PointId, usize> =
+        ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
     let mut stale_hits = 0usize;
+    // A sample is due; it waits for the next write whose effect a probe can observe.
+    let mut sample_due = false;
+    let mut attempts = 0usize;
+    let mut unobservable = 0usize;
 
     for (call, start) in (0..n).step_by(batch).enumerate() {
         let end = (start + batch).min(n);
@@ -98,7 +104,10 @@ pub fn run_mutation(
         busy += took;
         bar.set_position(end as u64);
 
-        if call % sample_every == 0 && vis_times.len() < VISIBILITY_SAMPLES {
+        if call % sample_every == 0 {
+            sample_due = true;
+        }
+        if sample_due && vis_times.len() < VISIBILITY_SAMPLES && attempts < MAX_PROBE_ATTEMPTS {
             let id = chunk[0];
             let vector = match &write {
                 Write::Upsert { .. } => &buf[..dim],
@@ -120,6 +129,23 @@ pub fn run_mutation(
                 }
             };
             let want_present = matches!(write, Write::Upsert { .. });
+            // A probe can only see a point that ranks in the top k for its own vector (under
+            // `dot` a vector is rarely its own nearest neighbour; among many duplicates it may
+            // lose the tie on id). Probing any other point would report a delete as done, or
+            // an insert as never visible, whatever the engine did.
+            attempts += 1;
+            let others = Others {
+                live_before,
+                this_step: &this_step,
+                write: &write,
+                written: end,
+                skip: id,
+            };
+            if !observable(dataset, vector, id, &others, plan.k) {
+                unobservable += 1;
+                continue;
+            }
+            sample_due = false;
             vis_times.push(poll_visible(
                 engine,
                 vector,
@@ -128,7 +154,7 @@ pub fn run_mutation(
                 plan.k,
                 plan.visibility_timeout,
                 &mut probe,
-                &|found| !live_before.contains(found) && !this_step.contains(&found),
+                &|found| !live_before.contains(found) && !this_step.contains_key(&found),
                 &mut stale_hits,
             )?);
         }
@@ -157,6 +183,7 @@ pub fn run_mutation(
             .map(|d| d.as_secs_f64() * 1000.0)
             .fold(0.0, f64::max),
         bound_s: plan.visibility_timeout.as_secs_f64(),
+        unobservable,
     };
     let busy_s = busy.as_secs_f64();
     // Same definition as the build's: points per second until the written data is indexed
@@ -191,6 +218,74 @@ pub fn run_mutation(
         live_points: live_after,
         resources,
     })
+}
+
+/// Writes tried as visibility samples per step, observable or not: bounds the cost of finding
+/// observable ones (each check is one pass over the live set).
+const MAX_PROBE_ATTEMPTS: usize = 64;
+
+/// The points live while a probe runs, other than the probed one, as a correct engine holds
+/// them: the live set before the step, with this step's writes up to `written` applied.
+struct Others<'a> {
+    live_before: &'a LiveState,
+    this_step: &'a HashMap<PointId, usize>,
+    write: &'a Write<'a>,
+    written: usize,
+    skip: PointId,
+}
+
+impl Others<'_> {
+    /// Calls `f(id, row)` for every such point.
+    fn for_each(&self, mut f: impl FnMut(PointId, usize) -> bool) {
+        let row_now = |id: PointId, before: Option<usize>| -> Option<usize> {
+            match (self.this_step.get(&id), self.write) {
+                (Some(&i), Write::Upsert { rows, .. }) if i < self.written => Some(rows[i]),
+                (Some(&i), Write::Delete { .. }) if i < self.written => None,
+                _ => before,
+            }
+        };
+        for (id, before) in self.live_before.row_of.iter().enumerate() {
+            let id = id as PointId;
+            if id == self.skip || before.is_none() {
+                continue;
+            }
+            if let Some(row) = row_now(id, *before)
+                && !f(id, row)
+            {
+                return;
+            }
+        }
+        // Points this step inserted (not live before it).
+        if let Write::Upsert { ids, rows } = self.write {
+            for (i, id) in ids.iter().enumerate().take(self.written) {
+                if *id != self.skip && !self.live_before.contains(*id) && !f(*id, rows[i]) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// True when `id` at `vector` ranks within the top `k` for the query `vector` among `others`
+/// (ties broken by id), so that a search with `vector` shows whether the engine holds it.
+fn observable(
+    dataset: &Dataset,
+    vector: &[f32],
+    id: PointId,
+    others: &Others<'_>,
+    k: usize,
+) -> bool {
+    let metric = dataset.distance;
+    let own = metric.between(vector, vector);
+    let mut ahead = 0usize;
+    others.for_each(|other, row| {
+        let d = metric.between(vector, dataset.train.row(row));
+        if d < own || (d == own && other < id) {
+            ahead += 1;
+        }
+        ahead < k.max(1)
+    });
+    ahead < k.max(1)
 }
 
 /// Searches with `vector` until `id` is (or, for deletes, is no longer) among the results;
