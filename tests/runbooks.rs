@@ -15,7 +15,7 @@ use ragdbeval::engine::{
     PointId, VectorEngine,
 };
 use ragdbeval::params::ParamMap;
-use ragdbeval::results::{RunResult, RunState, Step};
+use ragdbeval::results::{RunResult, RunState, Step, Visibility};
 use ragdbeval::runbook::Runbook;
 use ragdbeval::runner::{self, BenchPlan, ground_truth};
 
@@ -266,27 +266,21 @@ fn an_engine_that_ignores_deletes_is_caught() {
     }
 }
 
-/// Deletes of points that an update had moved: the read-after-write probe must look with the
-/// vector the point had when deleted. Probing with its original vector (as the first version
-/// did) finds nothing there and reports the ignored deletes as visible.
-#[test]
-fn deletes_after_updates_are_probed_with_the_current_vector() {
+/// Runs `runbook` (TOML) on `dataset` with the engine that ignores deletes; returns the
+/// visibility of its (first) delete step.
+fn delete_visibility_of_ignored_deletes(dataset: &str, runbook: &str) -> Visibility {
     let ds = dataset::load(
-        "gen:clustered:n=2000,dim=8,queries=50,seed=4",
+        dataset,
         &LoadOptions {
             gt_k: 10,
             ..LoadOptions::default()
         },
     )
     .unwrap();
-    let runbook = Runbook::parse_toml(
-        "[[steps]]\nkind = \"build\"\nend = \"50%\"\n\
-         [[steps]]\nkind = \"update\"\nids = { start = 0, end = \"25%\" }\nfrom = \"50%\"\n\
-         [[steps]]\nkind = \"delete\"\nids = { start = 0, end = \"25%\" }\n\
-         [[steps]]\nkind = \"search\"\n",
-    )
-    .unwrap();
-    let steps = runbook.resolve(ds.train.len()).unwrap();
+    let steps = Runbook::parse_toml(runbook)
+        .unwrap()
+        .resolve(ds.train.len())
+        .unwrap();
     let truths = ground_truth::step_truths(&ds, &steps, 10, None, true).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let plan = plan_for(&BROKEN, steps, truths, dir.path());
@@ -297,12 +291,23 @@ fn deletes_after_updates_are_probed_with_the_current_vector() {
         .mutations()
         .find(|m| m.kind == "delete")
         .unwrap();
-    assert!(delete.visibility.samples > 0);
-    assert_eq!(
-        delete.visibility.visible, 0,
-        "ignored deletes reported as visible: {:?}",
-        delete.visibility
+    delete.visibility.clone()
+}
+
+/// Deletes of points that an update had moved: the read-after-write probe must look with the
+/// vector the point had when deleted. Probing with its original vector (as the first version
+/// did) finds nothing there and reports the ignored deletes as visible.
+#[test]
+fn deletes_after_updates_are_probed_with_the_current_vector() {
+    let v = delete_visibility_of_ignored_deletes(
+        "gen:clustered:n=2000,dim=8,queries=50,seed=4",
+        "[[steps]]\nkind = \"build\"\nend = \"50%\"\n\
+         [[steps]]\nkind = \"update\"\nids = { start = 0, end = \"25%\" }\nfrom = \"50%\"\n\
+         [[steps]]\nkind = \"delete\"\nids = { start = 0, end = \"25%\" }\n\
+         [[steps]]\nkind = \"search\"\n",
     );
+    assert!(v.samples > 0);
+    assert_eq!(v.visible, 0, "ignored deletes reported as visible: {v:?}");
 }
 
 /// Under `dot` most vectors are not their own nearest neighbour, so a probe with the deleted
@@ -310,39 +315,14 @@ fn deletes_after_updates_are_probed_with_the_current_vector() {
 /// writes a probe can observe are sampled; the others are counted as unobservable.
 #[test]
 fn visibility_samples_only_writes_a_probe_can_observe() {
-    let ds = dataset::load(
+    let v = delete_visibility_of_ignored_deletes(
         "gen:clustered:n=2000,dim=8,queries=20,seed=27,distance=dot,scale=100",
-        &LoadOptions {
-            gt_k: 10,
-            ..LoadOptions::default()
-        },
-    )
-    .unwrap();
-    let runbook = Runbook::parse_toml(
         "[[steps]]\nkind = \"build\"\nend = \"100%\"\n\
          [[steps]]\nkind = \"delete\"\nids = { start = 0, end = \"25%\" }\nmode = \"single\"\n\
          [[steps]]\nkind = \"search\"\n",
-    )
-    .unwrap();
-    let steps = runbook.resolve(ds.train.len()).unwrap();
-    let truths = ground_truth::step_truths(&ds, &steps, 10, None, true).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let plan = plan_for(&BROKEN, steps, truths, dir.path());
-    let mut result = common::empty_result();
-    let path = dir.path().join("r.json");
-    runner::run(&plan, &ds, &mut result, &path, None).unwrap();
-    let delete = result.configs[0].mutations().next().unwrap();
-    assert!(delete.visibility.samples > 0, "{:?}", delete.visibility);
-    assert!(
-        delete.visibility.unobservable > 0,
-        "{:?}",
-        delete.visibility
     );
-    assert_eq!(
-        delete.visibility.visible, 0,
-        "ignored deletes reported as visible: {:?}",
-        delete.visibility
-    );
+    assert!(v.samples > 0 && v.unobservable > 0, "{v:?}");
+    assert_eq!(v.visible, 0, "ignored deletes reported as visible: {v:?}");
 }
 
 /// A real `exact` engine that dies after the build: every later call fails, as a crashed
