@@ -15,7 +15,7 @@ use crate::params::ParamMap;
 
 /// Stable point identifier: the row number of the vector in the dataset's `train` array.
 /// Engines that need another id type (UUIDs, strings) map to and from it inside the adapter.
-pub type PointId = u64;
+pub use crate::types::PointId;
 
 /// One search hit as the engine reported it. `score` is the engine's own number (distance or
 /// similarity, whatever the engine uses); the harness never trusts it for quality metrics and

@@ -17,10 +17,12 @@ pub mod output;
 pub mod params;
 pub mod resources;
 pub mod results;
+pub mod rng;
 pub mod runbook;
 pub mod runner;
 pub mod storage;
 pub mod synthetic;
+pub mod types;
 pub mod vectors;
 
 /// Engine adapters live at the top level of the repository, one folder per engine.

@@ -45,6 +45,7 @@ pub(crate) fn load_options(
         distance: src.distance.as_deref().map(str::parse).transpose()?,
         compute_missing_gt: true,
         quiet,
+        progress: crate::output::progress::terminal(quiet),
     })
 }
 

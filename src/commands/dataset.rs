@@ -7,6 +7,7 @@ use anyhow::{Context, bail};
 use super::bench::{load_options, resolve_runbook};
 use crate::cli::{DatasetCommand, GtArgs, MakeArgs, SubsetArgs};
 use crate::dataset::{self, Dataset, LoadOptions, download, hdf5, registry};
+use crate::output::progress;
 use crate::runner::ground_truth;
 use crate::synthetic::{SyntheticKind, SyntheticSpec};
 
@@ -28,7 +29,7 @@ pub fn run(cmd: DatasetCommand) -> anyhow::Result<ExitCode> {
             if dest.is_file() {
                 println!("{} is already cached at {}", known.name, dest.display());
             } else {
-                download::download(known, &dest, quiet)?;
+                download::download(known, &dest, &*progress::terminal(quiet))?;
                 println!("downloaded {} to {}", known.name, dest.display());
             }
             Ok(ExitCode::SUCCESS)
@@ -82,6 +83,7 @@ fn info(target: &str, data_dir: Option<std::path::PathBuf>) -> anyhow::Result<Ex
         cache_dir: data_dir.unwrap_or_else(dataset::default_cache_dir),
         offline: true,
         quiet: false,
+        progress: progress::terminal(false),
         compute_missing_gt: false,
         ..LoadOptions::default()
     };
@@ -125,6 +127,7 @@ fn make(args: MakeArgs) -> anyhow::Result<ExitCode> {
     let opts = LoadOptions {
         gt_k: args.k,
         quiet: args.quiet,
+        progress: progress::terminal(args.quiet),
         ..LoadOptions::default()
     };
     let ds = dataset::load(&spec.to_string(), &opts)?;
@@ -163,7 +166,13 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
     opts.compute_missing_gt = false;
     let ds = dataset::load(&args.source.dataset, &opts)?;
     let started = std::time::Instant::now();
-    let gt = dataset::compute_ground_truth(&ds.train, &ds.test, ds.distance, args.k, args.quiet)?;
+    let gt = dataset::compute_ground_truth(
+        &ds.train,
+        &ds.test,
+        ds.distance,
+        args.k,
+        &*progress::terminal(args.quiet),
+    )?;
     let seconds = started.elapsed().as_secs_f64();
     hdf5::write(out, ds.distance, &ds.train, &ds.test, &gt)?;
     println!(

@@ -6,11 +6,15 @@ use std::path::Path;
 
 use super::DatasetError;
 use super::registry::KnownDataset;
-use crate::output::progress;
+use crate::types::{Progress, ProgressUnit};
 
 /// Downloads `known` to `dest`. A partial file `dest.part` from an earlier attempt is resumed
 /// with an HTTP range request; the finished file is renamed into place.
-pub fn download(known: &KnownDataset, dest: &Path, quiet: bool) -> Result<(), DatasetError> {
+pub fn download(
+    known: &KnownDataset,
+    dest: &Path,
+    progress: &dyn Progress,
+) -> Result<(), DatasetError> {
     let url = known.url();
     let part = dest.with_extension("hdf5.part");
     if let Some(dir) = dest.parent() {
@@ -56,8 +60,13 @@ pub fn download(known: &KnownDataset, dest: &Path, quiet: bool) -> Result<(), Da
         .open(&part)
         .map_err(|e| DatasetError::io(&part, e))?;
     let start = if resume { have } else { 0 };
-    let bar = progress::bytes_bar(total, &format!("download {}", known.name), quiet);
-    bar.set_position(start);
+    let bar = progress.task(
+        &format!("download {}", known.name),
+        total,
+        ProgressUnit::Bytes,
+    );
+    let mut done = start;
+    bar.set(done);
     let mut body = response.into_body().into_reader();
     let mut buf = vec![0u8; 1 << 20];
     loop {
@@ -71,10 +80,11 @@ pub fn download(known: &KnownDataset, dest: &Path, quiet: bool) -> Result<(), Da
         }
         file.write_all(&buf[..n])
             .map_err(|e| DatasetError::io(&part, e))?;
-        bar.inc(n as u64);
+        done += n as u64;
+        bar.set(done);
     }
     file.sync_all().map_err(|e| DatasetError::io(&part, e))?;
-    bar.finish_and_clear();
+    drop(bar);
     let got = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
     if let Some(total) = total
         && got != total

@@ -19,10 +19,10 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::distance::Distance;
-use crate::engine::PointId;
 use crate::groundtruth::{BaseSet, GroundTruth, exact_knn};
-use crate::output::progress;
 use crate::synthetic::SyntheticSpec;
+use crate::types::PointId;
+use crate::types::{Progress, ProgressHandle, ProgressUnit, Silent};
 use crate::vectors::{Vectors, VectorsError};
 
 /// Everything that can be wrong with a dataset, with the path and what to do.
@@ -134,7 +134,10 @@ pub struct LoadOptions {
     /// Compute ground truth when the source has none (off for `dataset gt`, which computes
     /// and times it itself).
     pub compute_missing_gt: bool,
+    /// No progress at all, whatever `progress` is.
     pub quiet: bool,
+    /// Where downloads, hashing and ground truth report progress (silent by default).
+    pub progress: ProgressHandle,
 }
 
 impl Default for LoadOptions {
@@ -148,6 +151,7 @@ impl Default for LoadOptions {
             distance: None,
             compute_missing_gt: true,
             quiet: true,
+            progress: ProgressHandle::silent(),
         }
     }
 }
@@ -157,6 +161,13 @@ pub fn default_cache_dir() -> PathBuf {
     std::env::var_os("RAGDBEVAL_DATA_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("datasets").join("cache"))
+}
+
+impl LoadOptions {
+    /// The observer to report to: none when `quiet`.
+    fn observer(&self) -> &dyn Progress {
+        if self.quiet { &Silent } else { &*self.progress }
+    }
 }
 
 /// Name of the embedded default dataset.
@@ -192,7 +203,7 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
                     dest,
                 });
             }
-            download::download(known, &dest, opts.quiet)?;
+            download::download(known, &dest, opts.observer())?;
         }
         let mut ds = load_hdf5(spec, &dest, opts)?;
         ds.name = known.name.to_string();
@@ -245,7 +256,7 @@ fn load_generated(
 }
 
 fn load_hdf5(source: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
-    let sha256 = file_sha256(path, opts.quiet)?;
+    let sha256 = file_sha256(path, opts.observer())?;
     let contents = hdf5::read(path)?;
     let distance = opts.distance.unwrap_or(contents.distance);
     // The file's neighbours were computed for the file's metric: under another metric they are
@@ -275,7 +286,7 @@ fn load_texmex(source: &str, dir: &Path, opts: &LoadOptions) -> Result<Dataset, 
         paths.push(g);
     }
     for p in paths {
-        hasher.update(file_sha256(p, opts.quiet)?.as_bytes());
+        hasher.update(file_sha256(p, opts.observer())?.as_bytes());
     }
     let train = texmex::read_vectors(&files.base, None)?;
     let test = texmex::read_vectors(&files.query, None)?;
@@ -380,7 +391,7 @@ fn finish(
             GroundTruthSource::File,
         ),
         None if opts.compute_missing_gt => (
-            compute_ground_truth(&train, &test, distance, opts.gt_k, opts.quiet)?,
+            compute_ground_truth(&train, &test, distance, opts.gt_k, opts.observer())?,
             GroundTruthSource::Computed,
         ),
         None => (
@@ -443,13 +454,13 @@ pub fn compute_ground_truth(
     test: &Vectors,
     distance: Distance,
     k: usize,
-    quiet: bool,
+    progress: &dyn Progress,
 ) -> Result<GroundTruth, DatasetError> {
     if k == 0 || k > 1000 {
         return Err(DatasetError::BadK { k });
     }
     let k = k.min(train.len());
-    let bar = progress::count_bar(test.len() as u64, "ground truth", quiet);
+    let bar = progress.task("ground truth", Some(test.len() as u64), ProgressUnit::Items);
     let gt = exact_knn(
         &BaseSet {
             vectors: train.as_flat(),
@@ -459,15 +470,14 @@ pub fn compute_ground_truth(
         test.as_flat(),
         distance,
         k,
-        &|done| bar.set_position(done as u64),
+        &|done| bar.set(done as u64),
     );
-    bar.finish_and_clear();
     Ok(gt)
 }
 
 /// SHA-256 of a file, cached next to it (`<file>.sha256`, keyed by size and mtime) because
 /// hashing a multi-GB dataset on every run would cost seconds.
-pub fn file_sha256(path: &Path, quiet: bool) -> Result<String, DatasetError> {
+pub fn file_sha256(path: &Path, progress: &dyn Progress) -> Result<String, DatasetError> {
     let meta = std::fs::metadata(path).map_err(|e| DatasetError::io(path, e))?;
     let mtime = meta
         .modified()
@@ -486,7 +496,13 @@ pub fn file_sha256(path: &Path, quiet: bool) -> Result<String, DatasetError> {
         return Ok(hash.to_string());
     }
     let mut file = std::fs::File::open(path).map_err(|e| DatasetError::io(path, e))?;
-    let bar = progress::bytes_bar(Some(meta.len()), "sha256", quiet || meta.len() < 64 << 20);
+    // Small files hash in well under a second: no bar for them.
+    let bar = if meta.len() < 64 << 20 {
+        Silent.task("sha256", None, ProgressUnit::Bytes)
+    } else {
+        progress.task("sha256", Some(meta.len()), ProgressUnit::Bytes)
+    };
+    let mut done = 0u64;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
@@ -495,9 +511,10 @@ pub fn file_sha256(path: &Path, quiet: bool) -> Result<String, DatasetError> {
             break;
         }
         hasher.update(&buf[..n]);
-        bar.inc(n as u64);
+        done += n as u64;
+        bar.set(done);
     }
-    bar.finish_and_clear();
+    drop(bar);
     let hash = hex(&hasher.finalize());
     // A read-only dataset directory is fine: the cache is an optimisation only.
     let _ = crate::atomic::write_atomic(&cache, format!("{key} {hash}\n").as_bytes());
@@ -509,97 +526,4 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn opts() -> LoadOptions {
-        LoadOptions {
-            gt_k: 10,
-            ..LoadOptions::default()
-        }
-    }
-
-    #[test]
-    fn generated_dataset_has_exact_ground_truth() {
-        let ds = load("gen:uniform:n=500,dim=8,queries=7,seed=3", &opts()).unwrap();
-        assert_eq!(ds.train.len(), 500);
-        assert_eq!(ds.ground_truth.k, 10);
-        assert_eq!(ds.ground_truth.queries(), 7);
-        assert_eq!(ds.ground_truth_source, GroundTruthSource::Computed);
-        assert_eq!(ds.sha256.len(), 64);
-    }
-
-    #[test]
-    fn unknown_name_and_missing_path() {
-        let err = load("no-such-dataset", &opts()).unwrap_err().to_string();
-        assert!(err.contains("unknown dataset"), "{err}");
-        assert!(err.contains("sift-128-euclidean"), "{err}");
-        let err = load("missing/file.hdf5", &opts()).unwrap_err().to_string();
-        assert!(err.contains("does not exist"), "{err}");
-    }
-
-    #[test]
-    fn offline_registry_name_says_where_to_put_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let o = LoadOptions {
-            cache_dir: dir.path().to_path_buf(),
-            offline: true,
-            ..opts()
-        };
-        let err = load("sift1m", &o).unwrap_err().to_string();
-        assert!(err.contains("sift-128-euclidean.hdf5"), "{err}");
-    }
-
-    #[test]
-    fn limit_recomputes_ground_truth() {
-        let full = load("gen:uniform:n=400,dim=4,queries=5,seed=1", &opts()).unwrap();
-        let o = LoadOptions {
-            limit: Some(100),
-            ..opts()
-        };
-        let sub = load("gen:uniform:n=400,dim=4,queries=5,seed=1", &o).unwrap();
-        assert_eq!(sub.train.len(), 100);
-        assert!(sub.ground_truth.ids.iter().all(|&id| id < 100));
-        assert_ne!(full.ground_truth.ids, sub.ground_truth.ids);
-        let o = LoadOptions {
-            limit: Some(401),
-            ..opts()
-        };
-        assert!(load("gen:uniform:n=400,dim=4,queries=5,seed=1", &o).is_err());
-    }
-
-    /// `--distance` on a file whose neighbours were computed for another metric: the stored
-    /// neighbours must not be used (they are the euclidean truth scored as if angular).
-    #[test]
-    fn distance_override_recomputes_the_files_neighbours() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("datasets/fixtures/tiny-h5py-euclidean.hdf5");
-        let path = path.to_str().unwrap();
-        let same = load(path, &opts()).unwrap();
-        assert_eq!(same.ground_truth_source, GroundTruthSource::File);
-        let o = LoadOptions {
-            distance: Some(Distance::Angular),
-            gt_k: same.ground_truth.k,
-            ..opts()
-        };
-        let other = load(path, &o).unwrap();
-        assert_eq!(other.distance, Distance::Angular);
-        assert_eq!(other.ground_truth_source, GroundTruthSource::Computed);
-        let want = compute_ground_truth(
-            &other.train,
-            &other.test,
-            Distance::Angular,
-            same.ground_truth.k,
-            true,
-        )
-        .unwrap();
-        assert_eq!(other.ground_truth, want);
-        // The same override on a generated set takes effect too.
-        let o = LoadOptions {
-            distance: Some(Distance::Angular),
-            ..opts()
-        };
-        let g = load("gen:uniform:n=300,dim=5,queries=4,seed=2", &o).unwrap();
-        assert_eq!(g.distance, Distance::Angular);
-    }
-}
+mod tests;

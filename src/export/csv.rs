@@ -1,7 +1,7 @@
 //! CSV: one row per search step, identity columns then every registry metric.
 
 use super::{ExportError, Exporter, IDENTITY_HEADERS, identity_columns};
-use crate::metrics::registry::{METRICS, format_value, rows};
+use crate::export::registry::{METRICS, format_value, rows};
 use crate::results::RunResult;
 
 pub struct CsvExporter;

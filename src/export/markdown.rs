@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::{ExportError, Exporter};
-use crate::metrics::registry::{METRICS, MetricDef, Row, format_value, rows};
+use crate::export::registry::{METRICS, MetricDef, Row, format_value, rows};
 use crate::params::ParamMapExt;
 use crate::results::RunResult;
 
@@ -101,7 +101,7 @@ impl Exporter for MarkdownExporter {
         table(&mut out, "Cost", runs, &cost);
         for run in runs {
             // Load levels, with open-loop drops (scheduled, never sent, not in the percentiles).
-            let load = crate::output::table::load_lines(run);
+            let load = crate::export::lines::load_lines(run);
             if load.len() > 1 {
                 let _ = writeln!(out, "### Load ({})\n", run.engine.name);
                 for (i, line) in load.iter().enumerate() {
@@ -117,7 +117,7 @@ impl Exporter for MarkdownExporter {
             }
         }
         for run in runs {
-            let curves = crate::output::table::curve_lines(run);
+            let curves = crate::export::lines::curve_lines(run);
             if !curves.is_empty() {
                 let _ = writeln!(out, "### Recall/QPS ({})\n", run.engine.name);
                 for line in curves.lines() {

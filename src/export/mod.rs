@@ -3,7 +3,9 @@
 
 pub mod csv;
 pub mod json;
+pub mod lines;
 pub mod markdown;
+pub mod registry;
 
 use crate::params::ParamMapExt;
 use crate::results::RunResult;
@@ -43,7 +45,7 @@ pub fn find(name: &str) -> Option<Box<dyn Exporter>> {
 /// The identifying columns every tabular format starts with.
 pub(crate) fn identity_columns(
     run: &RunResult,
-    row: &crate::metrics::registry::Row<'_>,
+    row: &crate::export::registry::Row<'_>,
 ) -> Vec<String> {
     vec![
         run.engine.name.clone(),

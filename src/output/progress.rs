@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::types::{Progress, ProgressHandle, ProgressTask, ProgressUnit};
+
 fn hidden_or(quiet: bool, bar: ProgressBar) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::hidden());
@@ -51,4 +53,47 @@ pub fn spinner(label: &str, quiet: bool) -> ProgressBar {
     }
     bar.set_prefix(label.to_string());
     hidden_or(quiet, bar)
+}
+
+/// The terminal as a [`Progress`] observer: the layers below report through it without
+/// knowing how (or whether) anything is drawn.
+#[derive(Debug, Clone, Copy)]
+pub struct Terminal {
+    pub quiet: bool,
+}
+
+/// A bar that disappears when its task ends.
+struct BarTask(ProgressBar);
+
+impl ProgressTask for BarTask {
+    fn set(&self, done: u64) {
+        self.0.set_position(done);
+    }
+}
+
+impl Drop for BarTask {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}
+
+impl Progress for Terminal {
+    fn task(&self, label: &str, total: Option<u64>, unit: ProgressUnit) -> Box<dyn ProgressTask> {
+        Box::new(BarTask(match unit {
+            ProgressUnit::Items => count_bar(total.unwrap_or(0), label, self.quiet),
+            ProgressUnit::Bytes => bytes_bar(total, label, self.quiet),
+            ProgressUnit::Wait => spinner(label, self.quiet),
+        }))
+    }
+
+    fn message(&self, text: &str) {
+        if !self.quiet {
+            eprintln!("{text}");
+        }
+    }
+}
+
+/// Progress bars on stderr unless `quiet`.
+pub fn terminal(quiet: bool) -> ProgressHandle {
+    ProgressHandle(std::sync::Arc::new(Terminal { quiet }))
 }

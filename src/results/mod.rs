@@ -5,8 +5,10 @@
 //! why it stopped.
 
 pub mod histlog;
+pub mod load;
 pub mod manifest;
 pub mod sidecar;
+pub mod warnings;
 
 use std::path::{Path, PathBuf};
 
@@ -15,10 +17,10 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Footprint, IndexReport, SourcedBytes};
 use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::QualitySummary;
-use crate::output::warnings::Warning;
 use crate::params::ParamMap;
 use crate::resources::PhaseResources;
 pub use manifest::Manifest;
+use warnings::Warning;
 
 /// Version tag of the JSON layout; bumped on incompatible changes.
 pub const SCHEMA: &str = "ragdbeval.result/1";
@@ -211,7 +213,7 @@ pub struct SearchStep {
     pub warmup_settle: Option<WarmupSettle>,
     /// Load levels measured with these search parameters (closed and open loop).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub load: Vec<crate::runner::load::LoadLevel>,
+    pub load: Vec<load::LoadLevel>,
     /// `--rate-sweep`: the highest rate whose p99 stayed within the SLO.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub max_rate_within_slo: Option<f64>,

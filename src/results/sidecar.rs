@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::ResultFileError;
 use crate::atomic::AtomicFile;
-use crate::engine::PointId;
+use crate::types::PointId;
 
 /// One line of the sidecar.
 #[derive(Serialize)]

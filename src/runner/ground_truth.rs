@@ -17,10 +17,10 @@ use sha2::{Digest, Sha256};
 
 use crate::atomic::AtomicFile;
 use crate::dataset::Dataset;
-use crate::engine::PointId;
 use crate::groundtruth::{GroundTruth, RowSelection, exact_knn_rows};
 use crate::output::progress;
 use crate::runbook::Resolved;
+use crate::types::PointId;
 
 /// Format version 2: the header carries the cache key.
 const MAGIC: &[u8; 8] = b"RDBGT02\n";

@@ -7,15 +7,18 @@ pub mod ground_truth;
 pub mod load;
 pub mod mutate;
 pub mod search;
+pub mod warnings;
+
+use warnings::{check_search_warnings, push_warning, warn_full_scan};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::dataset::Dataset;
 use crate::engine::{CollectionSpec, ConnectOptions, EngineEntry, EngineError};
-use crate::output::warnings::Warning;
 use crate::params::{ParamMap, ParamMapExt};
 use crate::results::sidecar::Sidecar;
+use crate::results::warnings::Warning;
 use crate::results::{ConfigRun, ResultFileError, RunResult, RunState, Step, manifest};
 use crate::runbook::Resolved;
 use ground_truth::StepTruths;
@@ -333,85 +336,6 @@ fn run_config(
     Ok(())
 }
 
-fn check_search_warnings(
-    result: &mut RunResult,
-    step: &crate::results::SearchStep,
-    in_process: bool,
-) {
-    let q = &step.quality;
-    if q.queries_with_duplicates > 0 {
-        push_warning(
-            result,
-            Warning::DuplicateIds {
-                queries: q.queries_with_duplicates,
-            },
-        );
-    }
-    if q.queries_short > 0 {
-        push_warning(
-            result,
-            Warning::ShortResults {
-                queries: q.queries_short,
-            },
-        );
-    }
-    if step.stale_hits > 0 {
-        push_warning(
-            result,
-            Warning::StaleHits {
-                count: step.stale_hits,
-            },
-        );
-    }
-    if let Some(queries) = step.truth_mismatches
-        && queries > 0
-    {
-        // Whole-dataset steps use the file's neighbours when it has them; every other truth
-        // is ragdbeval's own.
-        let detail = if result.dataset.ground_truth_source == "file" && step.after == "build" {
-            "the truth is the dataset file's stored neighbours (ties or float rounding where \
-             the file was made); `ragdbeval dataset gt` recomputes it exactly"
-        } else {
-            "the truth was computed by ragdbeval: this is a bug, please report it"
-        };
-        push_warning(
-            result,
-            Warning::TruthMismatch {
-                queries,
-                runbook_step: step.runbook_step,
-                detail: detail.to_string(),
-            },
-        );
-    }
-    if step.ghost_hits > 0 {
-        push_warning(
-            result,
-            Warning::GhostHits {
-                count: step.ghost_hits,
-            },
-        );
-    }
-    if step.mode == "single" && q.queries < 1000 {
-        push_warning(
-            result,
-            Warning::FewQueries {
-                queries: q.queries,
-                percentile: "p99.9".into(),
-            },
-        );
-    }
-    // With a server engine the client only waits on the network; a busy client means the
-    // harness itself may be limiting the measurement.
-    if !in_process && step.resources.client.mean_cpu_percent > 90.0 {
-        push_warning(
-            result,
-            Warning::ClientSaturated {
-                cpu_percent: step.resources.client.mean_cpu_percent,
-            },
-        );
-    }
-}
-
 /// Runs the load levels of `plan.load` with the current search parameters.
 fn run_load(
     engine: &dyn crate::engine::VectorEngine,
@@ -583,33 +507,16 @@ pub fn compute_curves(result: &mut RunResult) {
         .collect();
 }
 
-fn warn_full_scan(result: &mut RunResult, index: &crate::engine::IndexReport) {
-    let detail = index
-        .details
-        .get("full_scan_reason")
-        .and_then(|v| v.as_str())
-        .unwrap_or("the engine reported unindexed or small segments")
-        .to_string();
-    push_warning(result, Warning::PossibleFullScan { detail });
-}
-
 fn push_step(result: &mut RunResult, step: Step) {
     if let Some(c) = result.configs.last_mut() {
         c.steps.push(step);
     }
 }
 
-/// Adds a warning once (the same caveat from several steps is stated once).
-fn push_warning(result: &mut RunResult, w: Warning) {
-    if !result.warnings.contains(&w) {
-        result.warnings.push(w);
-    }
-}
-
 /// Marks the run finished (completed or failed) and stamps the end time.
 pub fn finish(result: &mut RunResult, error: Option<String>) {
     compute_curves(result);
-    for w in crate::resources::run_warnings(result) {
+    for w in warnings::resource_warnings(result) {
         push_warning(result, w);
     }
     result.status.state = if error.is_some() {

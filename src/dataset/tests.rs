@@ -1,0 +1,94 @@
+//! Unit tests of the parent module.
+
+use super::*;
+
+fn opts() -> LoadOptions {
+    LoadOptions {
+        gt_k: 10,
+        ..LoadOptions::default()
+    }
+}
+
+#[test]
+fn generated_dataset_has_exact_ground_truth() {
+    let ds = load("gen:uniform:n=500,dim=8,queries=7,seed=3", &opts()).unwrap();
+    assert_eq!(ds.train.len(), 500);
+    assert_eq!(ds.ground_truth.k, 10);
+    assert_eq!(ds.ground_truth.queries(), 7);
+    assert_eq!(ds.ground_truth_source, GroundTruthSource::Computed);
+    assert_eq!(ds.sha256.len(), 64);
+}
+
+#[test]
+fn unknown_name_and_missing_path() {
+    let err = load("no-such-dataset", &opts()).unwrap_err().to_string();
+    assert!(err.contains("unknown dataset"), "{err}");
+    assert!(err.contains("sift-128-euclidean"), "{err}");
+    let err = load("missing/file.hdf5", &opts()).unwrap_err().to_string();
+    assert!(err.contains("does not exist"), "{err}");
+}
+
+#[test]
+fn offline_registry_name_says_where_to_put_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = LoadOptions {
+        cache_dir: dir.path().to_path_buf(),
+        offline: true,
+        ..opts()
+    };
+    let err = load("sift1m", &o).unwrap_err().to_string();
+    assert!(err.contains("sift-128-euclidean.hdf5"), "{err}");
+}
+
+#[test]
+fn limit_recomputes_ground_truth() {
+    let full = load("gen:uniform:n=400,dim=4,queries=5,seed=1", &opts()).unwrap();
+    let o = LoadOptions {
+        limit: Some(100),
+        ..opts()
+    };
+    let sub = load("gen:uniform:n=400,dim=4,queries=5,seed=1", &o).unwrap();
+    assert_eq!(sub.train.len(), 100);
+    assert!(sub.ground_truth.ids.iter().all(|&id| id < 100));
+    assert_ne!(full.ground_truth.ids, sub.ground_truth.ids);
+    let o = LoadOptions {
+        limit: Some(401),
+        ..opts()
+    };
+    assert!(load("gen:uniform:n=400,dim=4,queries=5,seed=1", &o).is_err());
+}
+
+/// `--distance` on a file whose neighbours were computed for another metric: the stored
+/// neighbours must not be used (they are the euclidean truth scored as if angular).
+#[test]
+fn distance_override_recomputes_the_files_neighbours() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/fixtures/tiny-h5py-euclidean.hdf5");
+    let path = path.to_str().unwrap();
+    let same = load(path, &opts()).unwrap();
+    assert_eq!(same.ground_truth_source, GroundTruthSource::File);
+    let o = LoadOptions {
+        distance: Some(Distance::Angular),
+        gt_k: same.ground_truth.k,
+        ..opts()
+    };
+    let other = load(path, &o).unwrap();
+    assert_eq!(other.distance, Distance::Angular);
+    assert_eq!(other.ground_truth_source, GroundTruthSource::Computed);
+    let want = compute_ground_truth(
+        &other.train,
+        &other.test,
+        Distance::Angular,
+        same.ground_truth.k,
+        &Silent,
+    )
+    .unwrap();
+    assert_eq!(other.ground_truth, want);
+    // The same override on a generated set takes effect too.
+    let o = LoadOptions {
+        distance: Some(Distance::Angular),
+        ..opts()
+    };
+    let g = load("gen:uniform:n=300,dim=5,queries=4,seed=2", &o).unwrap();
+    assert_eq!(g.distance, Distance::Angular);
+}

@@ -1,0 +1,126 @@
+//! Warnings about measurements that should not be taken at face value. Like hyperfine's
+//! warnings, they are stored in the result file *and* printed with the results (by
+//! [`crate::output::warnings`]), so a number is never published without its caveat.
+
+use serde::{Deserialize, Serialize};
+
+/// Something suspicious about a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// Searches may have been answered by a brute-force scan, not the index under test.
+    PossibleFullScan { detail: String },
+    /// The engine returned the same id more than once in a result list.
+    DuplicateIds { queries: usize },
+    /// The engine returned fewer than k results for some queries.
+    ShortResults { queries: usize },
+    /// Deleted ids came back from search.
+    StaleHits { count: usize },
+    /// Updated ids ranked by their old vectors.
+    GhostHits { count: usize },
+    /// The engine's reported distances disagree with the recomputed ones.
+    ScoreMismatch { queries: usize, detail: String },
+    /// The client process was near CPU saturation: the harness may be the bottleneck.
+    ClientSaturated { cpu_percent: f64 },
+    /// Too few queries for stable tail percentiles.
+    FewQueries { queries: usize, percentile: String },
+    /// An engine that promises exact answers disagreed with the ground truth: the truth or
+    /// the engine is wrong, and no figure of the run can be trusted.
+    TruthMismatch {
+        queries: usize,
+        runbook_step: usize,
+        /// Where the truth came from, and so what to do.
+        detail: String,
+    },
+    /// An open-loop level ended with scheduled queries never sent (its backlog outlasted the
+    /// catch-up time): they have no latency, so its percentiles cover the answered ones only.
+    DroppedQueries {
+        rate: f64,
+        intended: u64,
+        dropped: u64,
+        /// Each dropped query had waited longer than this when the level gave up.
+        waited_s: f64,
+    },
+    /// A resource figure no machine like this one can produce (CPU above 100 % × cores,
+    /// memory above its RAM): a measurement bug, not a result.
+    ImplausibleResources {
+        phase: String,
+        side: String,
+        detail: String,
+    },
+    /// Anything else an adapter or phase wants the reader to know.
+    Note { detail: String },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::PossibleFullScan { detail } => write!(
+                f,
+                "searches may have been answered by a full scan, not the index: {detail}"
+            ),
+            Warning::DuplicateIds { queries } => write!(
+                f,
+                "{queries} result list(s) contained a duplicate id (each id counted once)"
+            ),
+            Warning::ShortResults { queries } => write!(
+                f,
+                "{queries} query(ies) returned fewer than k results (missing ones count as misses)"
+            ),
+            Warning::StaleHits { count } => write!(
+                f,
+                "STALE HITS: {count} deleted or never-inserted id(s) were returned by search"
+            ),
+            Warning::GhostHits { count } => write!(
+                f,
+                "GHOST HITS: {count} updated id(s) were returned where their old vector ranks"
+            ),
+            Warning::ScoreMismatch { queries, detail } => write!(
+                f,
+                "{queries} query(ies) had engine scores that disagree with recomputed distances ({detail})"
+            ),
+            Warning::ClientSaturated { cpu_percent } => write!(
+                f,
+                "the client used {cpu_percent:.0}% CPU: latency may include harness overhead"
+            ),
+            Warning::FewQueries {
+                queries,
+                percentile,
+            } => write!(
+                f,
+                "only {queries} timed queries: {percentile} rests on very few samples"
+            ),
+            Warning::TruthMismatch {
+                queries,
+                runbook_step,
+                detail,
+            } => write!(
+                f,
+                "GROUND TRUTH MISMATCH: the exact engine's answers differ from the ground truth \
+                 for {queries} query(ies) at runbook step {runbook_step}: {detail}"
+            ),
+            Warning::DroppedQueries {
+                rate,
+                intended,
+                dropped,
+                waited_s,
+            } => write!(
+                f,
+                "open loop at {rate:.0}/s dropped {dropped} of {intended} scheduled queries \
+                 (never sent: the engine fell too far behind); its latency percentiles cover \
+                 the answered queries only, and each dropped one had already waited over \
+                 {waited_s:.1} s"
+            ),
+            Warning::ImplausibleResources {
+                phase,
+                side,
+                detail,
+            } => write!(
+                f,
+                "IMPLAUSIBLE RESOURCE FIGURE (a measurement bug, not a result): {side} during \
+                 {phase}: {detail}"
+            ),
+            Warning::Note { detail } => f.write_str(detail),
+        }
+    }
+}

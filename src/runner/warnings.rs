@@ -1,0 +1,147 @@
+//! Warnings the runner derives from what it measured: suspicious search results, possible
+//! full scans, resource figures that cannot be true. Each is stated once per run.
+
+use crate::engine::IndexReport;
+use crate::params::ParamMapExt;
+use crate::resources::{MachineLimits, PhaseResources, check};
+use crate::results::warnings::Warning;
+use crate::results::{RunResult, SearchStep, Step};
+
+/// Checks every phase's figures of a run on this machine and words each impossible one as a
+/// warning (the run keeps its figures, flagged, rather than failing after the work is done).
+pub fn resource_warnings(result: &RunResult) -> Vec<Warning> {
+    let limits = MachineLimits::this_machine();
+    let mut out = Vec::new();
+    let mut visit = |phase: String, r: &PhaseResources| {
+        let sides =
+            std::iter::once(("client", &r.client)).chain(r.engine.as_ref().map(|e| ("engine", e)));
+        for (side, stats) in sides {
+            if let Err(e) = check(stats, &limits) {
+                out.push(Warning::ImplausibleResources {
+                    phase: phase.clone(),
+                    side: side.to_string(),
+                    detail: e.to_string(),
+                });
+            }
+        }
+    };
+    for config in &result.configs {
+        let label = config.build_params.label();
+        for step in &config.steps {
+            match step {
+                Step::Build(b) => visit(format!("build {label}"), &b.resources),
+                Step::Mutation(m) => visit(
+                    format!("{}:{} {label}", m.runbook_step, m.kind),
+                    &m.resources,
+                ),
+                Step::Search(s) => {
+                    let at = format!(
+                        "{}:search {label} {}",
+                        s.runbook_step,
+                        s.search_params.label()
+                    );
+                    visit(at.clone(), &s.resources);
+                    for level in &s.load {
+                        visit(
+                            format!("{at} load {}-{}", level.kind, level.concurrency),
+                            &level.resources,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+pub(super) fn check_search_warnings(result: &mut RunResult, step: &SearchStep, in_process: bool) {
+    let q = &step.quality;
+    if q.queries_with_duplicates > 0 {
+        push_warning(
+            result,
+            Warning::DuplicateIds {
+                queries: q.queries_with_duplicates,
+            },
+        );
+    }
+    if q.queries_short > 0 {
+        push_warning(
+            result,
+            Warning::ShortResults {
+                queries: q.queries_short,
+            },
+        );
+    }
+    if step.stale_hits > 0 {
+        push_warning(
+            result,
+            Warning::StaleHits {
+                count: step.stale_hits,
+            },
+        );
+    }
+    if let Some(queries) = step.truth_mismatches
+        && queries > 0
+    {
+        // Whole-dataset steps use the file's neighbours when it has them; every other truth
+        // is ragdbeval's own.
+        let detail = if result.dataset.ground_truth_source == "file" && step.after == "build" {
+            "the truth is the dataset file's stored neighbours (ties or float rounding where \
+             the file was made); `ragdbeval dataset gt` recomputes it exactly"
+        } else {
+            "the truth was computed by ragdbeval: this is a bug, please report it"
+        };
+        push_warning(
+            result,
+            Warning::TruthMismatch {
+                queries,
+                runbook_step: step.runbook_step,
+                detail: detail.to_string(),
+            },
+        );
+    }
+    if step.ghost_hits > 0 {
+        push_warning(
+            result,
+            Warning::GhostHits {
+                count: step.ghost_hits,
+            },
+        );
+    }
+    if step.mode == "single" && q.queries < 1000 {
+        push_warning(
+            result,
+            Warning::FewQueries {
+                queries: q.queries,
+                percentile: "p99.9".into(),
+            },
+        );
+    }
+    // With a server engine the client only waits on the network; a busy client means the
+    // harness itself may be limiting the measurement.
+    if !in_process && step.resources.client.mean_cpu_percent > 90.0 {
+        push_warning(
+            result,
+            Warning::ClientSaturated {
+                cpu_percent: step.resources.client.mean_cpu_percent,
+            },
+        );
+    }
+}
+
+pub(super) fn warn_full_scan(result: &mut RunResult, index: &IndexReport) {
+    let detail = index
+        .details
+        .get("full_scan_reason")
+        .and_then(|v| v.as_str())
+        .unwrap_or("the engine reported unindexed or small segments")
+        .to_string();
+    push_warning(result, Warning::PossibleFullScan { detail });
+}
+
+/// Adds a warning once (the same caveat from several steps is stated once).
+pub(super) fn push_warning(result: &mut RunResult, w: Warning) {
+    if !result.warnings.contains(&w) {
+        result.warnings.push(w);
+    }
+}
