@@ -242,7 +242,8 @@ fn an_engine_that_ignores_deletes_is_caught() {
     )
     .unwrap();
     let steps = runbook.resolve(ds.train.len()).unwrap();
-    let truths = ground_truth::step_truths(&ds, &steps, 10, None, true).unwrap();
+    let truths =
+        ground_truth::step_truths(&ds, &steps, 10, None, &ragdbeval::types::Silent).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let plan = plan_for(&BROKEN, steps, truths, dir.path());
     let mut result = common::empty_result();
@@ -281,7 +282,8 @@ fn delete_visibility_of_ignored_deletes(dataset: &str, runbook: &str) -> Visibil
         .unwrap()
         .resolve(ds.train.len())
         .unwrap();
-    let truths = ground_truth::step_truths(&ds, &steps, 10, None, true).unwrap();
+    let truths =
+        ground_truth::step_truths(&ds, &steps, 10, None, &ragdbeval::types::Silent).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let plan = plan_for(&BROKEN, steps, truths, dir.path());
     let mut result = common::empty_result();
@@ -400,7 +402,8 @@ fn an_engine_dying_mid_run_keeps_the_finished_steps() {
     )
     .unwrap();
     let steps = Runbook::build_and_search().resolve(ds.train.len()).unwrap();
-    let truths = ground_truth::step_truths(&ds, &steps, 10, None, true).unwrap();
+    let truths =
+        ground_truth::step_truths(&ds, &steps, 10, None, &ragdbeval::types::Silent).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let plan = plan_for(&DYING, steps, truths, dir.path());
     let mut result = common::empty_result();
@@ -444,6 +447,7 @@ fn plan_for(
         work_dir: work_dir.to_path_buf(),
         keep_work_dir: false,
         quiet: true,
+        progress: Default::default(),
         sample_interval: Duration::from_millis(50),
         load: Default::default(),
         // Ignored deletes never become visible: do not wait long for them.

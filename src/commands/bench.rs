@@ -120,8 +120,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         .resolve(ds.train.len())
         .with_context(|| format!("runbook `{}`", args.runbook))?;
     let cache = ground_truth::cache_path(&opts.cache_dir, &ds, &steps, gt_k.min(1000));
-    let truths = ground_truth::step_truths(&ds, &steps, gt_k.min(1000), Some(&cache), quiet)
-        .context("computing the ground truth of the runbook's search steps")?;
+    let truths = ground_truth::step_truths(
+        &ds,
+        &steps,
+        gt_k.min(1000),
+        Some(&cache),
+        &*crate::output::progress::terminal(quiet),
+    )
+    .context("computing the ground truth of the runbook's search steps")?;
 
     let api_key = match &args.api_key_env {
         Some(var) => Some(std::env::var(var).with_context(|| {
@@ -156,6 +162,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| std::env::temp_dir().join("ragdbeval")),
         keep_work_dir: args.keep_work_dir,
         quiet,
+        progress: crate::output::progress::terminal(quiet),
         sample_interval: Duration::from_millis(args.sample_ms.max(1)),
         load: LoadPlan {
             concurrency: args.concurrency.clone(),

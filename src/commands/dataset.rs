@@ -146,7 +146,13 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("runbook `{name}`"))?;
         let cache = ground_truth::cache_path(&opts.cache_dir, &ds, &steps, args.k);
         let started = std::time::Instant::now();
-        ground_truth::step_truths(&ds, &steps, args.k, Some(&cache), args.quiet)?;
+        ground_truth::step_truths(
+            &ds,
+            &steps,
+            args.k,
+            Some(&cache),
+            &*progress::terminal(args.quiet),
+        )?;
         println!(
             "ground truth for {} search step(s) of runbook `{}` (k={}) in {:.3} s, cached at {}",
             steps

@@ -7,9 +7,9 @@ use super::{BenchPlan, RunError};
 use crate::dataset::Dataset;
 use crate::engine::{CollectionSpec, PointId, SourcedBytes, VectorEngine};
 use crate::metrics::latency::{LatencySummary, new_histogram, record};
-use crate::output::progress;
 use crate::resources::{Sampler, Watch};
 use crate::results::BuildStep;
+use crate::types::ProgressUnit;
 
 /// Loads `dataset.train` into a freshly created collection.
 /// `build_ids` are contiguous train rows (id = row), as a runbook's build step resolves.
@@ -29,7 +29,9 @@ pub fn run_build(
         Watch::with_engine(engine.server_pid()),
         plan.sample_interval,
     );
-    let bar = progress::count_bar(n as u64, "build", plan.quiet);
+    let bar = plan
+        .observer()
+        .task("build", Some(n as u64), ProgressUnit::Items);
     let mut batch_hist = new_histogram();
 
     let load_start = Instant::now();
@@ -41,19 +43,21 @@ pub fn run_build(
             .insert_shared(&build_ids[start..end], &dataset.train, first + start)
             .map_err(RunError::engine("bulk insert"))?;
         record(&mut batch_hist, t.elapsed());
-        bar.set_position(end as u64);
+        bar.set(end as u64);
         start = end;
     }
     let insert = load_start.elapsed();
-    bar.finish_and_clear();
+    drop(bar);
 
-    let spinner = progress::spinner("index build", plan.quiet);
+    let spinner = plan
+        .observer()
+        .task("index build", None, ProgressUnit::Wait);
     let ready_start = Instant::now();
     let index = engine
         .wait_until_ready()
         .map_err(RunError::engine("wait for index"))?;
     let ready = ready_start.elapsed();
-    spinner.finish_and_clear();
+    drop(spinner);
     let resources = sampler.stop();
 
     let footprint = engine.footprint().map_err(RunError::engine("footprint"))?;

@@ -18,9 +18,9 @@ use sha2::{Digest, Sha256};
 use crate::atomic::AtomicFile;
 use crate::dataset::Dataset;
 use crate::groundtruth::{GroundTruth, RowSelection, exact_knn_rows};
-use crate::output::progress;
 use crate::runbook::Resolved;
 use crate::types::PointId;
+use crate::types::{Progress, ProgressUnit};
 
 /// Format version 2: the header carries the cache key.
 const MAGIC: &[u8; 8] = b"RDBGT02\n";
@@ -87,7 +87,7 @@ pub fn step_truths(
     steps: &[Resolved],
     k: usize,
     cache: Option<&Path>,
-    quiet: bool,
+    progress: &dyn Progress,
 ) -> std::io::Result<StepTruths> {
     let key = cache_key(dataset, steps, k);
     if let Some(path) = cache
@@ -116,10 +116,10 @@ pub fn step_truths(
         }
         let rows: Vec<usize> = live.iter().map(|(_, r)| *r).collect();
         let ids: Vec<PointId> = live.iter().map(|(id, _)| *id).collect();
-        let bar = progress::count_bar(
-            dataset.test.len() as u64,
+        let bar = progress.task(
             &format!("truth step {}", i + 1),
-            quiet,
+            Some(dataset.test.len() as u64),
+            ProgressUnit::Items,
         );
         let gt = exact_knn_rows(
             &RowSelection {
@@ -131,9 +131,9 @@ pub fn step_truths(
             dataset.test.as_flat(),
             dataset.distance,
             k.min(live.len().max(1)),
-            &|done| bar.set_position(done as u64),
+            &|done| bar.set(done as u64),
         );
-        bar.finish_and_clear();
+        drop(bar);
         out[i] = Some(Arc::new(gt));
         computed_any = true;
     }
@@ -296,7 +296,7 @@ mod tests {
         let steps = Runbook::default_mutations().resolve(400).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("x.gt");
-        let truths = step_truths(&ds, &steps, 10, Some(&cache), true).unwrap();
+        let truths = step_truths(&ds, &steps, 10, Some(&cache), &crate::types::Silent).unwrap();
         for (i, step) in steps.iter().enumerate() {
             let Resolved::Search { live } = step else {
                 assert!(truths[i].is_none());

@@ -21,6 +21,7 @@ use crate::results::sidecar::Sidecar;
 use crate::results::warnings::Warning;
 use crate::results::{ConfigRun, ResultFileError, RunResult, RunState, Step, manifest};
 use crate::runbook::Resolved;
+use crate::types::{Progress, ProgressHandle, Silent};
 use ground_truth::StepTruths;
 use mutate::Write;
 use search::{LiveState, StepContext};
@@ -45,7 +46,10 @@ pub struct BenchPlan {
     /// Parent of the engines' working directories.
     pub work_dir: PathBuf,
     pub keep_work_dir: bool,
+    /// No progress and no messages, whatever `progress` is.
     pub quiet: bool,
+    /// Where phases report progress bars and one-line messages (the terminal, in the CLI).
+    pub progress: ProgressHandle,
     pub sample_interval: Duration,
     /// Load levels to run after each search measurement.
     pub load: LoadPlan,
@@ -72,6 +76,13 @@ pub struct LoadPlan {
     pub histogram_dir: Option<PathBuf>,
     /// Prefix of those files.
     pub histogram_prefix: String,
+}
+
+impl BenchPlan {
+    /// The observer phases report to: silent when `quiet`.
+    pub fn observer(&self) -> &dyn Progress {
+        if self.quiet { &Silent } else { &*self.progress }
+    }
 }
 
 impl LoadPlan {
@@ -186,14 +197,12 @@ fn run_config(
         let runbook_step = si + 1;
         match step {
             Resolved::Build { ids } => {
-                if !plan.quiet {
-                    eprintln!(
-                        "[{}] build {} ({} vectors)",
-                        plan.entry.name,
-                        build_params.label(),
-                        ids.len()
-                    );
-                }
+                plan.observer().message(&format!(
+                    "[{}] build {} ({} vectors)",
+                    plan.entry.name,
+                    build_params.label(),
+                    ids.len()
+                ));
                 let build = build::run_build(engine.as_mut(), &spec, dataset, ids, plan)?;
                 let rows: Vec<usize> = ids.iter().map(|id| *id as usize).collect();
                 live.upsert(ids, &rows);
@@ -239,9 +248,11 @@ fn run_config(
                     Write::Upsert { .. } => live.live,
                     Write::Delete { .. } => live.live.saturating_sub(ids.len()),
                 };
-                if !plan.quiet {
-                    eprintln!("[{}] {kind} {} points", plan.entry.name, ids.len());
-                }
+                plan.observer().message(&format!(
+                    "[{}] {kind} {} points",
+                    plan.entry.name,
+                    ids.len()
+                ));
                 let m = mutate::run_mutation(
                     engine.as_mut(),
                     dataset,
@@ -309,16 +320,14 @@ fn run_config(
                         sidecar.as_deref_mut(),
                         &ctx,
                     )?;
-                    if !plan.quiet {
-                        eprintln!(
-                            "[{}] search after {after} {}: recall {:.4}, {:.0} QPS, p99 {:.3} ms",
-                            plan.entry.name,
-                            params.label(),
-                            step.quality.recall,
-                            step.qps,
-                            step.latency.p99_ms
-                        );
-                    }
+                    plan.observer().message(&format!(
+                        "[{}] search after {after} {}: recall {:.4}, {:.0} QPS, p99 {:.3} ms",
+                        plan.entry.name,
+                        params.label(),
+                        step.quality.recall,
+                        step.qps,
+                        step.latency.p99_ms
+                    ));
                     if !plan.load.is_empty() {
                         let label = format!("c{ci}-s{runbook_step}-{}", params.label());
                         run_load(engine.as_ref(), dataset, plan, &mut step, &label, result)?;
@@ -357,12 +366,10 @@ fn run_load(
             plan.sample_interval,
         )
         .map_err(RunError::engine("closed-loop search"))?;
-        if !plan.quiet {
-            eprintln!(
-                "[{}]   {c} client(s): {:.0} QPS, p50 {:.3} ms, p99 {:.3} ms",
-                plan.entry.name, level.qps, level.latency.p50_ms, level.latency.p99_ms
-            );
-        }
+        plan.observer().message(&format!(
+            "[{}]   {c} client(s): {:.0} QPS, p50 {:.3} ms, p99 {:.3} ms",
+            plan.entry.name, level.qps, level.latency.p50_ms, level.latency.p99_ms
+        ));
         levels.push(level);
     }
     for &rate in &lp.rates {
@@ -376,16 +383,14 @@ fn run_load(
             plan.sample_interval,
         )
         .map_err(RunError::engine("fixed-rate search"))?;
-        if !plan.quiet {
-            eprintln!(
-                "[{}]   {rate:.0}/s target: {:.0}/s achieved, p99 {:.3} ms, {} dropped{}",
-                plan.entry.name,
-                level.qps,
-                level.latency.p99_ms,
-                level.dropped.unwrap_or(0),
-                if level.saturated { " (SATURATED)" } else { "" }
-            );
-        }
+        plan.observer().message(&format!(
+            "[{}]   {rate:.0}/s target: {:.0}/s achieved, p99 {:.3} ms, {} dropped{}",
+            plan.entry.name,
+            level.qps,
+            level.latency.p99_ms,
+            level.dropped.unwrap_or(0),
+            if level.saturated { " (SATURATED)" } else { "" }
+        ));
         levels.push(level);
     }
     if lp.rate_sweep {
@@ -402,18 +407,16 @@ fn run_load(
             plan.sample_interval,
         )
         .map_err(RunError::engine("rate sweep"))?;
-        if !plan.quiet {
-            match best {
-                Some(r) => eprintln!(
-                    "[{}]   highest rate with p99 <= {:?}: {r:.0}/s",
-                    plan.entry.name, lp.slo
-                ),
-                None => eprintln!(
-                    "[{}]   no tested rate kept p99 <= {:?}",
-                    plan.entry.name, lp.slo
-                ),
-            }
-        }
+        plan.observer().message(&match best {
+            Some(r) => format!(
+                "[{}]   highest rate with p99 <= {:?}: {r:.0}/s",
+                plan.entry.name, lp.slo
+            ),
+            None => format!(
+                "[{}]   no tested rate kept p99 <= {:?}",
+                plan.entry.name, lp.slo
+            ),
+        });
         step.max_rate_within_slo = best;
         levels.extend(sweep);
     }

@@ -9,10 +9,10 @@ use super::{BenchPlan, RunError};
 use crate::dataset::Dataset;
 use crate::engine::{Neighbor, PointId, VectorEngine};
 use crate::metrics::latency::{LatencySummary, new_histogram, record};
-use crate::output::progress;
 use crate::resources::{Sampler, Watch};
 use crate::results::{MutationStep, Visibility};
 use crate::runbook::OpMode;
+use crate::types::ProgressUnit;
 
 /// What a mutation writes.
 pub enum Write<'a> {
@@ -68,7 +68,9 @@ pub fn run_mutation(
         Watch::with_engine(engine.server_pid()),
         plan.sample_interval,
     );
-    let bar = progress::count_bar(n as u64, kind, plan.quiet);
+    let bar = plan
+        .observer()
+        .task(kind, Some(n as u64), ProgressUnit::Items);
     // Ids written by this step: a probe may see them before or after the write lands. Any other
     // id that a probe returns and that is not live was deleted earlier: a stale hit.
     let this_step: HashMap<PointId, usize> =
@@ -102,7 +104,7 @@ pub fn run_mutation(
         let took = t.elapsed();
         record(&mut hist, took);
         busy += took;
-        bar.set_position(end as u64);
+        bar.set(end as u64);
 
         if call % sample_every == 0 {
             sample_due = true;
@@ -159,7 +161,7 @@ pub fn run_mutation(
             )?);
         }
     }
-    bar.finish_and_clear();
+    drop(bar);
 
     let ready_start = Instant::now();
     let index = engine

@@ -13,11 +13,11 @@ use crate::engine::{Neighbor, PointId, VectorEngine};
 use crate::groundtruth::GroundTruth;
 use crate::metrics::latency::{LatencySummary, new_histogram, record};
 use crate::metrics::quality::{DISTANCE_EPSILON, QueryInput, score_query, summarize};
-use crate::output::progress;
 use crate::params::ParamMap;
 use crate::resources::{Sampler, Watch};
 use crate::results::sidecar::{QueryRecord, Sidecar};
 use crate::results::{SearchStep, WarmupSettle};
+use crate::types::{Progress, ProgressUnit};
 
 /// Raw answers of a timed query loop, `queries × k`, padded with `PointId::MAX` / NaN.
 pub struct Answers {
@@ -87,7 +87,7 @@ fn timed_single(
     dataset: &Dataset,
     k: usize,
     warmup: usize,
-    quiet: bool,
+    progress: &dyn Progress,
     warmup_latencies: &mut Vec<Duration>,
 ) -> Result<(Answers, Duration), RunError> {
     let nq = dataset.test.len();
@@ -102,7 +102,7 @@ fn timed_single(
     let mut ids = vec![PointId::MAX; nq * k];
     let mut scores = vec![f32::NAN; nq * k];
     let mut latencies = vec![Duration::ZERO; nq];
-    let bar = progress::count_bar(nq as u64, "queries", quiet);
+    let bar = progress.task("queries", Some(nq as u64), ProgressUnit::Items);
     let loop_start = Instant::now();
     for (qi, query) in dataset.test.iter().enumerate() {
         let t = Instant::now();
@@ -116,11 +116,11 @@ fn timed_single(
             &mut scores[qi * k..(qi + 1) * k],
         );
         if qi % 256 == 255 {
-            bar.set_position(qi as u64 + 1);
+            bar.set(qi as u64 + 1);
         }
     }
     let wall = loop_start.elapsed();
-    bar.finish_and_clear();
+    drop(bar);
     Ok((
         Answers {
             k,
@@ -219,7 +219,7 @@ pub fn run_search(
             dataset,
             k,
             warmup,
-            plan.quiet,
+            plan.observer(),
             &mut warmup_latencies,
         )
     };
