@@ -4,6 +4,11 @@
 use crate::params::ParamMapExt;
 use crate::results::RunResult;
 
+/// A table's header row from its column names.
+pub fn header_row(cells: &[&str]) -> Vec<String> {
+    cells.iter().map(|c| c.to_string()).collect()
+}
+
 /// "QPS at recall ≥ …" for every runbook step measured with more than one configuration.
 pub fn curve_lines(run: &RunResult) -> String {
     let mut out = String::new();
@@ -39,26 +44,21 @@ pub fn curve_lines(run: &RunResult) -> String {
 /// levels show their schedule's accounting, `answered` and `dropped` (scheduled, never sent:
 /// not in the percentiles); "-" where a level has no such figure (closed loops, old files).
 pub fn load_lines(run: &RunResult) -> Vec<Vec<String>> {
-    let mut lines = vec![
-        [
-            "step",
-            "build",
-            "search",
-            "load",
-            "QPS",
-            "p50 ms",
-            "p99 ms",
-            "p99.9 ms",
-            "max lag ms",
-            "answered",
-            "dropped",
-            "sender CPU ms",
-            "state",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>(),
-    ];
+    let mut lines = vec![header_row(&[
+        "step",
+        "build",
+        "search",
+        "load",
+        "QPS",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "max lag ms",
+        "answered",
+        "dropped",
+        "sender CPU ms",
+        "state",
+    ])];
     for c in &run.configs {
         for s in c.searches() {
             for l in &s.load {

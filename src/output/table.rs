@@ -1,7 +1,7 @@
 //! The summary table printed at the end of a run: one line per search step, columns from the
 //! metric registry entries marked `in_table`.
 
-use crate::export::lines::{curve_lines, load_lines};
+use crate::export::lines::{curve_lines, header_row, load_lines};
 use crate::export::registry::{METRICS, format_value, rows};
 use crate::params::ParamMapExt;
 use crate::results::RunResult;
@@ -38,27 +38,22 @@ pub fn render(run: &RunResult) -> String {
 
 /// One line per insert/update/delete step.
 fn mutation_lines(run: &RunResult) -> Vec<Vec<String>> {
-    let mut lines = vec![
-        [
-            "step",
-            "build",
-            "mode",
-            "points",
-            "p50 ms",
-            "p99 ms",
-            "p99.9 ms",
-            "write vec/s",
-            "vec/s incl. wait",
-            "visible",
-            "stale",
-            "vis max ms",
-            "index wait s",
-            "total B/live vec",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>(),
-    ];
+    let mut lines = vec![header_row(&[
+        "step",
+        "build",
+        "mode",
+        "points",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "write vec/s",
+        "vec/s incl. wait",
+        "visible",
+        "stale",
+        "vis max ms",
+        "index wait s",
+        "total B/live vec",
+    ])];
     for c in &run.configs {
         for m in c.mutations() {
             lines.push(vec![
