@@ -12,7 +12,7 @@ use ragdbeval::engine::{
     CollectionSpec, EngineResult, Footprint, IndexReport, Neighbor, PointId, VectorEngine,
 };
 use ragdbeval::params::ParamMap;
-use ragdbeval::runner::load::closed_loop_budget;
+use ragdbeval::runner::load::single_client_iterations;
 use ragdbeval::vectors::Vectors;
 
 /// Returns k fixed neighbours without doing any work.
@@ -64,17 +64,8 @@ fn harness(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(5));
     g.bench_function("closed_loop_noop_query_k10", |b| {
         b.iter_custom(|iters| {
-            let level = closed_loop_budget(
-                &NoOp,
-                &queries,
-                10,
-                1,
-                Duration::from_secs(u32::MAX as u64),
-                Some(iters),
-                Duration::from_secs(1),
-            )
-            .expect("the no-op engine cannot fail");
-            Duration::from_secs_f64(level.duration_s)
+            single_client_iterations(&NoOp, &queries, 10, iters)
+                .expect("the no-op engine cannot fail")
         })
     });
     g.finish();

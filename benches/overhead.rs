@@ -11,7 +11,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ragdbeval::adapters::qdrant_edge::QdrantEdge;
 use ragdbeval::engine::{CollectionSpec, ConnectOptions, PointId, VectorEngine};
 use ragdbeval::params::{ParamMap, ParamValue};
-use ragdbeval::runner::load::closed_loop_budget;
+use ragdbeval::runner::load::single_client_iterations;
 use ragdbeval::synthetic::SyntheticSpec;
 
 fn overhead(c: &mut Criterion) {
@@ -67,17 +67,7 @@ fn overhead(c: &mut Criterion) {
     });
     g.bench_function("ragdbeval_closed_loop", |b| {
         b.iter_custom(|iters| {
-            let level = closed_loop_budget(
-                &engine,
-                &test,
-                10,
-                1,
-                Duration::from_secs(u32::MAX as u64),
-                Some(iters),
-                Duration::from_secs(1),
-            )
-            .expect("closed loop");
-            Duration::from_secs_f64(level.duration_s)
+            single_client_iterations(&engine, &test, 10, iters).expect("closed loop")
         })
     });
     g.finish();

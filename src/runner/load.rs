@@ -233,6 +233,26 @@ pub fn closed_loop(
     closed_loop_budget(engine, queries, k, clients, duration, None, sample_interval)
 }
 
+/// Wall time of exactly `iterations` queries from one closed-loop client, with no time limit:
+/// what criterion's `iter_custom` wants when benchmarking the harness itself.
+pub fn single_client_iterations(
+    engine: &dyn VectorEngine,
+    queries: &Vectors,
+    k: usize,
+    iterations: u64,
+) -> Result<Duration, EngineError> {
+    let level = closed_loop_budget(
+        engine,
+        queries,
+        k,
+        1,
+        Duration::from_secs(u32::MAX as u64),
+        Some(iterations),
+        Duration::from_secs(1),
+    )?;
+    Ok(Duration::from_secs_f64(level.duration_s))
+}
+
 /// [`closed_loop`] that also stops after `budget` queries per client (benchmarks of the
 /// harness itself use it to run an exact number of queries).
 pub fn closed_loop_budget(
