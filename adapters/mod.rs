@@ -3,11 +3,19 @@
 //! An adapter implements [`crate::engine::VectorEngine`] for its engine and ships a
 //! `config.toml` of named parameter sets. To add an engine: create `adapters/<name>/mod.rs`
 //! with `pub const CONFIG` and `pub fn open`, then add one line to `engines!` below.
+//!
+//! An adapter folder holds only what is particular to its engine, in small files; what
+//! several adapters need (starting a local server through `scripts/servers/<name>.sh`,
+//! finding a server's process, the row-shape check, idle connections, URL redaction) is in
+//! [`support`].
 
 use crate::engine::EngineEntry;
 
 /// Parameter parsing shared by the qdrant and qdrant-edge adapters.
 pub mod qdrant_settings;
+
+/// Help shared by the adapters: local servers, process discovery, row checks, URL redaction.
+pub mod support;
 
 macro_rules! engines {
     ($($module:ident => $name:literal, embedded: $embedded:literal, $summary:literal;)*) => {

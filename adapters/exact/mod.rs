@@ -8,13 +8,14 @@
 //! Bulk-loaded rows are kept as references into the harness's shared train matrix (no copy);
 //! vectors written later by upserts are stored here.
 
-use std::collections::HashMap;
-use std::collections::BinaryHeap;
 use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::engine::{
     CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
@@ -92,17 +93,11 @@ impl ExactEngine {
     }
 
     fn check_dim(&self, len: usize, count: usize, op: &str) -> EngineResult<()> {
-        if self.dim == 0 || len != count * self.dim {
-            return Err(EngineError::op(
-                NAME,
-                op,
-                format!(
-                    "expected {count} vectors of dimension {}, got {len} floats",
-                    self.dim
-                ),
-            ));
+        if self.dim == 0 {
+            // No collection yet: nothing has a dimension to match.
+            return Err(rows::mismatch(NAME, op, self.dim, count, len));
         }
-        Ok(())
+        rows::check(NAME, op, self.dim, count, len)
     }
 
     /// Marks the current vector of `id` dead, if any.
@@ -157,7 +152,11 @@ impl VectorEngine for ExactEngine {
         start: usize,
     ) -> EngineResult<()> {
         if rows.dim() != self.dim || start + ids.len() > rows.len() {
-            return Err(EngineError::op(NAME, "bulk insert", "rows out of range or wrong dimension"));
+            return Err(EngineError::op(
+                NAME,
+                "bulk insert",
+                "rows out of range or wrong dimension",
+            ));
         }
         let block = self.shared.len();
         for (row, id) in ids.iter().enumerate() {
@@ -209,13 +208,7 @@ impl VectorEngine for ExactEngine {
 
     fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
         let distance = self.metric()?;
-        if query.len() != self.dim {
-            return Err(EngineError::op(
-                NAME,
-                "search",
-                format!("query has dimension {}, collection {}", query.len(), self.dim),
-            ));
-        }
+        rows::check(NAME, "search", self.dim, 1, query.len())?;
         out.clear();
         if k == 0 {
             return Ok(());
@@ -238,7 +231,11 @@ impl VectorEngine for ExactEngine {
             let data = b.rows.rows(b.start + lo, b.start + hi);
             for (i, x) in data.chunks_exact(dim).enumerate() {
                 if b.live[lo + i] {
-                    push_top(&mut heap, k, Candidate(distance.between(query, x), b.ids[lo + i]));
+                    push_top(
+                        &mut heap,
+                        k,
+                        Candidate(distance.between(query, x), b.ids[lo + i]),
+                    );
                 }
             }
             heap
@@ -256,12 +253,19 @@ impl VectorEngine for ExactEngine {
         };
         for (i, x) in self.own.chunks_exact(dim).enumerate() {
             if self.own_live[i] {
-                push_top(&mut heap, k, Candidate(distance.between(query, x), self.own_ids[i]));
+                push_top(
+                    &mut heap,
+                    k,
+                    Candidate(distance.between(query, x), self.own_ids[i]),
+                );
             }
         }
         let mut best = heap.into_vec();
         best.sort();
-        out.extend(best.into_iter().map(|Candidate(d, id)| Neighbor { id, score: d }));
+        out.extend(
+            best.into_iter()
+                .map(|Candidate(d, id)| Neighbor { id, score: d }),
+        );
         Ok(())
     }
 
@@ -275,7 +279,11 @@ impl VectorEngine for ExactEngine {
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let distance = self.metric()?;
         if dim != self.dim {
-            return Err(EngineError::op(NAME, "batch search", "query dimension differs"));
+            return Err(EngineError::op(
+                NAME,
+                "batch search",
+                "query dimension differs",
+            ));
         }
         // Gather live vectors in id order so that ties resolve by id, as in the ground truth.
         let mut live: Vec<(PointId, &[f32])> = Vec::with_capacity(self.live_points());

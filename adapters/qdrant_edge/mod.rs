@@ -22,6 +22,10 @@
 //! [`VectorEngine::wait_until_ready`] reports whether any segment may still be answered by a
 //! full scan. All parameters are parsed and recorded by [`crate::adapters::qdrant_settings`];
 //! this adapter only translates the parsed settings into the edge crate's config types.
+//!
+//! Files: `shard` (the shard's configuration from the shared settings), `segments` (what the
+//! segments say on disk); the trait impl is here. Parameters are parsed by
+//! [`crate::adapters::qdrant_settings`], the same module the `qdrant` adapter uses.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -40,12 +44,22 @@ use serde_json::{Map, Value, json};
 use crate::adapters::qdrant_settings::{
     BuildSettings, PqCompression, Quantization, SearchSettings, SettingsError, Target,
 };
+use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::engine::{
     CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
     PointId, VectorEngine,
 };
 use crate::params::ParamMap;
+
+mod segments;
+
+mod shard;
+#[cfg(test)]
+mod tests;
+
+use segments::{SegmentDetail, segment_details, settings_details};
+use shard::{bad_param, collect_neighbors, edge_config, search_params};
 
 /// The engine's named parameter sets and sweeps.
 pub const CONFIG: &str = include_str!("config.toml");
@@ -207,20 +221,7 @@ impl VectorEngine for QdrantEdge {
     }
 
     fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
-        if spec.dim == 0 {
-            return Err(EngineError::op(
-                ENGINE,
-                "create",
-                "dimension must be positive",
-            ));
-        }
-        let settings = BuildSettings::parse(
-            &spec.build_params,
-            Target::Edge,
-            spec.expected_points,
-            spec.dim,
-        )
-        .map_err(bad_param)?;
+        let settings = BuildSettings::for_collection(spec, Target::Edge)?;
         let path = spec.work_dir.join(SHARD_DIR);
         if path.exists() {
             if !self.recreate {
@@ -361,7 +362,7 @@ impl VectorEngine for QdrantEdge {
     fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
         out.clear();
         let shard = self.open_shard("search")?;
-        check_query_dim(shard.dim, query.len())?;
+        rows::check(ENGINE, "search", shard.dim, 1, query.len())?;
         let points = shard
             .shard
             .query(self.request(query, k))
@@ -376,7 +377,10 @@ impl VectorEngine for QdrantEdge {
         k: usize,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let shard = self.open_shard("batch search")?;
-        check_query_dim(shard.dim, dim)?;
+        if dim != shard.dim {
+            // The queries' row width itself is wrong: one row shows the mismatch.
+            return Err(rows::mismatch(ENGINE, "batch search", shard.dim, 1, dim));
+        }
         if !queries.len().is_multiple_of(dim) {
             return Err(EngineError::op(
                 ENGINE,
@@ -478,455 +482,5 @@ impl VectorEngine for QdrantEdge {
                 .map_err(|e| EngineError::op(ENGINE, "close", e))?;
         }
         Ok(())
-    }
-}
-
-/// A parameter rejected by [`crate::adapters::qdrant_settings`], as this engine reports it.
-fn bad_param(err: SettingsError) -> EngineError {
-    err.into_engine(Target::Edge)
-}
-
-/// The edge crate's ratio for a product-quantization compression.
-fn compression_ratio(compression: PqCompression) -> CompressionRatio {
-    match compression {
-        PqCompression::X4 => CompressionRatio::X4,
-        PqCompression::X8 => CompressionRatio::X8,
-        PqCompression::X16 => CompressionRatio::X16,
-        PqCompression::X32 => CompressionRatio::X32,
-        PqCompression::X64 => CompressionRatio::X64,
-    }
-}
-
-/// The shard configuration for the parsed settings: a translation, no decisions.
-pub(crate) fn edge_config(settings: &BuildSettings, distance: Distance) -> EdgeConfig {
-    let hnsw = HnswIndexConfig {
-        m: settings.m,
-        ef_construct: settings.ef_construct,
-        full_scan_threshold: to_usize(settings.full_scan_threshold.kb),
-        // `memory` overrides the deprecated `on_disk` flag of the default config.
-        memory: settings.hnsw_on_disk.map(Memory::from_on_disk),
-        ..HnswIndexConfig::default()
-    };
-    let mut vector =
-        EdgeVectorParams::builder(settings.dim, qdrant_distance(distance)).hnsw_config(hnsw);
-    if let Some(on_disk) = settings.on_disk {
-        vector = vector.memory(Memory::from_on_disk(on_disk));
-    }
-    if let Some(quantization) = quantization_config(settings) {
-        vector = vector.quantization_config(quantization);
-    }
-    EdgeConfig::builder()
-        // The empty name is Qdrant's default (unnamed) vector, queried with `using: None`.
-        .vector("", vector.build())
-        .hnsw_config(hnsw)
-        .optimizers(EdgeOptimizersConfig {
-            indexing_threshold: Some(to_usize(settings.indexing_threshold.kb)),
-            ..EdgeOptimizersConfig::default()
-        })
-        // Unset: on, as in Qdrant.
-        .wal_enabled(settings.wal.unwrap_or(true))
-        .build()
-}
-
-/// KB thresholds are u64 in the shared settings; beyond `usize` (32-bit hosts only) the
-/// largest value has the same effect.
-fn to_usize(v: u64) -> usize {
-    usize::try_from(v).unwrap_or(usize::MAX)
-}
-
-/// Builds the quantization config. The structs still carry the deprecated `always_ram` field,
-/// which a struct literal must name; it stays `None` and the placement goes through `memory`.
-#[allow(deprecated)]
-fn quantization_config(settings: &BuildSettings) -> Option<QuantizationConfig> {
-    let memory = settings
-        .quantization_always_ram
-        .map(|ram| if ram { Memory::Pinned } else { Memory::Cold });
-    match settings.quantization {
-        Quantization::None => None,
-        Quantization::Int8 => Some(
-            ScalarQuantizationConfig {
-                r#type: ScalarType::Int8,
-                quantile: None,
-                always_ram: None,
-                memory,
-            }
-            .into(),
-        ),
-        Quantization::Binary => Some(
-            BinaryQuantizationConfig {
-                always_ram: None,
-                memory,
-                encoding: None,
-                query_encoding: None,
-            }
-            .into(),
-        ),
-        Quantization::Product(compression) => Some(
-            ProductQuantizationConfig {
-                compression: compression_ratio(compression),
-                always_ram: None,
-                memory,
-            }
-            .into(),
-        ),
-    }
-}
-
-fn qdrant_distance(distance: Distance) -> QdrantDistance {
-    match distance {
-        Distance::Euclidean => QdrantDistance::Euclid,
-        // Qdrant normalises vectors for cosine; its score is the similarity, 1 - distance.
-        Distance::Angular => QdrantDistance::Cosine,
-        Distance::Dot => QdrantDistance::Dot,
-    }
-}
-
-/// The engine's search parameters for the parsed settings; `None` (send nothing) when nothing
-/// is set, so Qdrant's own defaults apply.
-pub(crate) fn search_params(search: &SearchSettings) -> Option<SearchParams> {
-    if search.is_default() {
-        return None;
-    }
-    Some(SearchParams {
-        hnsw_ef: search.hnsw_ef,
-        exact: search.exact.unwrap_or(false),
-        indexed_only: search.indexed_only.unwrap_or(false),
-        quantization: search
-            .has_quantization_params()
-            .then_some(QuantizationSearchParams {
-                ignore: false,
-                rescore: search.rescore,
-                oversampling: search.oversampling,
-            }),
-        ..SearchParams::default()
-    })
-}
-
-fn check_query_dim(expected: usize, got: usize) -> EngineResult<()> {
-    if expected == got {
-        Ok(())
-    } else {
-        Err(EngineError::op(
-            ENGINE,
-            "search",
-            format!("query has {got} dimensions, the collection {expected}"),
-        ))
-    }
-}
-
-fn collect_neighbors(points: &[ScoredPoint], out: &mut Vec<Neighbor>) -> EngineResult<()> {
-    out.reserve(points.len());
-    for point in points {
-        let id = match point.id {
-            QdrantPointId::NumId(id) => id,
-            // This adapter only ever writes numeric ids.
-            QdrantPointId::Uuid(uuid) => {
-                return Err(EngineError::op(
-                    ENGINE,
-                    "search",
-                    format!("unexpected UUID point id {uuid}"),
-                ));
-            }
-        };
-        // Euclid scores are plain L2 distances, cosine and dot are similarities: the engine's
-        // own numbers, passed through.
-        out.push(Neighbor {
-            id,
-            score: point.score,
-        });
-    }
-    Ok(())
-}
-
-/// The build settings and thresholds, for `describe` and the index report. `build_settings`
-/// is [`BuildSettings::to_json`], the record the server adapter writes too.
-fn settings_details(shard: &Shard) -> Map<String, Value> {
-    let mut out = Map::new();
-    out.insert("shard_path".into(), json!(shard.path.display().to_string()));
-    out.insert("distance".into(), json!(shard.distance.as_str()));
-    out.insert("build_settings".into(), shard.settings.to_json());
-    out
-}
-
-/// What the files of one segment say about its index.
-#[derive(Debug, Default)]
-struct SegmentDetail {
-    id: String,
-    /// `plain`, `hnsw`, or `unknown` when the segment state could not be read.
-    index: String,
-    appendable: Option<bool>,
-    /// From the graph's `hnsw_config.json`: vectors in the graph, and the full-scan
-    /// threshold converted to a number of vectors.
-    indexed_vectors: Option<u64>,
-    full_scan_threshold_vectors: Option<u64>,
-    m: Option<u64>,
-    ef_construct: Option<u64>,
-}
-
-impl SegmentDetail {
-    /// True when searches of this (indexed) segment go to a brute-force scan.
-    fn full_scan(&self) -> bool {
-        match (self.indexed_vectors, self.full_scan_threshold_vectors) {
-            (Some(n), Some(threshold)) => n < threshold || self.m == Some(0),
-            _ => false,
-        }
-    }
-
-    fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "index": self.index,
-            "appendable": self.appendable,
-            "indexed_vectors": self.indexed_vectors,
-            "full_scan_threshold_vectors": self.full_scan_threshold_vectors,
-            "m": self.m,
-            "ef_construct": self.ef_construct,
-            "full_scan": self.full_scan(),
-        })
-    }
-}
-
-/// Reads each segment's state file and HNSW graph config from the shard directory. The edge
-/// API only reports shard-wide totals, and the per-segment graph configs hold the one number
-/// that decides between graph and scan: the full-scan threshold in vectors.
-fn segment_details(shard_path: &Path) -> Vec<SegmentDetail> {
-    let Ok(entries) = fs::read_dir(shard_path.join("segments")) else {
-        return Vec::new();
-    };
-    let mut out: Vec<SegmentDetail> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.is_dir()
-                && p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| !n.starts_with('.'))
-        })
-        .map(|dir| read_segment_detail(&dir))
-        .collect();
-    out.sort_by(|a, b| a.id.cmp(&b.id));
-    out
-}
-
-fn read_segment_detail(dir: &Path) -> SegmentDetail {
-    let mut detail = SegmentDetail {
-        id: dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        index: "unknown".into(),
-        ..SegmentDetail::default()
-    };
-    if let Some(state) = read_json(&dir.join("segment.json")) {
-        let vector = state
-            .pointer("/config/vector_data")
-            .and_then(Value::as_object)
-            .and_then(|m| m.values().next());
-        if let Some(vector) = vector {
-            let index_type = vector.pointer("/index/type").and_then(Value::as_str);
-            detail.index = index_type.unwrap_or("unknown").to_string();
-            // Mirrors `VectorDataConfig::is_appendable`: a plain index over a storage type
-            // that can grow.
-            detail.appendable = vector
-                .get("storage_type")
-                .and_then(Value::as_str)
-                .map(|storage| {
-                    index_type == Some("plain")
-                        && matches!(storage, "Memory" | "ChunkedMmap" | "InRamChunkedMmap")
-                });
-        }
-    }
-    if let Some(graph) = find_file(dir, "hnsw_config.json").and_then(|p| read_json(&p)) {
-        detail.indexed_vectors = graph.get("indexed_vector_count").and_then(Value::as_u64);
-        detail.full_scan_threshold_vectors =
-            graph.get("full_scan_threshold").and_then(Value::as_u64);
-        detail.m = graph.get("m").and_then(Value::as_u64);
-        detail.ef_construct = graph.get("ef_construct").and_then(Value::as_u64);
-    }
-    detail
-}
-
-fn read_json(path: &Path) -> Option<Value> {
-    let text = fs::read(path).ok()?;
-    serde_json::from_slice(&text).ok()
-}
-
-/// Depth-first search for a file name under `dir`.
-fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
-    let entries = fs::read_dir(dir).ok()?;
-    let mut subdirs = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            subdirs.push(path);
-        } else if entry.file_name() == name {
-            return Some(path);
-        }
-    }
-    subdirs.into_iter().find_map(|d| find_file(&d, name))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::params::ParamValue;
-
-    fn map(pairs: &[(&str, ParamValue)]) -> ParamMap {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect()
-    }
-
-    fn spec(
-        dir: &tempfile::TempDir,
-        n: usize,
-        dim: usize,
-        build_params: ParamMap,
-    ) -> CollectionSpec {
-        CollectionSpec {
-            name: "t".into(),
-            dim,
-            distance: Distance::Euclidean,
-            expected_points: n,
-            build_params,
-            work_dir: dir.path().to_path_buf(),
-        }
-    }
-
-    /// The real engine records exactly what the shared parser produced, in `describe` and in
-    /// the index report, and the shard it created carries those values.
-    #[test]
-    fn describe_and_report_record_the_shared_settings() {
-        let s = |t: &str| ParamValue::Str(t.into());
-        for (n, dim, params) in [
-            (20_000, 64, ParamMap::new()),
-            (
-                5_000,
-                32,
-                map(&[
-                    ("m", ParamValue::Int(8)),
-                    ("ef_construct", ParamValue::Int(64)),
-                ]),
-            ),
-            (
-                1_000,
-                16,
-                map(&[
-                    ("quantization", s("product")),
-                    ("pq_compression", ParamValue::Int(16)),
-                ]),
-            ),
-            (
-                50_000,
-                50,
-                map(&[
-                    ("quantization", s("int8")),
-                    ("indexing_threshold", ParamValue::Int(0)),
-                ]),
-            ),
-        ] {
-            let dir = tempfile::tempdir().unwrap();
-            let mut engine = QdrantEdge::new(&ConnectOptions::default());
-            engine.create(&spec(&dir, n, dim, params.clone())).unwrap();
-            let want = BuildSettings::parse(&params, Target::Edge, n, dim).unwrap();
-            assert_eq!(
-                engine.describe()["build_settings"],
-                want.to_json(),
-                "{params:?}"
-            );
-            let report = engine.wait_until_ready().unwrap();
-            assert_eq!(
-                report.details["build_settings"],
-                want.to_json(),
-                "{params:?}"
-            );
-
-            // What the engine was configured with is the parsed settings.
-            let config = edge_config(&want, Distance::Euclidean);
-            let hnsw = config.hnsw_config.unwrap();
-            assert_eq!((hnsw.m, hnsw.ef_construct), (want.m, want.ef_construct));
-            assert_eq!(hnsw.full_scan_threshold as u64, want.full_scan_threshold.kb);
-            let optimizers = config.optimizers.unwrap();
-            assert_eq!(
-                optimizers.indexing_threshold,
-                Some(want.indexing_threshold.kb as usize)
-            );
-            let quantization = config.vectors[""].quantization_config.clone();
-            match want.quantization {
-                Quantization::None => assert!(quantization.is_none()),
-                Quantization::Int8 => {
-                    assert!(matches!(quantization, Some(QuantizationConfig::Scalar(_))))
-                }
-                Quantization::Binary => {
-                    assert!(matches!(quantization, Some(QuantizationConfig::Binary(_))))
-                }
-                Quantization::Product(c) => match quantization {
-                    Some(QuantizationConfig::Product(p)) => {
-                        assert_eq!(p.product.compression, compression_ratio(c))
-                    }
-                    other => panic!("{other:?}"),
-                },
-            }
-            engine.close().unwrap();
-        }
-    }
-
-    #[test]
-    fn pq_compression_16_builds_a_product_x16_shard() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut engine = QdrantEdge::new(&ConnectOptions::default());
-        let params = map(&[
-            ("quantization", ParamValue::Str("product".into())),
-            ("pq_compression", ParamValue::Int(16)),
-        ]);
-        engine.create(&spec(&dir, 1_000, 16, params)).unwrap();
-        assert_eq!(
-            engine.describe()["build_settings"]["quantization"],
-            "product-x16"
-        );
-    }
-
-    #[test]
-    fn search_settings_are_the_shared_ones() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut engine = QdrantEdge::new(&ConnectOptions::default());
-        engine.create(&spec(&dir, 100, 8, ParamMap::new())).unwrap();
-        let params = map(&[
-            ("hnsw_ef", ParamValue::Int(32)),
-            ("indexed_only", ParamValue::Bool(true)),
-        ]);
-        engine.set_search_params(&params).unwrap();
-        let want = SearchSettings::parse(&params, Some(false)).unwrap();
-        assert_eq!(engine.describe()["search_params"], want.to_json());
-        let sent = engine.search_params.clone().unwrap();
-        assert_eq!(
-            (sent.hnsw_ef, sent.indexed_only, sent.exact),
-            (Some(32), true, false)
-        );
-        // rescore on a collection without quantization has no effect: refused.
-        let err = engine
-            .set_search_params(&map(&[("rescore", ParamValue::Bool(true))]))
-            .unwrap_err();
-        assert!(matches!(err, EngineError::BadParameter { .. }), "{err}");
-        engine.set_search_params(&ParamMap::new()).unwrap();
-        assert!(engine.search_params.is_none());
-    }
-
-    #[test]
-    fn unknown_and_ignored_parameters_are_rejected() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut engine = QdrantEdge::new(&ConnectOptions::default());
-        for bad in [
-            map(&[("ef", ParamValue::Int(4))]),
-            map(&[("pq_compression", ParamValue::Str("x8".into()))]),
-            map(&[("shard_number", ParamValue::Int(1))]),
-        ] {
-            let err = engine.create(&spec(&dir, 100, 8, bad)).unwrap_err();
-            match err {
-                EngineError::BadParameter { engine, .. } => assert_eq!(engine, "qdrant-edge"),
-                other => panic!("{other}"),
-            }
-        }
     }
 }

@@ -1,0 +1,337 @@
+//! The engine's requests: connecting, collection lookup, writes in batches and queries.
+
+use super::http::{CallError, Http, engine_error};
+use super::server::{LOCAL_SERVER, normalize_url};
+use super::wire::{
+    Collection, CollectionModel, Embeddings, PreFlight, QueryAnswer, QueryBody, RecordsBody,
+};
+use super::*;
+use crate::adapters::support::rows;
+use crate::adapters::support::{process, server};
+
+impl ChromaEngine {
+    pub(super) fn connect(opts: &ConnectOptions) -> EngineResult<ChromaEngine> {
+        let (url, started_by_adapter) = match &opts.url {
+            Some(url) => (normalize_url(url), false),
+            None => (LOCAL_SERVER.start()?, true),
+        };
+        let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+        if !scheme_ok || url.len() <= "https://".len() {
+            return Err(EngineError::bad_param(
+                ENGINE,
+                "url",
+                format!("`{url}` is not a URL: expected http://HOST:PORT"),
+            ));
+        }
+        let timeout = if opts.timeout.is_zero() {
+            Duration::from_secs(60)
+        } else {
+            opts.timeout
+        };
+        let config = ureq::Agent::config_builder()
+            // Error statuses are read like any answer so that their JSON message is kept.
+            .http_status_as_error(false)
+            .timeout_global(Some(timeout))
+            .timeout_connect(Some(timeout.min(Duration::from_secs(5))))
+            // Many client threads search at once: keep their connections instead of opening
+            // (and leaving in TIME_WAIT) a new one per request.
+            .max_idle_connections(256)
+            .max_idle_connections_per_host(256)
+            .build();
+        let http = Http {
+            agent: config.new_agent(),
+            base: url.clone(),
+            api_key: opts.api_key.clone(),
+        };
+
+        let _: Value = http
+            .json("GET", "/api/v2/heartbeat", None::<&()>)
+            .map_err(|e| engine_error(&url, "connect", e))?;
+        let api_version: String = http
+            .json("GET", "/api/v2/version", None::<&()>)
+            .map_err(|e| engine_error(&url, "connect", e))?;
+        // Older servers may lack the pre-flight endpoint: then no cap and plain floats.
+        let preflight: Option<PreFlight> = http
+            .json("GET", "/api/v2/pre-flight-checks", None::<&()>)
+            .ok();
+        // The credentials are checked by a call that needs them (the heartbeat does not).
+        let _: Value = http
+            .json(
+                "GET",
+                "/api/v2/tenants/default_tenant/databases/default_database/collections_count",
+                None::<&()>,
+            )
+            .map_err(|e| engine_error(&url, "connect", e))?;
+
+        let state = server::state_dir(ENGINE);
+        let script_url = fs::read_to_string(state.join("url"))
+            .ok()
+            .map(|u| normalize_url(&u));
+        let script_state = (script_url.as_deref() == Some(url.as_str())).then_some(state);
+        let release = script_state
+            .as_ref()
+            .and_then(|s| fs::read_to_string(s.join("version")).ok())
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty());
+
+        let max_batch_size = preflight.as_ref().and_then(|p| p.max_batch_size);
+        let mut batch_size = opts.batch_size.max(1);
+        if let Some(max) = max_batch_size {
+            batch_size = batch_size.min(max.max(1));
+        }
+        Ok(ChromaEngine {
+            http,
+            url,
+            api_version,
+            release,
+            max_batch_size,
+            base64: preflight.is_some_and(|p| p.supports_base64_encoding),
+            recreate: opts.recreate,
+            batch_size,
+            upload_parallel: opts.upload_parallel.max(1),
+            server_pid: opts.server_pid,
+            server_storage: opts.server_storage.clone(),
+            script_state,
+            started_by_adapter,
+            pending_ef_search: None,
+            search_label: "-".into(),
+            collection: None,
+        })
+    }
+
+    pub(super) fn call<T: DeserializeOwned>(
+        &self,
+        operation: &str,
+        method: &str,
+        path: &str,
+        body: Option<&impl Serialize>,
+    ) -> EngineResult<T> {
+        self.http
+            .json(method, path, body)
+            .map_err(|e| engine_error(&self.url, operation, e))
+    }
+
+    pub(super) fn collection(&self, operation: &str) -> EngineResult<&Collection> {
+        self.collection
+            .as_ref()
+            .ok_or_else(|| EngineError::op(ENGINE, operation, "no collection: call create first"))
+    }
+
+    /// The collection named `name`, or `None` when it does not exist.
+    pub(super) fn lookup(
+        &self,
+        operation: &str,
+        name: &str,
+    ) -> EngineResult<Option<CollectionModel>> {
+        match self.http.json::<CollectionModel>(
+            "GET",
+            &format!("{COLLECTIONS}/{name}"),
+            None::<&()>,
+        ) {
+            Ok(model) => Ok(Some(model)),
+            Err(CallError::Status { code: 404, .. }) => Ok(None),
+            Err(e) => Err(engine_error(&self.url, operation, e)),
+        }
+    }
+
+    /// Drops the collection `name`; a missing one is not an error.
+    pub(super) fn drop_collection(&self, operation: &str, name: &str) -> EngineResult<()> {
+        match self
+            .http
+            .send("DELETE", &format!("{COLLECTIONS}/{name}"), None)
+        {
+            Ok(_) | Err(CallError::Status { code: 404, .. }) => Ok(()),
+            Err(e) => Err(engine_error(&self.url, operation, e)),
+        }
+    }
+
+    pub(super) fn count(&self, operation: &str, id: &str) -> EngineResult<u64> {
+        self.call(
+            operation,
+            "GET",
+            &format!("{COLLECTIONS}/{id}/count"),
+            None::<&()>,
+        )
+    }
+
+    pub(super) fn records_body(&self, dim: usize, ids: &[PointId], vectors: &[f32]) -> RecordsBody {
+        let embeddings = if self.base64 {
+            Embeddings::Base64(
+                vectors
+                    .chunks_exact(dim)
+                    .map(|v| {
+                        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+                        base64::engine::general_purpose::STANDARD.encode(bytes)
+                    })
+                    .collect(),
+            )
+        } else {
+            Embeddings::Floats(vectors.chunks_exact(dim).map(<[f32]>::to_vec).collect())
+        };
+        RecordsBody {
+            ids: ids.iter().map(u64::to_string).collect(),
+            embeddings,
+        }
+    }
+
+    /// Sends `add` or `upsert` requests of `batch_size` points, `upload_parallel` at a time.
+    pub(super) fn write_records(
+        &self,
+        operation: &str,
+        endpoint: &str,
+        ids: &[PointId],
+        vectors: &[f32],
+    ) -> EngineResult<()> {
+        let col = self.collection(operation)?;
+        rows::check(ENGINE, operation, col.dim, ids.len(), vectors.len())?;
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let dim = col.dim;
+        let path = format!("{COLLECTIONS}/{}/{endpoint}", col.id);
+        let chunks: Vec<(&[PointId], &[f32])> = ids
+            .chunks(self.batch_size)
+            .zip(vectors.chunks(self.batch_size * dim))
+            .collect();
+        let send = |(chunk_ids, chunk): &(&[PointId], &[f32])| -> EngineResult<()> {
+            let body = self.records_body(dim, chunk_ids, chunk);
+            self.call::<Value>(operation, "POST", &path, Some(&body))
+                .map(|_| ())
+        };
+        let workers = self.upload_parallel.min(chunks.len());
+        if workers <= 1 {
+            return chunks.iter().try_for_each(send);
+        }
+        let next = AtomicUsize::new(0);
+        let first_error: Mutex<Option<EngineError>> = Mutex::new(None);
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(chunk) = chunks.get(i) else { break };
+                        if let Err(e) = send(chunk) {
+                            // Stop handing out work; keep the first error for the caller.
+                            next.store(chunks.len(), Ordering::Relaxed);
+                            if let Ok(mut slot) = first_error.lock() {
+                                slot.get_or_insert(e);
+                            }
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        match first_error.into_inner() {
+            Ok(None) => Ok(()),
+            Ok(Some(e)) => Err(e),
+            Err(_) => Err(EngineError::op(
+                ENGINE,
+                operation,
+                "an upload thread panicked",
+            )),
+        }
+    }
+
+    /// One `query` call for all rows of `queries`.
+    pub(super) fn query(
+        &self,
+        queries: &[f32],
+        k: usize,
+        operation: &str,
+    ) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let col = self.collection(operation)?;
+        if !queries.len().is_multiple_of(col.dim) {
+            return Err(EngineError::op(
+                ENGINE,
+                operation,
+                format!(
+                    "query has {} floats, not a multiple of the collection dimension {}",
+                    queries.len(),
+                    col.dim
+                ),
+            ));
+        }
+        let rows = queries.len() / col.dim;
+        if k == 0 || rows == 0 {
+            return Ok(vec![Vec::new(); rows]);
+        }
+        let body = QueryBody {
+            query_embeddings: queries.chunks_exact(col.dim).collect(),
+            n_results: k,
+            include: ["distances"],
+        };
+        let answer: QueryAnswer = self.call(
+            operation,
+            "POST",
+            &format!("{COLLECTIONS}/{}/query", col.id),
+            Some(&body),
+        )?;
+        if answer.ids.len() != rows {
+            return Err(EngineError::op(
+                ENGINE,
+                operation,
+                format!(
+                    "asked {rows} queries, got {} result lists",
+                    answer.ids.len()
+                ),
+            ));
+        }
+        let distances = answer.distances.unwrap_or_default();
+        answer
+            .ids
+            .into_iter()
+            .enumerate()
+            .map(|(q, ids)| {
+                let scores = distances.get(q);
+                ids.iter()
+                    .enumerate()
+                    .map(|(i, id)| {
+                        let id = id.parse::<PointId>().map_err(|_| {
+                            EngineError::op(
+                                ENGINE,
+                                operation,
+                                format!(
+                                    "id `{id}` is not a ragdbeval point id: collection `{}` \
+                                     holds points ragdbeval did not write",
+                                    col.name
+                                ),
+                            )
+                        })?;
+                        let score = scores
+                            .and_then(|s| s.get(i).copied().flatten())
+                            .unwrap_or(f32::NAN);
+                        Ok(Neighbor { id, score })
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The persist directory to measure and where that knowledge came from.
+    pub(super) fn storage_dir(&self) -> Option<PathBuf> {
+        self.server_storage
+            .clone()
+            .or_else(|| self.script_state.as_ref().map(|s| s.join("data")))
+    }
+
+    /// The live server process of the script's state dir, if any.
+    pub(super) fn script_pid(&self) -> Option<u32> {
+        let state = self.script_state.as_ref()?;
+        let pid = process::pid_from_file(&state.join("pid"))?;
+        process::is_alive(pid).then_some(pid)
+    }
+
+    pub(super) fn unsupported_ef_change(&self, current: u64, wanted: u64) -> EngineError {
+        EngineError::Unsupported {
+            engine: ENGINE.into(),
+            what: format!(
+                "changing ef_search after the collection is created (it was created with \
+                 ef_search={current}, asked for {wanted}): chroma stores a new value but the \
+                 running server keeps searching with the one its HNSW index was loaded with. \
+                 Sweep it as a build parameter instead (`--build ef_search=16,32,...`, one \
+                 collection each; see the `ef-sweep` set)"
+            ),
+        }
+    }
+}

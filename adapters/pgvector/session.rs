@@ -1,0 +1,361 @@
+//! Connections: one session per worker, a small pool of idle ones, and the error
+//! classification (lost connection vs. failed statement).
+
+use super::copy::abbreviate_vectors;
+use super::server::LOCAL_SERVER;
+use super::sql::{Collection, IndexInfo, IndexKind, quote_literal, recommended_lists};
+use super::*;
+
+/// A server error's own words (message, detail, hint), or the client error.
+pub(super) fn pg_message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => {
+            let mut msg = db.message().to_string();
+            if let Some(detail) = db.detail() {
+                let _ = write!(msg, " ({detail})");
+            }
+            if let Some(hint) = db.hint() {
+                let _ = write!(msg, "; hint: {hint}");
+            }
+            msg
+        }
+        None => e.to_string(),
+    }
+}
+
+/// True when a client error means the connection is gone (server stopped or crashed), as
+/// opposed to a statement the server rejected.
+pub(super) fn is_connection_lost(e: &postgres::Error) -> bool {
+    if let Some(db) = e.as_db_error() {
+        // Class 57P: admin_shutdown, crash_shutdown, cannot_connect_now.
+        return db.code().code().starts_with("57P");
+    }
+    e.is_closed()
+        || std::error::Error::source(e)
+            .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some())
+}
+
+/// Locks a mutex even if a thread panicked while holding it: the pool holds plain
+/// connections, which stay usable (or are detected as closed on use).
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A pooled session and what it has been set up for.
+pub(super) struct Conn {
+    pub(super) client: Client,
+    /// The engine generation its settings and prepared statement belong to.
+    pub(super) generation: u64,
+    pub(super) search: Option<Statement>,
+}
+
+/// Error inside a connection closure: the client's, or one the adapter raises itself.
+pub(super) enum Fail {
+    Pg(postgres::Error),
+    Io(std::io::Error),
+    Engine(EngineError),
+}
+
+impl From<postgres::Error> for Fail {
+    fn from(e: postgres::Error) -> Self {
+        Fail::Pg(e)
+    }
+}
+
+impl From<EngineError> for Fail {
+    fn from(e: EngineError) -> Self {
+        Fail::Engine(e)
+    }
+}
+
+impl PgVector {
+    pub(super) fn unreachable(&self, message: String) -> EngineError {
+        EngineError::Unreachable {
+            engine: ENGINE.into(),
+            target: self.target.clone(),
+            message,
+        }
+    }
+
+    /// Maps a failure to an [`EngineError`]: a lost connection becomes `Unreachable` with a
+    /// hint, a rejected statement keeps the server's message.
+    pub(super) fn fail(&self, operation: &str, fail: Fail) -> EngineError {
+        match fail {
+            Fail::Engine(e) => e,
+            Fail::Io(e) => self.unreachable(format!(
+                "{operation}: connection lost ({e}); is the server still running? {}",
+                LOCAL_SERVER.hint()
+            )),
+            Fail::Pg(e) if is_connection_lost(&e) => self.unreachable(format!(
+                "{operation}: connection lost ({}); is the server still running? {}",
+                pg_message(&e),
+                LOCAL_SERVER.hint()
+            )),
+            Fail::Pg(e) => EngineError::op(ENGINE, operation, pg_message(&e)),
+        }
+    }
+
+    pub(super) fn collection(&self, operation: &str) -> EngineResult<&Collection> {
+        self.collection
+            .as_ref()
+            .ok_or_else(|| EngineError::op(ENGINE, operation, "no table: create() was not called"))
+    }
+
+    /// Settings every session gets once.
+    pub(super) fn init_session(&self, mut client: Client) -> Result<Conn, Fail> {
+        let mut sql = String::new();
+        if let Some(t) = self.statement_timeout {
+            let _ = write!(sql, "SET statement_timeout = {};", t.as_millis());
+        }
+        // Plan every execution with its actual values, as `EXPLAIN` does: a generic plan of
+        // `ORDER BY ... LIMIT $2` does not know the limit and may pick a scan the checked plan
+        // never showed.
+        sql.push_str("SET plan_cache_mode = force_custom_plan;");
+        // Using a vector loads pgvector's library, so that its settings (`hnsw.ef_search`, ...)
+        // are validated when set instead of kept as unchecked placeholders.
+        sql.push_str("SELECT '[1]'::vector;");
+        client.batch_execute(&sql)?;
+        Ok(Conn {
+            client,
+            generation: u64::MAX,
+            search: None,
+        })
+    }
+
+    pub(super) fn connect(&self, operation: &str) -> EngineResult<Conn> {
+        let client = self.config.connect(NoTls).map_err(|e| {
+            self.unreachable(format!(
+                "{operation}: {}; {}",
+                pg_message(&e),
+                LOCAL_SERVER.hint()
+            ))
+        })?;
+        self.init_session(client)
+            .map_err(|f| self.fail(operation, f))
+    }
+
+    pub(super) fn take_conn(&self, operation: &str) -> EngineResult<Conn> {
+        loop {
+            let pooled = self.pool.take();
+            match pooled {
+                Some(conn) if !conn.client.is_closed() => return Ok(conn),
+                // A closed session (server restarted) is dropped; try the next one.
+                Some(_) => continue,
+                None => return self.connect(operation),
+            }
+        }
+    }
+
+    pub(super) fn put_conn(&self, conn: Conn) {
+        self.pool.give_back(conn);
+    }
+
+    /// Runs `f` on a pooled session. The session goes back to the pool unless the call
+    /// failed in a way that may have left it broken.
+    pub(super) fn with_conn<T>(
+        &self,
+        operation: &str,
+        f: impl FnOnce(&mut Conn) -> Result<T, Fail>,
+    ) -> EngineResult<T> {
+        let mut conn = self.take_conn(operation)?;
+        match f(&mut conn) {
+            Ok(v) => {
+                self.put_conn(conn);
+                Ok(v)
+            }
+            Err(fail) => {
+                let reusable = matches!(&fail, Fail::Pg(e) if e.as_db_error().is_some())
+                    && !conn.client.is_closed();
+                if reusable {
+                    self.put_conn(conn);
+                }
+                Err(self.fail(operation, fail))
+            }
+        }
+    }
+
+    /// Brings a session up to the current generation and returns its search statement.
+    pub(super) fn ready_for_search(
+        &self,
+        conn: &mut Conn,
+        col: &Collection,
+    ) -> Result<Statement, Fail> {
+        if conn.generation != self.generation || conn.search.is_none() {
+            conn.client
+                .batch_execute(&self.search.settings_sql(col.build.index))?;
+            conn.search = Some(conn.client.prepare(&col.search_sql())?);
+            conn.generation = self.generation;
+        }
+        conn.search
+            .clone()
+            .ok_or_else(|| Fail::Engine(EngineError::op(ENGINE, "search", "no prepared statement")))
+    }
+
+    /// Splits `0..n` into up to `upload_parallel` ranges of at least `batch_size` and runs
+    /// `f` on them concurrently (each call takes its own session).
+    pub(super) fn parallel_ranges(
+        &self,
+        n: usize,
+        operation: &str,
+        f: impl Fn(Range<usize>) -> EngineResult<()> + Sync,
+    ) -> EngineResult<()> {
+        let parts = self.upload_parallel.min(n.div_ceil(self.batch_size)).max(1);
+        if parts == 1 {
+            return f(0..n);
+        }
+        let per = n.div_ceil(parts);
+        std::thread::scope(|s| {
+            let f = &f;
+            let handles: Vec<_> = (0..parts)
+                .map(|p| {
+                    let range = p * per..((p + 1) * per).min(n);
+                    s.spawn(move || f(range))
+                })
+                .collect();
+            let mut first: Option<EngineError> = None;
+            for h in handles {
+                let result = h.join().unwrap_or_else(|_| {
+                    Err(EngineError::op(
+                        ENGINE,
+                        operation,
+                        "an upload thread panicked",
+                    ))
+                });
+                if let Err(e) = result
+                    && first.is_none()
+                {
+                    first = Some(e);
+                }
+            }
+            first.map_or(Ok(()), Err)
+        })
+    }
+
+    /// Builds the index on a dedicated session: its maintenance settings stay off the search
+    /// sessions, it has no statement timeout, and it collects the server's notices (pgvector
+    /// says there when the graph outgrows `maintenance_work_mem`).
+    pub(super) fn build_index(&self, col: &Collection) -> EngineResult<IndexInfo> {
+        let operation = "create index";
+        let notices = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink = Arc::clone(&notices);
+        let mut config = self.config.clone();
+        config.notice_callback(move |n| lock(&sink).push(n.message().to_string()));
+        let mut client = config.connect(NoTls).map_err(|e| {
+            self.unreachable(format!(
+                "{operation}: {}; {}",
+                pg_message(&e),
+                LOCAL_SERVER.hint()
+            ))
+        })?;
+        let fail = |e: postgres::Error| self.fail(operation, Fail::Pg(e));
+
+        let mut setup = String::from("SET statement_timeout = 0;");
+        if let Some(mem) = &col.build.maintenance_work_mem {
+            let _ = write!(setup, "SET maintenance_work_mem = {};", quote_literal(mem));
+        }
+        if let Some(w) = col.build.parallel_workers {
+            let _ = write!(setup, "SET max_parallel_maintenance_workers = {w};");
+        }
+        client.batch_execute(&setup).map_err(fail)?;
+        let settings = client
+            .query_one(
+                "SELECT current_setting('maintenance_work_mem'), \
+                 current_setting('max_parallel_maintenance_workers')",
+                &[],
+            )
+            .map_err(fail)?;
+        let maintenance_work_mem: String = settings.try_get(0).map_err(fail)?;
+        let max_parallel_maintenance_workers: String = settings.try_get(1).map_err(fail)?;
+
+        let lists = match col.build.index {
+            IndexKind::Hnsw => None,
+            IndexKind::IvfFlat => match col.build.lists {
+                Some(l) => Some(l),
+                None => {
+                    let rows: i64 = client
+                        .query_one(&format!("SELECT count(*) FROM {}", col.table), &[])
+                        .and_then(|r| r.try_get(0))
+                        .map_err(fail)?;
+                    Some(recommended_lists(rows.max(0) as u64))
+                }
+            },
+        };
+        let definition = col.index_sql(lists);
+        let t = Instant::now();
+        client.batch_execute(&definition).map_err(fail)?;
+        let build_s = t.elapsed().as_secs_f64();
+        // Fresh statistics, so that the planner costs the index against the real row count.
+        client
+            .batch_execute(&format!("ANALYZE {}", col.table))
+            .map_err(fail)?;
+        let notices = lock(&notices).clone();
+        Ok(IndexInfo {
+            definition,
+            build_s,
+            lists,
+            maintenance_work_mem,
+            max_parallel_maintenance_workers,
+            notices,
+        })
+    }
+
+    /// `EXPLAIN`s the search query under each search-parameter set: label → (uses index,
+    /// plan text).
+    pub(super) fn explain_all(
+        &self,
+        col: &Collection,
+    ) -> EngineResult<Vec<(String, bool, String)>> {
+        let sets = if self.checked.is_empty() {
+            vec![("default".to_string(), self.search.clone())]
+        } else {
+            self.checked.clone()
+        };
+        let probe = Vector::from(col.probe.clone().unwrap_or_else(|| vec![0.0; col.dim]));
+        let sql = format!("EXPLAIN {}", col.search_sql());
+        self.with_conn("explain search", |conn| {
+            // This session's settings are changed below; make it set up again before reuse.
+            conn.generation = u64::MAX;
+            let mut out = Vec::with_capacity(sets.len());
+            for (label, params) in &sets {
+                conn.client
+                    .batch_execute(&params.settings_sql(col.build.index))?;
+                let rerank = col.rerank(params, EXPLAIN_K as usize);
+                let rows = if col.build.binary {
+                    conn.client.query(&sql, &[&probe, &EXPLAIN_K, &rerank])?
+                } else {
+                    conn.client.query(&sql, &[&probe, &EXPLAIN_K])?
+                };
+                let mut plan = String::new();
+                for row in rows {
+                    let line: String = row.try_get(0)?;
+                    plan.push_str(&abbreviate_vectors(&line));
+                    plan.push('\n');
+                }
+                let uses_index = plan.contains(&col.index_name);
+                out.push((label.clone(), uses_index, plan));
+            }
+            Ok(out)
+        })
+    }
+
+    pub(super) fn count_rows(&self, col: &Collection) -> EngineResult<u64> {
+        let sql = format!("SELECT count(*) FROM {}", col.table);
+        self.with_conn("count rows", |conn| {
+            let n: i64 = conn.client.query_one(&sql, &[])?.try_get(0)?;
+            Ok(n.max(0) as u64)
+        })
+    }
+
+    pub(super) fn relation_size(
+        &self,
+        function: &str,
+        relation: &str,
+    ) -> EngineResult<Option<u64>> {
+        let sql = format!("SELECT {function}(to_regclass($1))");
+        let name = relation.to_string();
+        self.with_conn("relation size", |conn| {
+            let bytes: Option<i64> = conn.client.query_one(&sql, &[&name])?.try_get(0)?;
+            Ok(bytes.map(|b| b.max(0) as u64))
+        })
+    }
+}

@@ -1,0 +1,49 @@
+//! Unit tests of the redis adapter that need no server.
+
+use super::reply::parse_neighbors;
+use super::set::{Quantization, SetSpec};
+use super::*;
+use crate::adapters::support::url::redact;
+
+#[test]
+fn redacts_credentials() {
+    assert_eq!(redact("redis://u:secret@h:1"), "redis://***@h:1");
+    assert_eq!(redact("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+}
+
+#[test]
+fn parses_resp2_and_resp3_scores() {
+    let mut out = Vec::new();
+    let resp2 = Value::Array(vec![
+        Value::BulkString(b"7".to_vec()),
+        Value::BulkString(b"0.75".to_vec()),
+    ]);
+    parse_neighbors(&resp2, &mut out).unwrap();
+    assert_eq!(out, vec![Neighbor { id: 7, score: 0.75 }]);
+    let resp3 = Value::Map(vec![(Value::BulkString(b"9".to_vec()), Value::Double(0.5))]);
+    parse_neighbors(&resp3, &mut out).unwrap();
+    assert_eq!(out, vec![Neighbor { id: 9, score: 0.5 }]);
+    let foreign = Value::Array(vec![
+        Value::BulkString(b"x".to_vec()),
+        Value::BulkString(b"1".to_vec()),
+    ]);
+    assert!(parse_neighbors(&foreign, &mut out).is_err());
+}
+
+#[test]
+fn normalises_only_when_asked() {
+    let mut set = SetSpec {
+        key: "k".into(),
+        dim: 2,
+        quantization: Quantization::Q8,
+        m: None,
+        ef_construction: None,
+        normalize: false,
+    };
+    let raw = set.blob(&[3.0, 4.0]);
+    assert_eq!(&raw[..4], &3.0f32.to_le_bytes());
+    set.normalize = true;
+    let unit = set.blob(&[3.0, 4.0]);
+    assert_eq!(&unit[..4], &0.6f32.to_le_bytes());
+    assert_eq!(set.blob(&[0.0, 0.0]), vec![0u8; 8]);
+}

@@ -1,0 +1,9 @@
+//! Help shared by the engine adapters, so each adapter folder holds only what is particular
+//! to its engine: starting a local server through its script, finding a server's process,
+//! checking row shapes, and keeping credentials out of messages.
+
+pub mod pool;
+pub mod process;
+pub mod rows;
+pub mod server;
+pub mod url;
