@@ -1,10 +1,8 @@
 //! Bad input gets one clear error, a non-zero exit, no panic and no result file.
 
-mod common;
-
 use std::path::Path;
 
-use common::{files_in, fixture, ragdbeval, stderr};
+use crate::common::{files_in, fixture, ragdbeval, stderr};
 use ragdbeval::dataset::hdf5;
 use ragdbeval::distance::Distance;
 use ragdbeval::groundtruth::GroundTruth;

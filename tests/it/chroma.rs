@@ -1,14 +1,12 @@
 //! Integration tests of the Chroma adapter against a real server.
 //!
 //! The server comes from `CHROMA_URL` (for example the URL printed by
-//! `scripts/servers/chroma.sh start`). Without it the server tests print why they skipped and
-//! pass, except under CI (`CI` set), where a missing server is a failure. The two URL tests
+//! `scripts/servers/chroma.sh start`). Without it (at build time) the server tests are
+//! reported as ignored, except under CI (`CI` set), where a missing server is a failure. The two URL tests
 //! need no server. `server_stopped_mid_run` starts and stops a private server of its own
 //! through the script, with its own `RAGDBEVAL_SERVER_DIR`.
 
-mod common;
-
-use common::{params, unique_name};
+use crate::common::{K, params, unique_name};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,19 +19,25 @@ use ragdbeval::groundtruth::{BaseSet, GroundTruth, exact_knn};
 use ragdbeval::params::{ParamMap, ParamValue};
 use ragdbeval::synthetic::{SyntheticKind, SyntheticSpec};
 
-const K: usize = 10;
+/// Recall of the answers to the test data, whose ids are row numbers. By distance, not by id:
+/// the server computes distances with its own SIMD code, so exact near-ties may legitimately
+/// come back in another order.
+fn recall(d: &Data, results: &[Vec<Neighbor>]) -> f64 {
+    let row = |id| usize::try_from(id).ok();
+    crate::common::recall(
+        &d.base,
+        &d.queries,
+        d.dim,
+        Distance::Euclidean,
+        &d.gt,
+        results,
+        row,
+    )
+}
 
-fn server_url() -> Option<String> {
-    match std::env::var("CHROMA_URL") {
-        Ok(url) if !url.trim().is_empty() => Some(url.trim().to_string()),
-        _ => {
-            if std::env::var_os("CI").is_some() {
-                panic!("CHROMA_URL must be set under CI (scripts/servers/chroma.sh start)");
-            }
-            println!("skipped: set CHROMA_URL (scripts/servers/chroma.sh start)");
-            None
-        }
-    }
+/// The server under test (the test is ignored unless `build.rs` saw `CHROMA_URL`, or `CI`).
+fn server_url() -> String {
+    crate::common::server_url("CHROMA_URL", "scripts/servers/chroma.sh start")
 }
 
 fn options(url: Option<&str>, recreate: bool) -> ConnectOptions {
@@ -108,40 +112,6 @@ fn data() -> Data {
     }
 }
 
-/// Recall@k against exact ground truth. A returned id counts when its true distance is within
-/// the k-th true distance (plus float slack): the server computes distances with its own SIMD
-/// code, so exact near-ties may legitimately come back in another order.
-fn recall(d: &Data, results: &[Vec<Neighbor>]) -> f64 {
-    let dim = d.dim;
-    let mut hits = 0usize;
-    for (q, found) in results.iter().enumerate() {
-        let query = &d.queries[q * dim..(q + 1) * dim];
-        let kth = d.gt.distances_of(q)[K - 1];
-        let limit = kth + 1e-4 * kth.abs().max(1.0);
-        for n in found.iter().take(K) {
-            let row = n.id as usize;
-            if row < d.n {
-                let v = &d.base[row * dim..(row + 1) * dim];
-                if Distance::Euclidean.between(query, v) <= limit {
-                    hits += 1;
-                }
-            }
-        }
-    }
-    hits as f64 / (results.len() * K) as f64
-}
-
-fn search_all(engine: &dyn VectorEngine, d: &Data) -> Vec<Vec<Neighbor>> {
-    d.queries
-        .chunks_exact(d.dim)
-        .map(|q| {
-            let mut out = Vec::new();
-            engine.search(q, K, &mut out).expect("search");
-            out
-        })
-        .collect()
-}
-
 /// Creates a collection with `build` and bulk-loads the whole set, as the runner does.
 fn build(url: &str, d: &Data, tag: &str, build: ParamMap) -> Box<dyn VectorEngine> {
     let mut engine = open(&options(Some(url), false)).expect("open");
@@ -201,8 +171,12 @@ fn bad_url_is_a_parameter_error() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_chroma),
+    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
+)]
 fn full_lifecycle() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let d = data();
     let dim = d.dim;
 
@@ -225,7 +199,7 @@ fn full_lifecycle() {
     assert!(matches!(err, EngineError::BadParameter { .. }), "{err}");
 
     // Approximate search at the default set.
-    let results = search_all(engine.as_ref(), &d);
+    let results = crate::common::search_all(engine.as_ref(), &d.queries, d.dim);
     let r = recall(&d, &results);
     println!("recall@{K} m=16 ef_construction=100 ef_search=100: {r:.4}");
     assert!(r >= 0.9, "recall {r}");
@@ -360,8 +334,12 @@ fn full_lifecycle() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_chroma),
+    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
+)]
 fn ef_search_is_fixed_at_creation() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let mut engine = open(&options(Some(&url), false)).expect("open");
     // Before create: a sweep over ef_search is refused at once, not after a long build.
     engine
@@ -413,8 +391,12 @@ fn ef_search_is_fixed_at_creation() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_chroma),
+    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
+)]
 fn recall_grows_with_ef_search() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let d = data();
     // A sparse graph so that ef_search matters on this small set.
     let mut recalls = Vec::new();
@@ -446,8 +428,12 @@ fn recall_grows_with_ef_search() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_chroma),
+    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
+)]
 fn build_params_are_checked() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let mut engine = open(&options(Some(&url), false)).expect("open");
     let name = unique_name("params");
     let err = engine
@@ -485,8 +471,12 @@ fn build_params_are_checked() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_chroma),
+    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
+)]
 fn recreate_behaviour() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let name = unique_name("recreate");
     let s = spec(&name, 8, 100, ParamMap::new());
 
@@ -511,8 +501,12 @@ fn recreate_behaviour() {
 /// When `CHROMA_URL` is the script's own server, opening without a URL finds it through
 /// the script (idempotent `start`) and knows its persist directory and PID.
 #[test]
+#[cfg_attr(
+    not(has_chroma),
+    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
+)]
 fn default_url_uses_the_script_server() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let base = std::env::var_os("RAGDBEVAL_SERVER_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/tmp/ragdbeval-servers"));
@@ -547,8 +541,12 @@ fn script_persist_dir(url: &str) -> Option<PathBuf> {
 /// Two collections in one persist directory: each reports its own vector segment and rows,
 /// not the whole directory (which every collection of the server shares).
 #[test]
+#[cfg_attr(
+    not(has_chroma),
+    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
+)]
 fn two_collections_report_their_own_footprint() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let Some(persist) = script_persist_dir(&url) else {
         println!("skipped: CHROMA_URL is not the server of scripts/servers/chroma.sh");
         return;
@@ -620,11 +618,13 @@ impl Drop for StopOnDrop {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_chroma),
+    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
+)]
 fn server_stopped_mid_run() {
     // Needs chromadb installed, which a set CHROMA_URL implies.
-    if server_url().is_none() {
-        return;
-    }
+    server_url();
     let state = tempfile::tempdir().expect("temp dir");
     let _guard = StopOnDrop(state.path().to_path_buf());
     let started = Instant::now();

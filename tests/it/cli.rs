@@ -1,8 +1,6 @@
 //! End-to-end tests of the `ragdbeval` binary on small generated datasets.
 
-mod common;
-
-use common::{files_in, ragdbeval, stderr, stdout};
+use crate::common::{files_in, ragdbeval, stderr, stdout};
 use ragdbeval::results::{RunResult, RunState, Step};
 
 #[test]

@@ -1,7 +1,5 @@
 //! Helpers shared by the integration tests: run the real binary, make bad datasets.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -87,4 +85,74 @@ pub fn unique_name(tag: &str) -> String {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     format!("ragdbeval_test_{tag}_{}_{nanos}", std::process::id())
+}
+
+/// The URL of the server a test needs, from the environment variable `var`.
+///
+/// Server tests are compiled as ignored unless `build.rs` saw their variable at build time
+/// (or `CI` is set, where a missing server must fail), so a test that gets here runs for
+/// real: an unset variable is a failure with the way to fix it, never a silent pass.
+pub fn server_url(var: &str, how: &str) -> String {
+    match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => url.trim().to_string(),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("{var} is not set: under CI this test must run against its server ({how})")
+        }
+        _ => panic!(
+            "{var} is not set at run time, but the tests were built with it: set it ({how}) \
+             or rebuild without it, so the test is reported as ignored"
+        ),
+    }
+}
+
+/// The cutoff of the server engines' recall checks.
+pub const K: usize = 10;
+
+/// The top-`K` answer of `engine` for each query (`queries` holds rows of `dim` values).
+pub fn search_all(
+    engine: &dyn ragdbeval::engine::VectorEngine,
+    queries: &[f32],
+    dim: usize,
+) -> Vec<Vec<ragdbeval::engine::Neighbor>> {
+    queries
+        .chunks_exact(dim)
+        .map(|q| {
+            let mut out = Vec::new();
+            if let Err(e) = engine.search(q, K, &mut out) {
+                panic!("search: {e}");
+            }
+            out
+        })
+        .collect()
+}
+
+/// Recall@`K` by distance: a returned point counts when its distance to the query, recomputed
+/// here from `base`, is within 1e-4 (relative) of the `K`-th true distance, so ties and an
+/// engine's own float rounding do not count as misses. `row` maps a returned id to its row
+/// in `base`; an id it maps to `None`, or to a row beyond the data, is a miss.
+pub fn recall(
+    base: &[f32],
+    queries: &[f32],
+    dim: usize,
+    distance: ragdbeval::distance::Distance,
+    gt: &ragdbeval::groundtruth::GroundTruth,
+    results: &[Vec<ragdbeval::engine::Neighbor>],
+    row: impl Fn(ragdbeval::engine::PointId) -> Option<usize>,
+) -> f64 {
+    let mut hits = 0usize;
+    for (q, found) in results.iter().enumerate() {
+        let query = &queries[q * dim..(q + 1) * dim];
+        let kth = gt.distances_of(q)[K - 1];
+        let limit = kth + 1e-4 * kth.abs().max(1.0);
+        for n in found.iter().take(K) {
+            let Some(v) = row(n.id).and_then(|r| base.get(r.checked_mul(dim)?..)?.get(..dim))
+            else {
+                continue;
+            };
+            if distance.between(query, v) <= limit {
+                hits += 1;
+            }
+        }
+    }
+    hits as f64 / (results.len() * K) as f64
 }

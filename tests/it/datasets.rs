@@ -1,8 +1,6 @@
 //! Dataset formats: the committed h5py fixtures, HDF5 and TEXMEX round trips, ground truth.
 
-mod common;
-
-use common::fixture;
+use crate::common::fixture;
 use ragdbeval::dataset::{self, GroundTruthSource, LoadOptions, hdf5, texmex};
 use ragdbeval::distance::Distance;
 use ragdbeval::groundtruth::{BaseSet, exact_knn};

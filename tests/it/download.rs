@@ -1,14 +1,12 @@
 //! Dataset download against a local HTTP server: a cut-off transfer keeps its partial file,
 //! the next attempt resumes it with a range request, and the result loads.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{fixture, ragdbeval, stderr, stdout};
+use crate::common::{fixture, ragdbeval, stderr, stdout};
 
 /// Serves `body` at any path. The first request is cut off after `cut` bytes (while promising
 /// the whole length); later requests honour `Range: bytes=N-`. Returns the port and a counter

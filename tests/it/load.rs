@@ -4,12 +4,10 @@
 //! The engine stub here exists only to test the harness (it injects a stall on demand); it
 //! is never registered as an engine.
 
-mod common;
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use common::{ragdbeval, stderr, stdout};
+use crate::common::{ragdbeval, stderr, stdout};
 use ragdbeval::engine::{
     CollectionSpec, EngineResult, Footprint, IndexReport, Neighbor, PointId, VectorEngine,
 };

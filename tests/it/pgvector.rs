@@ -1,14 +1,12 @@
 //! Integration tests of the PostgreSQL + pgvector adapter (`--db pgvector`).
 //!
 //! They need a server: start one with `scripts/servers/pgvector.sh start` and set
-//! `PGVECTOR_URL` to the URL it prints. Without it they print why they skipped and pass,
-//! except under CI (`CI` set), where a missing server is a failure.
+//! `PGVECTOR_URL` to the URL it prints. Without it (at build time) they are reported as
+//! ignored, except under CI (`CI` set), where a missing server is a failure.
 //! `unreachable_url_is_reported` needs no server; `server_stopped_mid_run_is_an_error` starts
 //! (and stops) a second, private server with the same script.
 
-mod common;
-
-use common::{params, unique_name};
+use crate::common::{params, unique_name};
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
@@ -27,19 +25,9 @@ use ragdbeval::vectors::Vectors;
 
 const K: usize = 10;
 
-/// The server under test, from `PGVECTOR_URL`; `None` (skip) outside CI when it is unset.
-fn server_url() -> Option<String> {
-    match std::env::var("PGVECTOR_URL") {
-        Ok(url) if !url.trim().is_empty() => Some(url.trim().to_string()),
-        _ if std::env::var_os("CI").is_some() => panic!(
-            "PGVECTOR_URL is not set: under CI the pgvector tests must run against a server \
-             (scripts/servers/pgvector.sh start prints its URL)"
-        ),
-        _ => {
-            println!("skipped: set PGVECTOR_URL (scripts/servers/pgvector.sh start)");
-            None
-        }
-    }
+/// The server under test (the test is ignored unless `build.rs` saw `PGVECTOR_URL`, or `CI`).
+fn server_url() -> String {
+    crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start")
 }
 
 fn options(url: &str, recreate: bool) -> ConnectOptions {
@@ -200,8 +188,12 @@ fn plans_all_use_index(details: &serde_json::Map<String, serde_json::Value>) -> 
 }
 
 #[test]
+#[cfg_attr(
+    not(has_pgvector),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
 fn lifecycle_recall_sweep_and_mutations() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let data = Data::clustered(5000, 200, Distance::Euclidean, 7);
     let dim = data.dim();
     let (build, default_search) = config_set("default");
@@ -396,8 +388,12 @@ fn lifecycle_recall_sweep_and_mutations() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_pgvector),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
 fn other_index_sets_use_their_index() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     // Each set on its own metric, so that every operator class is exercised.
     let cases = [
         ("ivfflat", Distance::Dot, 0.85),
@@ -453,8 +449,12 @@ fn other_index_sets_use_their_index() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_pgvector),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
 fn tiny_table_scan_is_reported() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     // On a handful of rows the planner prefers a plain scan over the index: the adapter must
     // say so instead of letting exact results pass for index results, and seqscan=false must
     // bring the index back.
@@ -497,8 +497,12 @@ fn tiny_table_scan_is_reported() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_pgvector),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
 fn recreate_is_required_to_replace_a_table() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let data = Data::clustered(200, 5, Distance::Euclidean, 5);
     let (build, _) = config_set("default");
     let name = unique_name("recreate");
@@ -527,8 +531,12 @@ fn recreate_is_required_to_replace_a_table() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_pgvector),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
 fn unknown_and_bad_parameters_are_rejected() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let mut engine = open(&url, false);
     let bad_search = [
         params(&[("hnsw_ef", ParamValue::Int(64))]),
@@ -663,8 +671,13 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> EngineResult<T>) -> EngineResult<
 }
 
 #[test]
+#[cfg_attr(
+    not(has_pgvector),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
 fn server_stopped_mid_run_is_an_error() {
-    let Some(_) = server_url() else { return };
+    // Needs PostgreSQL + pgvector installed, which a set PGVECTOR_URL implies.
+    server_url();
     let (server, url) = PrivateServer::start();
     let data = Data::clustered(1000, 5, Distance::Euclidean, 13);
     let (build, searches) = config_set("default");

@@ -1,8 +1,6 @@
 //! End-to-end tests of the Qdrant Edge adapter against the real engine.
 
-mod common;
-
-use common::params;
+use crate::common::params;
 
 use std::collections::HashSet;
 use std::time::Instant;

@@ -1,12 +1,10 @@
 //! Integration tests of the Redis vector-set adapter (`--db redis`).
 //!
 //! They need a Redis >= 8.0 server: `export REDIS_URL=$(scripts/servers/redis.sh start)`.
-//! Without `REDIS_URL` they print why they skipped and pass, except under CI (env `CI`
-//! set), where a missing server is a failure. `unreachable_url_fails_fast` needs no server.
+//! Without `REDIS_URL` (at build time) they are reported as ignored, except under CI (env
+//! `CI` set), where a missing server is a failure. `unreachable_url_fails_fast` needs no server.
 
-mod common;
-
-use common::{params, unique_name};
+use crate::common::{K, params, search_all, unique_name};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,22 +18,28 @@ use ragdbeval::groundtruth::{BaseSet, GroundTruth, exact_knn};
 use ragdbeval::params::{EngineConfig, ParamMap, ParamValue, expand};
 use ragdbeval::synthetic::SyntheticSpec;
 
-const K: usize = 10;
 const DATASET: &str = "gen:clustered:n=5000,dim=32,queries=200,distance=angular";
 
-fn server_url() -> Option<String> {
-    match std::env::var("REDIS_URL") {
-        Ok(url) if !url.trim().is_empty() => Some(url.trim().to_string()),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!(
-                "REDIS_URL is not set; under CI the Redis tests must run (scripts/servers/redis.sh start)"
-            )
-        }
-        _ => {
-            println!("skipped: set REDIS_URL (scripts/servers/redis.sh start)");
-            None
-        }
-    }
+/// Recall of the answers; every returned id must be one this test inserted.
+fn recall(
+    base: &[f32],
+    queries: &[f32],
+    dim: usize,
+    distance: Distance,
+    gt: &GroundTruth,
+    results: &[Vec<Neighbor>],
+) -> f64 {
+    let row = |id| {
+        let row = row_of(id).expect("returned id is one we inserted");
+        assert!(row * dim < base.len(), "id {id} beyond the data");
+        Some(row)
+    };
+    crate::common::recall(base, queries, dim, distance, gt, results, row)
+}
+
+/// The server under test (the test is ignored unless `build.rs` saw `REDIS_URL`, or `CI`).
+fn server_url() -> String {
+    crate::common::server_url("REDIS_URL", "scripts/servers/redis.sh start")
 }
 
 fn options(url: &str, recreate: bool) -> ConnectOptions {
@@ -85,45 +89,6 @@ fn id_of(row: usize) -> PointId {
 fn row_of(id: PointId) -> Option<usize> {
     let off = id.checked_sub(1_000_000_000_000)?;
     (off % 7 == 0).then_some((off / 7) as usize)
-}
-
-/// Recall@K against exact ground truth. A returned id counts when its true distance is within
-/// the K-th true distance (plus float slack): near-ties may come back in another order.
-fn recall(
-    base: &[f32],
-    queries: &[f32],
-    dim: usize,
-    distance: Distance,
-    gt: &GroundTruth,
-    results: &[Vec<Neighbor>],
-) -> f64 {
-    let mut hits = 0usize;
-    for (q, found) in results.iter().enumerate() {
-        let query = &queries[q * dim..(q + 1) * dim];
-        let kth = gt.distances_of(q)[K - 1];
-        let limit = kth + 1e-4 * kth.abs().max(1.0);
-        for n in found.iter().take(K) {
-            let row = row_of(n.id).expect("returned id is one we inserted");
-            assert!(row * dim < base.len(), "id {} beyond the data", n.id);
-            if distance.between(query, &base[row * dim..(row + 1) * dim]) <= limit {
-                hits += 1;
-            }
-        }
-    }
-    hits as f64 / (results.len() * K) as f64
-}
-
-fn search_all(engine: &dyn VectorEngine, queries: &[f32], dim: usize) -> Vec<Vec<Neighbor>> {
-    queries
-        .chunks_exact(dim)
-        .map(|q| {
-            let mut out = Vec::new();
-            if let Err(e) = engine.search(q, K, &mut out) {
-                panic!("search: {e}");
-            }
-            out
-        })
-        .collect()
 }
 
 struct Data {
@@ -197,8 +162,12 @@ fn unreachable_url_fails_fast() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_redis),
+    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
+)]
 fn full_lifecycle() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let d = data(DATASET);
     let dim = d.dim;
     assert_eq!(d.distance, Distance::Angular);
@@ -372,8 +341,12 @@ fn full_lifecycle() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_redis),
+    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
+)]
 fn euclidean_needs_normalize() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let d = data("gen:clustered:n=2000,dim=16,queries=50,distance=euclidean");
     let name = unique_name("euclid");
     let mut engine = open(&options(&url, false));
@@ -433,8 +406,12 @@ fn euclidean_needs_normalize() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_redis),
+    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
+)]
 fn unknown_parameters_are_rejected() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let mut engine = open(&options(&url, false));
     let name = unique_name("params");
     let bad_builds = [
@@ -467,8 +444,12 @@ fn unknown_parameters_are_rejected() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_redis),
+    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
+)]
 fn config_sets_are_accepted_and_reach_the_server() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let entry = ragdbeval::adapters::find("redis").expect("redis is registered");
     let config = EngineConfig::parse(entry.config_toml).expect("config.toml parses");
     for set in ["default", "ef-sweep", "noquant", "bin"] {
@@ -500,8 +481,12 @@ fn config_sets_are_accepted_and_reach_the_server() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_redis),
+    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
+)]
 fn recreate_behaviour() {
-    let Some(url) = server_url() else { return };
+    let url = server_url();
     let name = unique_name("recreate");
     let s = spec(&name, 8, 100, Distance::Angular, ParamMap::new());
 
@@ -547,10 +532,13 @@ impl Drop for PrivateServer {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_redis),
+    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
+)]
 fn server_stopped_mid_run_is_an_error() {
-    if server_url().is_none() {
-        return;
-    }
+    // Needs Redis installed, which a set REDIS_URL implies.
+    server_url();
     let server = PrivateServer {
         script: Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/servers/redis.sh"),
         dir: tempfile::tempdir().expect("tempdir"),

@@ -6,31 +6,14 @@
 //! Servers: PostgreSQL + pgvector from `PGVECTOR_URL` (many processes sharing
 //! `shared_buffers`) and Chroma from `CHROMA_URL` (one process, many threads), started with
 //! `scripts/servers/pgvector.sh start` / `scripts/servers/chroma.sh start`. Without the
-//! variable a test prints why it skipped and passes, except under CI (`CI` set), where a
-//! missing server is a failure, as in `tests/pgvector.rs` and `tests/chroma.rs`.
-
-mod common;
+//! variable at build time a test is reported as ignored, except under CI (`CI` set), where a
+//! missing server is a failure, as in `pgvector.rs` and `chroma.rs` (see `build.rs`).
 
 use std::time::Duration;
 
+use crate::common::{empty_result, server_url, unique_name};
 use ragdbeval::engine::ConnectOptions;
 use ragdbeval::resources::{MachineLimits, MemoryMethod, Sampler, Watch, check};
-
-/// The URL in `var`; `None` (skip) outside CI when it is unset.
-fn server_url(var: &str, script: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) if !url.trim().is_empty() => Some(url.trim().to_string()),
-        _ if std::env::var_os("CI").is_some() => {
-            panic!(
-                "{var} is not set: under CI the resource tests must run against a server ({script} start prints its URL)"
-            )
-        }
-        _ => {
-            println!("skipped: set {var} ({script} start)");
-            None
-        }
-    }
-}
 
 /// The server's PID as ragdbeval finds it in a run: through the adapter.
 fn server_pid(engine: &str, url: &str) -> u32 {
@@ -139,12 +122,14 @@ fn compare(pid: u32, during: impl FnOnce()) -> (ragdbeval::resources::ResourceSt
 /// PostgreSQL forks a backend per connection; they all map `shared_buffers`. Summing RSS
 /// counts those pages once per backend, PSS once.
 #[test]
+#[cfg_attr(
+    not(has_pgvector),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
 fn pgvector_server_tree_memory_is_its_pss() {
-    let Some(url) = server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh") else {
-        return;
-    };
+    let url = server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
     let pid = server_pid("pgvector", &url);
-    let table = common::unique_name("resources");
+    let table = unique_name("resources");
     let connect = || postgres::Client::connect(&url, postgres::NoTls).expect("connect");
     let mut admin = connect();
     admin
@@ -184,10 +169,12 @@ fn pgvector_server_tree_memory_is_its_pss() {
 /// Chroma serves from one process with many threads: the figure must be that process's,
 /// not multiplied by the thread count.
 #[test]
+#[cfg_attr(
+    not(has_chroma),
+    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
+)]
 fn chroma_server_memory_is_not_multiplied_by_threads() {
-    let Some(url) = server_url("CHROMA_URL", "scripts/servers/chroma.sh") else {
-        return;
-    };
+    let url = server_url("CHROMA_URL", "scripts/servers/chroma.sh start");
     let pid = server_pid("chroma", &url);
     let (stats, truth) = compare(pid, || ());
     assert!(
@@ -223,7 +210,7 @@ fn impossible_figures_become_warnings_of_the_run() {
             "sidecar_step": 0
         });
         let config = serde_json::json!({"build_params": {}, "steps": [search]});
-        let mut result = common::empty_result();
+        let mut result = empty_result();
         result
             .configs
             .push(serde_json::from_value(config).expect("a config"));

@@ -2,12 +2,10 @@
 //! recall 1.000, 0 stale hits and 0 ghost hits at every step of every example runbook; an
 //! engine that ignores deletes is caught by the stale-hit counter.
 
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::{ragdbeval, stderr};
+use crate::common::{ragdbeval, stderr};
 use ragdbeval::adapters;
 use ragdbeval::dataset::{self, LoadOptions};
 use ragdbeval::engine::{
@@ -246,7 +244,7 @@ fn an_engine_that_ignores_deletes_is_caught() {
         ground_truth::step_truths(&ds, &steps, 10, None, &ragdbeval::types::Silent).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let plan = plan_for(&BROKEN, steps, truths, dir.path());
-    let mut result = common::empty_result();
+    let mut result = crate::common::empty_result();
     let path = dir.path().join("r.json");
     runner::run(&plan, &ds, &mut result, &path, None).unwrap();
     let search = result.configs[0].searches().next().unwrap();
@@ -286,7 +284,7 @@ fn delete_visibility_of_ignored_deletes(dataset: &str, runbook: &str) -> Visibil
         ground_truth::step_truths(&ds, &steps, 10, None, &ragdbeval::types::Silent).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let plan = plan_for(&BROKEN, steps, truths, dir.path());
-    let mut result = common::empty_result();
+    let mut result = crate::common::empty_result();
     let path = dir.path().join("r.json");
     runner::run(&plan, &ds, &mut result, &path, None).unwrap();
     let delete = result.configs[0]
@@ -406,7 +404,7 @@ fn an_engine_dying_mid_run_keeps_the_finished_steps() {
         ground_truth::step_truths(&ds, &steps, 10, None, &ragdbeval::types::Silent).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let plan = plan_for(&DYING, steps, truths, dir.path());
-    let mut result = common::empty_result();
+    let mut result = crate::common::empty_result();
     let path = dir.path().join("r.json");
     let err = runner::run(&plan, &ds, &mut result, &path, None).unwrap_err();
     assert!(err.to_string().contains("connection refused"), "{err}");

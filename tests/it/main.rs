@@ -1,0 +1,24 @@
+//! The integration tests, as one binary: one module per concern, helpers in `common`.
+//!
+//! One binary instead of one per file, because each test binary links the whole crate and
+//! every engine client: on 2 cores the link steps, not the tests, were the cost of a change.
+//!
+//! Tests that need a database server are compiled as `#[ignore]` (reported as ignored, with
+//! the variable to set) unless `build.rs` saw their server's variable at build time or `CI`
+//! is set, where a missing server is a failure: see `build.rs`.
+
+mod common;
+
+mod bad_input;
+mod chroma;
+mod cli;
+mod conformance;
+mod datasets;
+mod download;
+mod load;
+mod pgvector;
+mod qdrant;
+mod qdrant_edge;
+mod redis;
+mod resources;
+mod runbooks;
