@@ -162,7 +162,7 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
             runbook.name,
             args.k,
             started.elapsed().as_secs_f64(),
-            cache.display()
+            cache.path.display()
         );
         return Ok(ExitCode::SUCCESS);
     }

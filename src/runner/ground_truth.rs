@@ -73,12 +73,23 @@ pub fn cache_key(dataset: &Dataset, steps: &[Resolved], k: usize) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A ground-truth cache file and the key its contents must carry: computed once, used both
+/// to name the file and to check what it holds.
+#[derive(Debug, Clone)]
+pub struct GtCache {
+    pub path: PathBuf,
+    pub key: String,
+}
+
 /// Where the cached ground truth of (dataset, resolved steps, k) lives: one file per key.
-pub fn cache_path(cache_dir: &Path, dataset: &Dataset, steps: &[Resolved], k: usize) -> PathBuf {
+pub fn cache_path(cache_dir: &Path, dataset: &Dataset, steps: &[Resolved], k: usize) -> GtCache {
     let key = cache_key(dataset, steps, k);
-    cache_dir
-        .join("groundtruth")
-        .join(format!("{}-k{k}.gt", &key[..32]))
+    GtCache {
+        path: cache_dir
+            .join("groundtruth")
+            .join(format!("{}-k{k}.gt", &key[..32])),
+        key,
+    }
 }
 
 /// Computes (or loads from `cache`) the ground truth of every search step.
@@ -86,12 +97,11 @@ pub fn step_truths(
     dataset: &Dataset,
     steps: &[Resolved],
     k: usize,
-    cache: Option<&Path>,
+    cache: Option<&GtCache>,
     progress: &dyn Progress,
 ) -> std::io::Result<StepTruths> {
-    let key = cache_key(dataset, steps, k);
-    if let Some(path) = cache
-        && let Ok(found) = read(path, &key, steps, dataset.test.len())
+    if let Some(cache) = cache
+        && let Ok(found) = read(&cache.path, &cache.key, steps, dataset.test.len())
     {
         return Ok(found);
     }
@@ -137,9 +147,9 @@ pub fn step_truths(
         out[i] = Some(Arc::new(gt));
         computed_any = true;
     }
-    if computed_any && let Some(path) = cache {
+    if computed_any && let Some(cache) = cache {
         // The cache is an optimisation: a read-only directory is not an error.
-        let _ = write(path, &key, &out);
+        let _ = write(&cache.path, &cache.key, &out);
     }
     Ok(out)
 }
@@ -295,7 +305,10 @@ mod tests {
         let ds = load("gen:uniform:n=400,dim=6,queries=4,seed=3", &opts).unwrap();
         let steps = Runbook::default_mutations().resolve(400).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let cache = dir.path().join("x.gt");
+        let cache = GtCache {
+            path: dir.path().join("x.gt"),
+            key: cache_key(&ds, &steps, 10),
+        };
         let truths = step_truths(&ds, &steps, 10, Some(&cache), &crate::types::Silent).unwrap();
         for (i, step) in steps.iter().enumerate() {
             let Resolved::Search { live } = step else {
@@ -319,7 +332,7 @@ mod tests {
                 assert_eq!(got, want, "step {i} query {q}");
             }
         }
-        let again = read(&cache, &cache_key(&ds, &steps, 10), &steps, 4).unwrap();
+        let again = read(&cache.path, &cache.key, &steps, 4).unwrap();
         assert_eq!(again, truths);
     }
 }
