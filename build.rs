@@ -29,45 +29,69 @@ fn main() {
     server_cfgs();
 }
 
-/// Server engines with tests: the cfg their tests are gated on, and the variable the tests
-/// read the server's URL from.
-const SERVERS: &[(&str, &str, &str)] = &[
-    ("pgvector", "has_pgvector", "PGVECTOR_URL"),
-    ("chroma", "has_chroma", "CHROMA_URL"),
-    ("redis", "has_redis", "REDIS_URL"),
-    ("qdrant", "has_qdrant", "QDRANT_URL"),
-];
+/// What each adapter declares about itself (`adapters/<module>/meta.rs`), read from the
+/// adapters' own files so that the registry in `adapters/engines.rs` is the only list.
+#[allow(dead_code)]
+#[path = "src/engine_meta.rs"]
+mod engine_meta;
 
-/// Emits `has_<server>` for each server whose tests must run; the tests of the others carry
-/// `#[cfg_attr(not(has_<server>), ignore = ...)]`, so libtest reports them as ignored instead
-/// of letting them pass without testing anything.
+macro_rules! engines {
+    ($($module:ident => $name:literal,)*) => {
+        $(
+            #[allow(dead_code)]
+            mod $module {
+                include!(concat!(
+                    env!("CARGO_MANIFEST_DIR"), "/adapters/", stringify!($module), "/meta.rs"
+                ));
+            }
+        )*
+        /// Every registered engine: registry name and declaration.
+        const ENGINES: &[(&str, &engine_meta::EngineMeta)] = &[$(($name, &$module::ENGINE),)*];
+    };
+}
+
+include!("adapters/engines.rs");
+
+/// Emits `engine_runs="<name>"` for each engine whose integration tests must run; the tests
+/// of the others carry `#[cfg_attr(not(engine_runs = "<name>"), ignore = ...)]`, so libtest
+/// reports them as ignored instead of letting them pass without testing anything.
 ///
-/// A server's tests run when its URL variable is set, or when `CI` is set (a missing server is
-/// then a failure, which the test reports) — except Qdrant, which cannot be installed on these
-/// machines, so its tests run only when `QDRANT_URL` is set, under CI too.
+/// Embedded engines always run. A server engine runs when its URL variable is set, or when
+/// `CI` is set and its server can be started here (a script in `scripts/servers/`; a missing
+/// server is then a failure, which the test reports). Qdrant has no script (no package
+/// exists), so its tests run only when `QDRANT_URL` is set, under CI too.
 ///
-/// `scripts/test.sh` sets `RAGDBEVAL_TEST_SERVERS` (the names of the servers it provides)
-/// instead of having the URLs read here: the servers listen on a free port, a new one each
+/// `scripts/test.sh` sets `RAGDBEVAL_TEST_SERVERS` (the names of the servers it starts)
+/// instead of having their URLs read here: those servers listen on a free port, a new one each
 /// run, and a cfg that tracks the URL's value would rebuild the crate and every target on
-/// every run. When that variable is set, only it and `CI` are read.
+/// every run. For a listed engine only the list is read.
 fn server_cfgs() {
     println!("cargo:rerun-if-env-changed=CI");
     println!("cargo:rerun-if-env-changed=RAGDBEVAL_TEST_SERVERS");
+    let names: Vec<String> = ENGINES
+        .iter()
+        .map(|(name, _)| format!("\"{name}\""))
+        .collect();
+    println!(
+        "cargo:rustc-check-cfg=cfg(engine_runs, values({}))",
+        names.join(", ")
+    );
     let ci = std::env::var_os("CI").is_some();
-    let listed = std::env::var("RAGDBEVAL_TEST_SERVERS").ok();
-    for &(name, cfg, var) in SERVERS {
-        println!("cargo:rustc-check-cfg=cfg({cfg})");
-        let available = match &listed {
-            Some(list) => list.split([',', ' ']).any(|s| s == name),
-            None => {
+    let listed = std::env::var("RAGDBEVAL_TEST_SERVERS").unwrap_or_default();
+    for &(name, meta) in ENGINES {
+        let runs = match &meta.server {
+            None => true,
+            Some(_) if listed.split([',', ' ']).any(|s| s == name) => true,
+            Some(server) => {
                 // Cargo re-runs this script when the variable's value changes: the URL, port
-                // included, which is why scripts/test.sh uses the list above.
-                println!("cargo:rerun-if-env-changed={var}");
-                std::env::var(var).is_ok_and(|url| !url.trim().is_empty())
+                // included, which is why scripts/test.sh lists the servers it starts instead.
+                println!("cargo:rerun-if-env-changed={}", server.url_env);
+                let url_set = std::env::var(server.url_env).is_ok_and(|u| !u.trim().is_empty());
+                url_set || (ci && server.script)
             }
         };
-        if available || (ci && name != "qdrant") {
-            println!("cargo:rustc-cfg={cfg}");
+        if runs {
+            println!("cargo:rustc-cfg=engine_runs=\"{name}\"");
         }
     }
 }

@@ -1,8 +1,10 @@
 //! Engine adapters: one folder per engine family, one registration line each.
 //!
-//! An adapter implements [`crate::engine::VectorEngine`] for its engine and ships a
-//! `config.toml` of named parameter sets. To add an engine: create `adapters/<name>/mod.rs`
-//! with `pub const CONFIG` and `pub fn open`, then add one line to `engines!` below.
+//! An adapter implements [`crate::engine::VectorEngine`] for its engine, ships a
+//! `config.toml` of named parameter sets and declares itself in `meta.rs`
+//! ([`crate::engine_meta::EngineMeta`]). To add an engine: create `adapters/<module>/` with
+//! `mod.rs` (`pub const CONFIG`, `pub fn open`, `pub mod meta`), `meta.rs` and `config.toml`,
+//! then add its line to `engines.rs`. The README's "Adding an engine" walks through it.
 //!
 //! An adapter folder holds only what is particular to its engine, in small files; what
 //! several adapters need (starting a local server through `scripts/servers/<name>.sh`,
@@ -18,30 +20,22 @@ pub mod qdrant_settings;
 pub mod support;
 
 macro_rules! engines {
-    ($($module:ident => $name:literal, embedded: $embedded:literal, $summary:literal;)*) => {
+    ($($module:ident => $name:literal,)*) => {
         $(pub mod $module;)*
 
         /// Every registered engine, in the order `ragdbeval engines` lists them.
         pub const ENGINES: &[EngineEntry] = &[
             $(EngineEntry {
                 name: $name,
-                summary: $summary,
+                meta: &$module::meta::ENGINE,
                 config_toml: $module::CONFIG,
-                embedded: $embedded,
                 open: $module::open,
             },)*
         ];
     };
 }
 
-engines! {
-    qdrant_edge => "qdrant-edge", embedded: true, "Qdrant's engine in-process (the qdrant-edge crate): HNSW, quantization";
-    exact => "exact", embedded: true, "brute force over the live set (the reference: recall is always 1.000)";
-    qdrant => "qdrant", embedded: false, "a Qdrant server over gRPC (qdrant-client); --url, default http://localhost:6334";
-    pgvector => "pgvector", embedded: false, "PostgreSQL + pgvector server (HNSW/IVFFlat, halfvec, binary quantization); scripts/servers/pgvector.sh";
-    chroma => "chroma", embedded: false, "Chroma server over HTTP API v2; scripts/servers/chroma.sh";
-    redis => "redis", embedded: false, "Redis 8 vector sets (VADD/VSIM, cosine); scripts/servers/redis.sh";
-}
+include!("engines.rs");
 
 /// Looks an engine up by name.
 pub fn find(name: &str) -> Option<&'static EngineEntry> {
@@ -55,4 +49,60 @@ pub fn names() -> String {
         .map(|e| e.name)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ENGINES;
+    use std::path::Path;
+
+    /// `scripts/test.sh` finds the servers it can start by their scripts and sets
+    /// `<NAME>_URL` for each: the declarations must follow that convention.
+    #[test]
+    fn server_declarations_match_scripts_and_variables() {
+        let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/servers");
+        for entry in ENGINES {
+            let script = scripts.join(format!("{}.sh", entry.name));
+            match &entry.meta.server {
+                None => assert!(
+                    !script.exists(),
+                    "{}: embedded, but has a script",
+                    entry.name
+                ),
+                Some(server) => {
+                    let var = format!("{}_URL", entry.name.to_uppercase().replace('-', "_"));
+                    assert_eq!(server.url_env, var, "{}", entry.name);
+                    assert_eq!(server.script, script.is_file(), "{}: script", entry.name);
+                }
+            }
+        }
+        // And every script belongs to a registered server engine.
+        for file in std::fs::read_dir(&scripts).expect("scripts/servers") {
+            let name = file.expect("a directory entry").file_name();
+            let name = name.to_string_lossy();
+            let Some(engine) = name.strip_suffix(".sh") else {
+                continue;
+            };
+            if engine == "common" {
+                continue;
+            }
+            assert!(
+                ENGINES
+                    .iter()
+                    .any(|e| e.name == engine && e.meta.server.is_some()),
+                "scripts/servers/{name} has no server engine"
+            );
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        for (i, a) in ENGINES.iter().enumerate() {
+            assert!(
+                ENGINES[i + 1..].iter().all(|b| b.name != a.name),
+                "{}",
+                a.name
+            );
+        }
+    }
 }

@@ -17,8 +17,16 @@ ragdbeval_system_deps
 cd "$RAGDBEVAL_ROOT"
 echo "ragdbeval: toolchain ${RUSTUP_TOOLCHAIN:-default} ($(rustc --version)), target dir $CARGO_TARGET_DIR" >&2
 
-# name:environment variable the tests read (Qdrant has no script: only a set QDRANT_URL).
-servers=(pgvector:PGVECTOR_URL chroma:CHROMA_URL redis:REDIS_URL qdrant:QDRANT_URL)
+# The servers this run can start: one script each in scripts/servers/ (common.sh is their shared
+# part). Each engine's adapters/<module>/meta.rs declares its server, with the variable its
+# tests read, `<NAME>_URL` (a unit test holds the two to this convention). Qdrant has no script:
+# build.rs runs its tests only when QDRANT_URL is set.
+servers=()
+for script in "$here"/servers/*.sh; do
+  name=$(basename "$script" .sh)
+  [ "$name" = common ] || servers+=("$name")
+done
+url_var() { local v=${1^^}; echo "${v//-/_}_URL"; }
 
 # The servers this run provides, known before they start: build.rs compiles the tests of the
 # others as ignored. Their names, not their URLs, reach the build (RAGDBEVAL_TEST_SERVERS):
@@ -26,15 +34,14 @@ servers=(pgvector:PGVECTOR_URL chroma:CHROMA_URL redis:REDIS_URL qdrant:QDRANT_U
 # and every test and bench each time. Both cargo commands below see the same value, so the
 # second reuses the binaries of the first.
 provided=()
-for entry in "${servers[@]}"; do
-  name=${entry%%:*}
-  var=${entry#*:}
-  if [ -n "${!var:-}" ] || { [ -z "${RAGDBEVAL_NO_SERVERS:-}" ] && [ -x "$here/servers/$name.sh" ]; }; then
+for name in "${servers[@]}"; do
+  var=$(url_var "$name")
+  if [ -n "${!var:-}" ] || [ -z "${RAGDBEVAL_NO_SERVERS:-}" ]; then
     provided+=("$name")
   fi
 done
 export RAGDBEVAL_TEST_SERVERS="${provided[*]}"
-echo "ragdbeval: server tests run for: ${RAGDBEVAL_TEST_SERVERS:-none}" >&2
+echo "ragdbeval: server tests run for: ${RAGDBEVAL_TEST_SERVERS:-none}${QDRANT_URL:+ qdrant}" >&2
 
 # Build first (the longest step on a fresh machine), so servers are not left idling.
 cargo test --release --locked --all-targets --no-run "$@"
@@ -47,10 +54,9 @@ stop_servers() {
 trap stop_servers EXIT
 
 if [ -z "${RAGDBEVAL_NO_SERVERS:-}" ]; then
-  for entry in "${servers[@]}"; do
-    name=${entry%%:*}
-    var=${entry#*:}
-    [ -x "$here/servers/$name.sh" ] || continue
+  for name in "${servers[@]}"; do
+    var=$(url_var "$name")
+    [ -z "${!var:-}" ] || continue  # a server given by the caller
     echo "ragdbeval: starting $name" >&2
     url=$("$here/servers/$name.sh" start)
     started+=("$name")

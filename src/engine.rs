@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::distance::Distance;
+use crate::engine_meta::EngineMeta;
 use crate::params::ParamMap;
 
 /// Stable point identifier: the row number of the vector in the dataset's `train` array.
@@ -299,14 +300,24 @@ impl std::fmt::Debug for ConnectOptions {
 }
 
 /// A registered engine: its name, what it is, its parameter sets and how to open it.
-/// One line in `adapters/mod.rs` per engine.
+/// One line in `adapters/engines.rs` per engine.
 pub struct EngineEntry {
     pub name: &'static str,
-    /// One line for `ragdbeval engines`.
-    pub summary: &'static str,
+    /// What the adapter declares about itself (`adapters/<module>/meta.rs`).
+    pub meta: &'static EngineMeta,
     /// The engine folder's `config.toml` (named parameter sets and sweeps).
     pub config_toml: &'static str,
-    /// Whether it runs without any server (usable offline and in the default run).
-    pub embedded: bool,
     pub open: fn(&ConnectOptions) -> EngineResult<Box<dyn VectorEngine>>,
+}
+
+impl EngineEntry {
+    /// One line for `ragdbeval engines`.
+    pub fn summary(&self) -> &'static str {
+        self.meta.summary
+    }
+
+    /// Whether it runs without any server (usable offline and in the default run).
+    pub fn embedded(&self) -> bool {
+        self.meta.embedded()
+    }
 }

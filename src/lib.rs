@@ -10,6 +10,7 @@ pub mod commands;
 pub mod dataset;
 pub mod distance;
 pub mod engine;
+pub mod engine_meta;
 pub mod export;
 pub mod groundtruth;
 pub mod metrics;

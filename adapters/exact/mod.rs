@@ -25,6 +25,9 @@ use crate::groundtruth::{BaseSet, exact_knn};
 use crate::params::{ParamMap, ParamMapExt};
 use crate::vectors::Vectors;
 
+/// What this engine declares about itself (summary, server, conformance settings).
+pub mod meta;
+
 pub const CONFIG: &str = include_str!("config.toml");
 
 const NAME: &str = "exact";

@@ -65,6 +65,9 @@ pub use server::open;
 use session::{Conn, Fail};
 use sql::{Collection, VecType, distance_operator, index_name, pg_id, quote_ident, quote_literal};
 
+/// What this engine declares about itself (summary, server, conformance settings).
+pub mod meta;
+
 /// Named parameter sets and sweeps of this engine (`[sets.NAME]` tables).
 pub const CONFIG: &str = include_str!("config.toml");
 

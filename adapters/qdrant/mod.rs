@@ -64,6 +64,9 @@ use endpoint::Endpoint;
 use info::{optimizer_json, status_name};
 use requests::{bad_param, check_update, create_request, search_request_params, to_neighbors};
 
+/// What this engine declares about itself (summary, server, conformance settings).
+pub mod meta;
+
 /// Named parameter sets and sweeps of this engine (`[sets.NAME]` tables).
 pub const CONFIG: &str = include_str!("config.toml");
 

@@ -61,6 +61,9 @@ mod tests;
 use segments::{SegmentDetail, segment_details, settings_details};
 use shard::{bad_param, collect_neighbors, edge_config, search_params};
 
+/// What this engine declares about itself (summary, server, conformance settings).
+pub mod meta;
+
 /// The engine's named parameter sets and sweeps.
 pub const CONFIG: &str = include_str!("config.toml");
 

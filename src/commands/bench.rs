@@ -228,7 +228,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         engine: EngineInfo {
             name: entry.name.to_string(),
             version: String::new(),
-            in_process: entry.embedded,
+            in_process: entry.embedded(),
             details: serde_json::Map::new(),
         },
         configs: Vec::new(),

@@ -9,8 +9,8 @@ use crate::params::{EngineConfig, expand};
 
 pub fn run() -> anyhow::Result<ExitCode> {
     for e in ENGINES {
-        let kind = if e.embedded { "embedded" } else { "server" };
-        println!("{:<12} [{kind}] {}", e.name, e.summary);
+        let kind = if e.embedded() { "embedded" } else { "server" };
+        println!("{:<12} [{kind}] {}", e.name, e.summary());
         let cfg = EngineConfig::parse(e.config_toml)
             .with_context(|| format!("config of engine {}", e.name))?;
         for (name, set) in &cfg.sets {

@@ -70,6 +70,23 @@ macro_rules! metric {
     };
 }
 
+/// A figure read from the build step: present only on the row of the search right after the
+/// build, `None` on rows after a mutation (see [`Row`]).
+macro_rules! build_metric {
+    ($key:literal, $header:literal, $unit:literal, $better:ident, $dec:literal, $table:literal, $desc:literal, $field:ident) => {
+        metric!($key, $header, $unit, $better, $dec, $table, $desc, |r| {
+            r.build.map(|b| b.$field)
+        })
+    };
+}
+
+/// A duration of the build, in seconds: lower is better, shown to 1/100 s.
+macro_rules! build_seconds {
+    ($key:literal, $header:literal, $table:literal, $desc:literal, $field:ident) => {
+        build_metric!($key, $header, "s", Lower, 2, $table, $desc, $field)
+    };
+}
+
 /// All metrics, in report order.
 pub const METRICS: &[MetricDef] = &[
     metric!(
@@ -262,37 +279,22 @@ pub const METRICS: &[MetricDef] = &[
         "updated ids returned where only their old vector ranks (must be 0)",
         |r| Some(r.search.ghost_hits as f64)
     ),
-    metric!(
+    build_seconds!(
         "build_s",
         "build s",
-        "s",
-        Lower,
-        2,
         true,
         "bulk load plus index-ready wait",
-        |r| r.build.map(|b| b.total_s)
+        total_s
     ),
-    metric!(
-        "insert_s",
-        "load s",
-        "s",
-        Lower,
-        2,
-        false,
-        "bulk load time",
-        |r| r.build.map(|b| b.insert_s)
-    ),
-    metric!(
+    build_seconds!("insert_s", "load s", false, "bulk load time", insert_s),
+    build_seconds!(
         "ready_wait_s",
         "index wait s",
-        "s",
-        Lower,
-        2,
         false,
         "time from end of load until the index was ready",
-        |r| r.build.map(|b| b.ready_wait_s)
+        ready_wait_s
     ),
-    metric!(
+    build_metric!(
         "build_vectors_per_s",
         "load vec/s",
         "1/s",
@@ -300,7 +302,7 @@ pub const METRICS: &[MetricDef] = &[
         0,
         false,
         "points / build time",
-        |r| r.build.map(|b| b.vectors_per_s)
+        vectors_per_s
     ),
     metric!(
         "index_mb",

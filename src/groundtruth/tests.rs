@@ -1,5 +1,6 @@
 //! Unit tests of the parent module.
 
+use super::kernel::knn_counted;
 use super::*;
 use crate::rng::SplitMix64;
 

@@ -234,3 +234,6 @@ pub fn summarize(per_query: &[QueryQuality], k: usize, relevant: usize) -> Quali
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod generated_tests;

@@ -1,7 +1,9 @@
 //! Unit tests of the parent module.
 
 use super::*;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The tests below measure this very process: they run one at a time, so one test's
 /// allocations and CPU do not land in another's figures.

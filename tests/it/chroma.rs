@@ -172,7 +172,7 @@ fn bad_url_is_a_parameter_error() {
 
 #[test]
 #[cfg_attr(
-    not(has_chroma),
+    not(engine_runs = "chroma"),
     ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
 )]
 fn full_lifecycle() {
@@ -335,7 +335,7 @@ fn full_lifecycle() {
 
 #[test]
 #[cfg_attr(
-    not(has_chroma),
+    not(engine_runs = "chroma"),
     ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
 )]
 fn ef_search_is_fixed_at_creation() {
@@ -392,7 +392,7 @@ fn ef_search_is_fixed_at_creation() {
 
 #[test]
 #[cfg_attr(
-    not(has_chroma),
+    not(engine_runs = "chroma"),
     ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
 )]
 fn recall_grows_with_ef_search() {
@@ -429,7 +429,7 @@ fn recall_grows_with_ef_search() {
 
 #[test]
 #[cfg_attr(
-    not(has_chroma),
+    not(engine_runs = "chroma"),
     ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
 )]
 fn build_params_are_checked() {
@@ -472,7 +472,7 @@ fn build_params_are_checked() {
 
 #[test]
 #[cfg_attr(
-    not(has_chroma),
+    not(engine_runs = "chroma"),
     ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
 )]
 fn recreate_behaviour() {
@@ -502,7 +502,7 @@ fn recreate_behaviour() {
 /// the script (idempotent `start`) and knows its persist directory and PID.
 #[test]
 #[cfg_attr(
-    not(has_chroma),
+    not(engine_runs = "chroma"),
     ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
 )]
 fn default_url_uses_the_script_server() {
@@ -542,7 +542,7 @@ fn script_persist_dir(url: &str) -> Option<PathBuf> {
 /// not the whole directory (which every collection of the server shares).
 #[test]
 #[cfg_attr(
-    not(has_chroma),
+    not(engine_runs = "chroma"),
     ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
 )]
 fn two_collections_report_their_own_footprint() {
@@ -619,7 +619,7 @@ impl Drop for StopOnDrop {
 
 #[test]
 #[cfg_attr(
-    not(has_chroma),
+    not(engine_runs = "chroma"),
     ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
 )]
 fn server_stopped_mid_run() {

@@ -1,105 +1,63 @@
-//! Adapter conformance: every engine goes through the default mutation runbook (build 90 %,
-//! insert, update, delete, with a search after each) and must honour deletes (0 stale hits),
-//! make updates visible (0 ghost hits, read-after-write seen), keep ids stable, and give sane
-//! recall that does not fall as its search-effort parameter grows.
+//! Adapter conformance: every registered engine goes through the default mutation runbook
+//! (build 90 %, insert, update, delete, with a search after each) and must honour deletes (0
+//! stale hits), make updates visible (0 ghost hits, read-after-write seen), keep ids stable,
+//! and give sane recall that does not fall as its search-effort parameter grows.
 //!
-//! Embedded engines always run. Server engines run when their URL is set (`scripts/test.sh`
-//! starts the servers and sets them); otherwise their tests are reported as ignored, except
-//! under CI, where a missing server is a failure (Qdrant excepted: it cannot be installed here).
+//! One test per engine in `adapters/engines.rs`, with the settings its `meta.rs` declares
+//! ([`ragdbeval::engine_meta::Conformance`]): a new engine is tested without touching this
+//! file. Embedded engines always run. Server engines run when build.rs saw their server
+//! (`scripts/test.sh` starts the servers and lists them); otherwise their tests are reported
+//! as ignored, except under CI, where a missing server is a failure (Qdrant excepted: it
+//! cannot be installed here).
 
 use crate::common::{ragdbeval, server_url, stderr};
 use ragdbeval::results::{RunResult, RunState};
 
-struct Case {
-    engine: &'static str,
-    /// Environment variable with the server URL (None: embedded).
-    url_var: Option<&'static str>,
-    dataset: &'static str,
-    /// Search-effort sweep, lowest effort first (empty: the engine has none).
-    sweep: &'static [&'static str],
-    extra: &'static [&'static str],
-    min_recall: f64,
+macro_rules! engines {
+    ($($module:ident => $name:literal,)*) => {
+        $(
+            #[test]
+            #[cfg_attr(
+                not(engine_runs = $name),
+                ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+            )]
+            fn $module() {
+                run_case($name);
+            }
+        )*
+    };
 }
 
-const EUCLID: &str = "gen:clustered:n=4000,dim=32,queries=200,seed=11";
-const ANGULAR: &str = "gen:clustered:n=4000,dim=32,queries=200,distance=angular,seed=11";
+include!(concat!(env!("CARGO_MANIFEST_DIR"), "/adapters/engines.rs"));
 
-const CASES: &[Case] = &[
-    Case {
-        engine: "exact",
-        url_var: None,
-        dataset: EUCLID,
-        sweep: &[],
-        extra: &[],
-        min_recall: 1.0,
-    },
-    Case {
-        engine: "qdrant-edge",
-        url_var: None,
-        dataset: EUCLID,
-        sweep: &["hnsw_ef=8", "hnsw_ef=32", "hnsw_ef=128"],
-        extra: &[],
-        min_recall: 0.95,
-    },
-    Case {
-        engine: "pgvector",
-        url_var: Some("PGVECTOR_URL"),
-        dataset: EUCLID,
-        sweep: &["ef_search=10", "ef_search=40", "ef_search=160"],
-        extra: &["--search-param", "seqscan=false"],
-        min_recall: 0.9,
-    },
-    Case {
-        engine: "chroma",
-        url_var: Some("CHROMA_URL"),
-        dataset: EUCLID,
-        sweep: &[],
-        extra: &[],
-        min_recall: 0.9,
-    },
-    Case {
-        engine: "redis",
-        url_var: Some("REDIS_URL"),
-        dataset: ANGULAR,
-        sweep: &["ef=10", "ef=40", "ef=160"],
-        extra: &[],
-        min_recall: 0.9,
-    },
-    Case {
-        engine: "qdrant",
-        url_var: Some("QDRANT_URL"),
-        dataset: EUCLID,
-        sweep: &["hnsw_ef=8", "hnsw_ef=32", "hnsw_ef=128"],
-        extra: &[],
-        min_recall: 0.9,
-    },
-];
+/// A clustered dataset small enough for every engine, in the engine's distance.
+fn dataset(distance: &str) -> String {
+    format!("gen:clustered:n=4000,dim=32,queries=200,distance={distance},seed=11")
+}
 
-fn run_case(case: &Case) {
-    // A server case runs only when build.rs saw its variable (or `CI`, except for Qdrant):
-    // otherwise its test is ignored, so here a missing URL is a failure.
-    let url = case
-        .url_var
-        .map(|var| server_url(var, "scripts/test.sh starts the servers and sets it"));
+fn run_case(engine: &str) {
+    let entry = ragdbeval::adapters::find(engine).expect("a registered engine");
+    let case = &entry.meta.conformance;
+    // A server engine's test runs only when build.rs saw its server (or `CI`, except for
+    // Qdrant): otherwise it is ignored, so here a missing URL is a failure.
+    let url = entry
+        .meta
+        .server
+        .as_ref()
+        .map(|server| server_url(server.url_env, server.how_to_get));
+    let dataset = dataset(case.distance);
     let dir = tempfile::tempdir().unwrap();
-    let sweep = case
-        .sweep
-        .iter()
-        .map(|s| s.split_once('=').unwrap())
-        .collect::<Vec<_>>();
-    let sweep_arg = (!sweep.is_empty()).then(|| {
-        format!(
-            "{}={}",
-            sweep[0].0,
-            sweep.iter().map(|(_, v)| *v).collect::<Vec<_>>().join(",")
-        )
-    });
+    // `hnsw_ef=8,32,128`: one search per value at every step, lowest effort first.
+    let sweep_len = case
+        .effort_sweep
+        .split_once('=')
+        .map_or(0, |(_, values)| values.split(',').count());
     let mut args = vec![
         "bench",
         "--db",
-        case.engine,
+        engine,
         "--dataset",
-        case.dataset,
+        &dataset,
         "-q",
         "--name",
         "c",
@@ -110,40 +68,42 @@ fn run_case(case: &Case) {
     if let Some(u) = &url {
         args.extend(["--url", u.as_str()]);
     }
-    if let Some(s) = &sweep_arg {
-        args.extend(["--search-param", s.as_str()]);
+    if sweep_len > 0 {
+        args.extend(["--search-param", case.effort_sweep]);
     }
-    args.extend_from_slice(case.extra);
+    for param in case.search_params {
+        args.extend(["--search-param", param]);
+    }
     let out = ragdbeval(dir.path(), &args);
-    assert!(out.status.success(), "{}: {}", case.engine, stderr(&out));
+    assert!(out.status.success(), "{}: {}", engine, stderr(&out));
     let r = RunResult::load(&dir.path().join("results/c.json")).unwrap();
-    assert_eq!(r.status.state, RunState::Completed, "{}", case.engine);
+    assert_eq!(r.status.state, RunState::Completed, "{}", engine);
     let config = &r.configs[0];
 
     let searches: Vec<_> = config.searches().collect();
-    let per_step = sweep.len().max(1);
+    let per_step = sweep_len.max(1);
     assert_eq!(
         searches.len(),
         4 * per_step,
         "{}: one search per step and setting",
-        case.engine
+        engine
     );
     let live: Vec<usize> = searches
         .iter()
         .step_by(per_step)
         .map(|s| s.live_points)
         .collect();
-    assert_eq!(live, [3600, 4000, 4000, 3800], "{}", case.engine);
+    assert_eq!(live, [3600, 4000, 4000, 3800], "{}", engine);
     for s in &searches {
         assert_eq!(
             s.stale_hits, 0,
             "{} step {}: deleted ids returned",
-            case.engine, s.runbook_step
+            engine, s.runbook_step
         );
         assert_eq!(
             s.ghost_hits, 0,
             "{} step {}: old vectors returned",
-            case.engine, s.runbook_step
+            engine, s.runbook_step
         );
     }
     for step in searches.chunks(per_step) {
@@ -151,7 +111,7 @@ fn run_case(case: &Case) {
         assert!(
             best.quality.recall >= case.min_recall,
             "{} step {} ({}): recall {:.4} < {}",
-            case.engine,
+            engine,
             best.runbook_step,
             best.after,
             best.quality.recall,
@@ -161,7 +121,7 @@ fn run_case(case: &Case) {
             assert!(
                 w[1].quality.recall + 0.02 >= w[0].quality.recall,
                 "{} step {}: recall fell from {:.4} to {:.4} as effort grew",
-                case.engine,
+                engine,
                 w[0].runbook_step,
                 w[0].quality.recall,
                 w[1].quality.recall
@@ -172,54 +132,8 @@ fn run_case(case: &Case) {
         assert_eq!(
             m.visibility.visible, m.visibility.samples,
             "{} {}: writes not visible",
-            case.engine, m.kind
+            engine, m.kind
         );
-        assert!(m.latency.count > 0, "{} {}", case.engine, m.kind);
+        assert!(m.latency.count > 0, "{} {}", engine, m.kind);
     }
-}
-
-#[test]
-fn exact_conforms() {
-    run_case(&CASES[0]);
-}
-
-#[test]
-fn qdrant_edge_conforms() {
-    run_case(&CASES[1]);
-}
-
-#[test]
-#[cfg_attr(
-    not(has_pgvector),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
-fn pgvector_conforms() {
-    run_case(&CASES[2]);
-}
-
-#[test]
-#[cfg_attr(
-    not(has_chroma),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
-fn chroma_conforms() {
-    run_case(&CASES[3]);
-}
-
-#[test]
-#[cfg_attr(
-    not(has_redis),
-    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
-)]
-fn redis_conforms() {
-    run_case(&CASES[4]);
-}
-
-#[test]
-#[cfg_attr(
-    not(has_qdrant),
-    ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
-)]
-fn qdrant_server_conforms() {
-    run_case(&CASES[5]);
 }

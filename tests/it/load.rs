@@ -1,81 +1,22 @@
 //! Load generation: open-loop latency must include queueing behind a stall (no coordinated
 //! omission), closed loops report per-level figures, interval logs merge.
 //!
-//! The engine stub here exists only to test the harness (it injects a stall on demand); it
-//! is never registered as an engine.
+//! The engine used here is a stub (`stubs::Stub`) that exists only to test the harness (it
+//! injects a stall on demand); it is never registered as an engine.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::common::{ragdbeval, stderr, stdout};
-use ragdbeval::engine::{
-    CollectionSpec, EngineResult, Footprint, IndexReport, Neighbor, PointId, VectorEngine,
-};
+use crate::stubs::Stub;
 use ragdbeval::output::warnings::Warning;
-use ragdbeval::params::ParamMap;
 use ragdbeval::results::RunResult;
 use ragdbeval::runner::load::{LoadLevel, closed_loop, open_loop};
 use ragdbeval::vectors::Vectors;
 
-/// Answers every query in `service`, except call number `stall_at`, which takes `stall`.
-struct StallingStub {
-    calls: AtomicU64,
-    service: Duration,
-    stall_at: u64,
-    stall: Duration,
-}
-
-impl VectorEngine for StallingStub {
-    fn name(&self) -> &str {
-        "stalling-stub"
-    }
-    fn version(&self) -> String {
-        "test".into()
-    }
-    fn create(&mut self, _: &CollectionSpec) -> EngineResult<()> {
-        Ok(())
-    }
-    fn insert_batch(&mut self, _: &[PointId], _: &[f32]) -> EngineResult<()> {
-        Ok(())
-    }
-    fn wait_until_ready(&mut self) -> EngineResult<IndexReport> {
-        Ok(IndexReport::default())
-    }
-    fn upsert_batch(&mut self, _: &[PointId], _: &[f32]) -> EngineResult<()> {
-        Ok(())
-    }
-    fn delete_batch(&mut self, _: &[PointId]) -> EngineResult<()> {
-        Ok(())
-    }
-    fn set_search_params(&mut self, _: &ParamMap) -> EngineResult<()> {
-        Ok(())
-    }
-    fn search(&self, _: &[f32], _: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        let n = self.calls.fetch_add(1, Ordering::Relaxed);
-        std::thread::sleep(if n == self.stall_at {
-            self.stall
-        } else {
-            self.service
-        });
-        out.clear();
-        out.push(Neighbor { id: 0, score: 0.0 });
-        Ok(())
-    }
-    fn footprint(&self) -> EngineResult<Footprint> {
-        Ok(Footprint::unmeasured("test engine"))
-    }
-    fn in_process(&self) -> bool {
-        true
-    }
-}
-
-fn stub() -> StallingStub {
-    StallingStub {
-        calls: AtomicU64::new(0),
-        service: Duration::from_micros(500),
-        stall_at: 50,
-        stall: Duration::from_millis(300),
-    }
+/// Answers every query in 500 µs, except call number 50, which takes 300 ms.
+fn stub() -> Stub {
+    Stub::stalling(Duration::from_micros(500), 50, Duration::from_millis(300))
 }
 
 #[test]
@@ -123,12 +64,7 @@ fn open_loop_latency_includes_queueing_behind_a_stall() {
 fn open_loop_reports_saturation() {
     let queries = Vectors::new(vec![0.0; 40], 4).unwrap();
     // One sender, 2 ms per query: at most 500/s; ask for 2000/s.
-    let engine = StallingStub {
-        calls: AtomicU64::new(0),
-        service: Duration::from_millis(2),
-        stall_at: u64::MAX,
-        stall: Duration::ZERO,
-    };
+    let engine = Stub::steady(Duration::from_millis(2));
     let level = open_loop(
         &engine,
         &queries,
@@ -171,12 +107,7 @@ fn brief(l: &LoadLevel) -> String {
 #[test]
 fn open_loop_sender_sleeps_instead_of_spinning() {
     let queries = Vectors::new(vec![0.0; 40], 4).unwrap();
-    let engine = StallingStub {
-        calls: AtomicU64::new(0),
-        service: Duration::ZERO,
-        stall_at: u64::MAX,
-        stall: Duration::ZERO,
-    };
+    let engine = Stub::steady(Duration::ZERO);
     // 16 workers, as the CLI's default: sleeping workers must cost nothing either.
     let level = open_loop(
         &engine,
@@ -210,12 +141,7 @@ fn open_loop_sender_sleeps_instead_of_spinning() {
 #[test]
 fn saturated_open_loop_counts_dropped_queries() {
     let queries = Vectors::new(vec![0.0; 40], 4).unwrap();
-    let engine = StallingStub {
-        calls: AtomicU64::new(0),
-        service: Duration::from_millis(5),
-        stall_at: u64::MAX,
-        stall: Duration::ZERO,
-    };
+    let engine = Stub::steady(Duration::from_millis(5));
     let level = open_loop(
         &engine,
         &queries,
@@ -252,12 +178,7 @@ fn saturated_open_loop_counts_dropped_queries() {
 #[test]
 fn closed_loop_scales_with_clients() {
     let queries = Vectors::new(vec![0.0; 400], 4).unwrap();
-    let engine = StallingStub {
-        calls: AtomicU64::new(0),
-        service: Duration::from_millis(2),
-        stall_at: u64::MAX,
-        stall: Duration::ZERO,
-    };
+    let engine = Stub::steady(Duration::from_millis(2));
     let one = closed_loop(
         &engine,
         &queries,

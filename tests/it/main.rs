@@ -22,3 +22,4 @@ mod qdrant_edge;
 mod redis;
 mod resources;
 mod runbooks;
+mod stubs;

@@ -189,7 +189,7 @@ fn plans_all_use_index(details: &serde_json::Map<String, serde_json::Value>) -> 
 
 #[test]
 #[cfg_attr(
-    not(has_pgvector),
+    not(engine_runs = "pgvector"),
     ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
 )]
 fn lifecycle_recall_sweep_and_mutations() {
@@ -389,7 +389,7 @@ fn lifecycle_recall_sweep_and_mutations() {
 
 #[test]
 #[cfg_attr(
-    not(has_pgvector),
+    not(engine_runs = "pgvector"),
     ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
 )]
 fn other_index_sets_use_their_index() {
@@ -450,7 +450,7 @@ fn other_index_sets_use_their_index() {
 
 #[test]
 #[cfg_attr(
-    not(has_pgvector),
+    not(engine_runs = "pgvector"),
     ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
 )]
 fn tiny_table_scan_is_reported() {
@@ -498,7 +498,7 @@ fn tiny_table_scan_is_reported() {
 
 #[test]
 #[cfg_attr(
-    not(has_pgvector),
+    not(engine_runs = "pgvector"),
     ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
 )]
 fn recreate_is_required_to_replace_a_table() {
@@ -532,7 +532,7 @@ fn recreate_is_required_to_replace_a_table() {
 
 #[test]
 #[cfg_attr(
-    not(has_pgvector),
+    not(engine_runs = "pgvector"),
     ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
 )]
 fn unknown_and_bad_parameters_are_rejected() {
@@ -672,7 +672,7 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> EngineResult<T>) -> EngineResult<
 
 #[test]
 #[cfg_attr(
-    not(has_pgvector),
+    not(engine_runs = "pgvector"),
     ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
 )]
 fn server_stopped_mid_run_is_an_error() {

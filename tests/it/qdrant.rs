@@ -98,7 +98,7 @@ fn bad_url_is_a_parameter_error() {
 
 #[test]
 #[cfg_attr(
-    not(has_qdrant),
+    not(engine_runs = "qdrant"),
     ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
 )]
 fn full_lifecycle() {
@@ -260,7 +260,7 @@ fn full_lifecycle() {
 
 #[test]
 #[cfg_attr(
-    not(has_qdrant),
+    not(engine_runs = "qdrant"),
     ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
 )]
 fn recreate_behaviour() {
@@ -287,7 +287,7 @@ fn recreate_behaviour() {
 
 #[test]
 #[cfg_attr(
-    not(has_qdrant),
+    not(engine_runs = "qdrant"),
     ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
 )]
 fn build_params_are_checked() {

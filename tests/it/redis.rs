@@ -163,7 +163,7 @@ fn unreachable_url_fails_fast() {
 
 #[test]
 #[cfg_attr(
-    not(has_redis),
+    not(engine_runs = "redis"),
     ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
 )]
 fn full_lifecycle() {
@@ -342,7 +342,7 @@ fn full_lifecycle() {
 
 #[test]
 #[cfg_attr(
-    not(has_redis),
+    not(engine_runs = "redis"),
     ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
 )]
 fn euclidean_needs_normalize() {
@@ -407,7 +407,7 @@ fn euclidean_needs_normalize() {
 
 #[test]
 #[cfg_attr(
-    not(has_redis),
+    not(engine_runs = "redis"),
     ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
 )]
 fn unknown_parameters_are_rejected() {
@@ -445,7 +445,7 @@ fn unknown_parameters_are_rejected() {
 
 #[test]
 #[cfg_attr(
-    not(has_redis),
+    not(engine_runs = "redis"),
     ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
 )]
 fn config_sets_are_accepted_and_reach_the_server() {
@@ -482,7 +482,7 @@ fn config_sets_are_accepted_and_reach_the_server() {
 
 #[test]
 #[cfg_attr(
-    not(has_redis),
+    not(engine_runs = "redis"),
     ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
 )]
 fn recreate_behaviour() {
@@ -533,7 +533,7 @@ impl Drop for PrivateServer {
 
 #[test]
 #[cfg_attr(
-    not(has_redis),
+    not(engine_runs = "redis"),
     ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
 )]
 fn server_stopped_mid_run_is_an_error() {

@@ -123,7 +123,7 @@ fn compare(pid: u32, during: impl FnOnce()) -> (ragdbeval::resources::ResourceSt
 /// counts those pages once per backend, PSS once.
 #[test]
 #[cfg_attr(
-    not(has_pgvector),
+    not(engine_runs = "pgvector"),
     ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
 )]
 fn pgvector_server_tree_memory_is_its_pss() {
@@ -170,7 +170,7 @@ fn pgvector_server_tree_memory_is_its_pss() {
 /// not multiplied by the thread count.
 #[test]
 #[cfg_attr(
-    not(has_chroma),
+    not(engine_runs = "chroma"),
     ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
 )]
 fn chroma_server_memory_is_not_multiplied_by_threads() {

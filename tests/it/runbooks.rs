@@ -6,12 +6,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::common::{ragdbeval, stderr};
+use crate::stubs::Stub;
 use ragdbeval::adapters;
 use ragdbeval::dataset::{self, LoadOptions};
-use ragdbeval::engine::{
-    CollectionSpec, ConnectOptions, EngineEntry, EngineResult, Footprint, IndexReport, Neighbor,
-    PointId, VectorEngine,
-};
+use ragdbeval::engine::{ConnectOptions, EngineEntry, EngineResult, VectorEngine};
 use ragdbeval::params::ParamMap;
 use ragdbeval::results::{RunResult, RunState, Step, Visibility};
 use ragdbeval::runbook::Runbook;
@@ -173,55 +171,24 @@ fn bad_runbook_is_a_clear_error() {
     );
 }
 
-/// A real `exact` engine whose deletes are silently dropped: what a broken adapter does.
-struct IgnoresDeletes(Box<dyn VectorEngine>);
-
-impl VectorEngine for IgnoresDeletes {
-    fn name(&self) -> &str {
-        "ignores-deletes"
-    }
-    fn version(&self) -> String {
-        self.0.version()
-    }
-    fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
-        self.0.create(spec)
-    }
-    fn insert_batch(&mut self, ids: &[PointId], v: &[f32]) -> EngineResult<()> {
-        self.0.insert_batch(ids, v)
-    }
-    fn wait_until_ready(&mut self) -> EngineResult<IndexReport> {
-        self.0.wait_until_ready()
-    }
-    fn upsert_batch(&mut self, ids: &[PointId], v: &[f32]) -> EngineResult<()> {
-        self.0.upsert_batch(ids, v)
-    }
-    fn delete_batch(&mut self, _ids: &[PointId]) -> EngineResult<()> {
-        Ok(())
-    }
-    fn set_search_params(&mut self, p: &ParamMap) -> EngineResult<()> {
-        self.0.set_search_params(p)
-    }
-    fn search(&self, q: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        self.0.search(q, k, out)
-    }
-    fn footprint(&self) -> EngineResult<Footprint> {
-        self.0.footprint()
-    }
-    fn in_process(&self) -> bool {
-        true
-    }
+/// The real `exact` engine behind a stub named `name`, to inject a fault into.
+fn exact_as(name: &'static str, opts: &ConnectOptions) -> EngineResult<Stub> {
+    let exact = adapters::find("exact").expect("exact is registered");
+    Ok(Stub::wrapping(name, (exact.open)(opts)?))
 }
 
+/// A real `exact` engine whose deletes are silently dropped: what a broken adapter does.
 fn open_broken(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
-    let exact = adapters::find("exact").expect("exact is registered");
-    Ok(Box::new(IgnoresDeletes((exact.open)(opts)?)))
+    Ok(Box::new(
+        exact_as("ignores-deletes", opts)?.ignoring_deletes(),
+    ))
 }
 
 static BROKEN: EngineEntry = EngineEntry {
     name: "ignores-deletes",
-    summary: "test double: exact with deletes dropped",
+    // test double: exact with deletes dropped: it wraps exact, so it declares what exact declares.
+    meta: &adapters::exact::meta::ENGINE,
     config_toml: "",
-    embedded: true,
     open: open_broken,
 };
 
@@ -325,67 +292,19 @@ fn visibility_samples_only_writes_a_probe_can_observe() {
     assert_eq!(v.visible, 0, "ignored deletes reported as visible: {v:?}");
 }
 
-/// A real `exact` engine that dies after the build: every later call fails, as a crashed
-/// server would.
-struct DiesAfterBuild(Box<dyn VectorEngine>, std::sync::atomic::AtomicBool);
-
-impl VectorEngine for DiesAfterBuild {
-    fn name(&self) -> &str {
-        "dies-after-build"
-    }
-    fn version(&self) -> String {
-        self.0.version()
-    }
-    fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
-        self.0.create(spec)
-    }
-    fn insert_batch(&mut self, ids: &[PointId], v: &[f32]) -> EngineResult<()> {
-        self.0.insert_batch(ids, v)
-    }
-    fn wait_until_ready(&mut self) -> EngineResult<IndexReport> {
-        self.1.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.0.wait_until_ready()
-    }
-    fn upsert_batch(&mut self, ids: &[PointId], v: &[f32]) -> EngineResult<()> {
-        self.0.upsert_batch(ids, v)
-    }
-    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        self.0.delete_batch(ids)
-    }
-    fn set_search_params(&mut self, p: &ParamMap) -> EngineResult<()> {
-        self.0.set_search_params(p)
-    }
-    fn search(&self, q: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        if self.1.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err(ragdbeval::engine::EngineError::Unreachable {
-                engine: "dies-after-build".into(),
-                target: "127.0.0.1:1".into(),
-                message: "connection refused".into(),
-            });
-        }
-        self.0.search(q, k, out)
-    }
-    fn footprint(&self) -> EngineResult<Footprint> {
-        self.0.footprint()
-    }
-    fn in_process(&self) -> bool {
-        true
-    }
-}
-
+/// A real `exact` engine that dies after the build: every later search fails, as on a
+/// crashed server.
 fn open_dying(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
-    let exact = adapters::find("exact").expect("exact is registered");
-    Ok(Box::new(DiesAfterBuild(
-        (exact.open)(opts)?,
-        std::sync::atomic::AtomicBool::new(false),
-    )))
+    Ok(Box::new(
+        exact_as("dies-after-build", opts)?.dying_after_build(),
+    ))
 }
 
 static DYING: EngineEntry = EngineEntry {
     name: "dies-after-build",
-    summary: "test double: exact that fails every search after the build",
+    // test double: exact that fails every search after the build: it wraps exact, so it declares what exact declares.
+    meta: &adapters::exact::meta::ENGINE,
     config_toml: "",
-    embedded: true,
     open: open_dying,
 };
 

@@ -1,0 +1,15 @@
+// The engine registry: one line per engine, `module => "registry name"`, in the order
+// `ragdbeval engines` lists them. Everything else about an engine is in its folder
+// (`adapters/<module>/`: `mod.rs` with `CONFIG` and `open`, `meta.rs` with `ENGINE`).
+//
+// Three places expand this list with their own `engines!` macro: `adapters/mod.rs` (the
+// registry), `build.rs` (which engines' tests can run) and `tests/it/conformance.rs` (one
+// conformance test per engine). Keep it a plain list.
+engines! {
+    qdrant_edge => "qdrant-edge",
+    exact => "exact",
+    qdrant => "qdrant",
+    pgvector => "pgvector",
+    chroma => "chroma",
+    redis => "redis",
+}

@@ -1,0 +1,112 @@
+//! The base as the kernel reads it: a whole matrix or selected rows, entry by entry or block
+//! by block, optionally translated by a centre.
+
+use rayon::prelude::*;
+
+use super::{BaseSet, RowSelection};
+use crate::types::PointId;
+
+/// Either form, as the kernel sees it.
+pub(super) enum Base<'a> {
+    All(&'a BaseSet<'a>),
+    Rows(&'a RowSelection<'a>),
+}
+
+impl Base<'_> {
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Base::All(b) => b.vectors.len() / b.dim,
+            Base::Rows(r) => r.rows.len(),
+        }
+    }
+
+    pub(super) fn dim(&self) -> usize {
+        match self {
+            Base::All(b) => b.dim,
+            Base::Rows(r) => r.dim,
+        }
+    }
+
+    #[inline]
+    pub(super) fn id(&self, entry: usize) -> PointId {
+        match self {
+            Base::All(b) => b.ids.map_or(entry as PointId, |ids| ids[entry]),
+            Base::Rows(r) => r.ids[entry],
+        }
+    }
+
+    #[inline]
+    pub(super) fn vector(&self, entry: usize) -> &[f32] {
+        let (data, row, dim) = match self {
+            Base::All(b) => (b.vectors, entry, b.dim),
+            Base::Rows(r) => (r.vectors, r.rows[entry], r.dim),
+        };
+        &data[row * dim..(row + 1) * dim]
+    }
+
+    /// Entries `start..end` as one contiguous block, minus `centre` if given: borrowed when
+    /// nothing needs changing, else gathered into `buf`.
+    pub(super) fn block<'b>(
+        &'b self,
+        start: usize,
+        end: usize,
+        centre: Option<&[f32]>,
+        buf: &'b mut Vec<f32>,
+    ) -> &'b [f32] {
+        match (self, centre) {
+            (Base::All(b), None) => &b.vectors[start * b.dim..end * b.dim],
+            _ => {
+                buf.clear();
+                for e in start..end {
+                    push_centred(buf, self.vector(e), centre);
+                }
+                buf
+            }
+        }
+    }
+}
+
+/// Appends `x - centre` (or `x`) to `out`. The same f32 subtraction everywhere, so a centred
+/// vector is bit-identical wherever it is recomputed.
+#[inline]
+pub(super) fn push_centred(out: &mut Vec<f32>, x: &[f32], centre: Option<&[f32]>) {
+    match centre {
+        Some(c) => out.extend(x.iter().zip(c).map(|(a, b)| a - b)),
+        None => out.extend_from_slice(x),
+    }
+}
+
+/// Per-dimension mean of the base, the translation applied before the euclidean SGEMM.
+/// Any centre is correct (distances are translation invariant, and the rounding of the
+/// subtraction is part of the error bound); the mean makes the norms, and with them the
+/// rounding of the scores, as small as the spread of the data allows.
+pub(super) fn base_mean(base: &Base<'_>) -> Vec<f32> {
+    let (n, dim) = (base.len(), base.dim());
+    let sums = (0..n)
+        .into_par_iter()
+        .fold(
+            || vec![0.0f64; dim],
+            |mut acc, e| {
+                for (a, v) in acc.iter_mut().zip(base.vector(e)) {
+                    *a += *v as f64;
+                }
+                acc
+            },
+        )
+        .reduce(
+            || vec![0.0f64; dim],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        );
+    sums.iter()
+        .map(|s| {
+            let m = (s / n.max(1) as f64) as f32;
+            // A non-finite coordinate in the data must not poison every other vector.
+            if m.is_finite() { m } else { 0.0 }
+        })
+        .collect()
+}

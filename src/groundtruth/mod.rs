@@ -1,0 +1,129 @@
+//! Exact k-nearest-neighbour ground truth: the computation every benchmark figure rests on.
+//!
+//! Formulation: for a block of queries and a block of base vectors, one SGEMM gives all inner
+//! products; a ranking score is derived per metric (`|x|² - 2q·x` for euclidean, on vectors
+//! centred on the base mean; `-q·x/|x|` for angular; `-q·x` for dot), and each query keeps its
+//! candidates in a threshold buffer. The f32 SGEMM scores are only used to *select*: with a
+//! proven bound on their rounding (see `ErrorBounds`) every item that could belong to the
+//! top-k is kept, however many that is, the kept distances are recomputed with
+//! [`Distance::between`] on the original vectors, and the final top-k is sorted by
+//! (distance, id). The result is therefore identical to a brute force with
+//! `Distance::between` over every item ([`naive_knn`]): ties are broken by id, and stored
+//! distances compare exactly with the distances the harness recomputes for engine results.
+//!
+//! Layout: [`GroundTruth`] and the inputs ([`BaseSet`], [`RowSelection`]) are here with the
+//! public entry points; `base` is the kernel's view of either input, `kernel` the blocked
+//! SGEMM scan and exact re-rank, `bounds` the rounding bound that decides what is kept, and
+//! `top` the per-query buffer of kept candidates.
+
+mod base;
+mod bounds;
+mod kernel;
+mod top;
+
+use crate::distance::Distance;
+use crate::types::PointId;
+
+use base::Base;
+use kernel::knn;
+
+/// True neighbours of each query: `ids` and `distances` are `queries × k`, best first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroundTruth {
+    pub k: usize,
+    pub ids: Vec<PointId>,
+    pub distances: Vec<f32>,
+}
+
+impl GroundTruth {
+    pub fn queries(&self) -> usize {
+        self.ids.len().checked_div(self.k).unwrap_or(0)
+    }
+
+    pub fn ids_of(&self, q: usize) -> &[PointId] {
+        &self.ids[q * self.k..(q + 1) * self.k]
+    }
+
+    pub fn distances_of(&self, q: usize) -> &[f32] {
+        &self.distances[q * self.k..(q + 1) * self.k]
+    }
+
+    /// Keeps the first `k` neighbours of each query.
+    pub fn truncated(&self, k: usize) -> GroundTruth {
+        let k = k.min(self.k);
+        let mut ids = Vec::with_capacity(self.queries() * k);
+        let mut distances = Vec::with_capacity(self.queries() * k);
+        for q in 0..self.queries() {
+            ids.extend_from_slice(&self.ids_of(q)[..k]);
+            distances.extend_from_slice(&self.distances_of(q)[..k]);
+        }
+        GroundTruth { k, ids, distances }
+    }
+}
+
+/// The base set to search: flat row-major vectors plus, optionally, the id of each row
+/// (its row number when absent). Ids must be ascending, so that tie-breaking by id and by
+/// scan order agree.
+pub struct BaseSet<'a> {
+    pub vectors: &'a [f32],
+    pub ids: Option<&'a [PointId]>,
+    pub dim: usize,
+}
+
+/// Selected rows of a matrix: entry `i` is vector `rows[i]` with id `ids[i]`. A live set is
+/// searched in place, without copying the dataset. Ids must be ascending.
+pub struct RowSelection<'a> {
+    pub vectors: &'a [f32],
+    pub rows: &'a [usize],
+    pub ids: &'a [PointId],
+    pub dim: usize,
+}
+
+/// Computes the exact top-`k` of every query against `base`.
+///
+/// `on_progress` is called with the number of queries finished so far (from worker threads).
+/// If the base has fewer than `k` points, each row is padded with id `u64::MAX` and
+/// distance `+inf`.
+pub fn exact_knn(
+    base: &BaseSet<'_>,
+    queries: &[f32],
+    distance: Distance,
+    k: usize,
+    on_progress: &(dyn Fn(usize) + Sync),
+) -> GroundTruth {
+    knn(&Base::All(base), queries, distance, k, on_progress)
+}
+
+/// [`exact_knn`] over selected rows of a matrix (a live set after mutations).
+pub fn exact_knn_rows(
+    base: &RowSelection<'_>,
+    queries: &[f32],
+    distance: Distance,
+    k: usize,
+    on_progress: &(dyn Fn(usize) + Sync),
+) -> GroundTruth {
+    knn(&Base::Rows(base), queries, distance, k, on_progress)
+}
+
+/// Brute force over explicit ids, used where the base is small or scattered (tests, live sets
+/// in mutation steps): distance to every vector, sorted by (distance, id).
+pub fn naive_knn(
+    base: &[f32],
+    ids: &[PointId],
+    dim: usize,
+    query: &[f32],
+    distance: Distance,
+    k: usize,
+) -> Vec<(PointId, f32)> {
+    let mut all: Vec<(PointId, f32)> = base
+        .chunks_exact(dim)
+        .zip(ids)
+        .map(|(x, id)| (*id, distance.between(query, x)))
+        .collect();
+    all.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    all.truncate(k);
+    all
+}
+
+#[cfg(test)]
+mod tests;

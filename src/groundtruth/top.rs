@@ -1,0 +1,97 @@
+//! Per-query buffer of the candidates the selection keeps.
+
+use super::bounds::Slack;
+
+/// Keeps every (score, row) pair whose score is at most the threshold of the k-th smallest
+/// score seen, cheaply: candidates under the current threshold are appended, and when the
+/// buffer is full the k-th smallest is selected and everything above its threshold dropped.
+/// The k-th smallest only decreases as rows arrive, so a pair dropped early would also fail
+/// the final threshold. On tie-heavy data many pairs may sit within the slack: the buffer
+/// then grows (exactness first; the re-rank simply has more to do).
+pub(super) struct TopBuffer {
+    k: usize,
+    slack: Slack,
+    threshold: f32,
+    /// Size at which the buffer is cut back; at least twice what survived the last cut.
+    cap: usize,
+    items: Vec<(f32, u32)>,
+}
+
+impl TopBuffer {
+    pub(super) fn new(k: usize, slack: Slack) -> TopBuffer {
+        let cap = 2 * k + 64;
+        TopBuffer {
+            k,
+            slack,
+            threshold: f32::INFINITY,
+            cap,
+            items: Vec::with_capacity(cap),
+        }
+    }
+
+    #[inline(always)]
+    fn offer(&mut self, score: f32, row: u32) {
+        // `<=`: a score equal to the threshold is within the bound and must be kept. NaN
+        // scores (NaN input) compare false and are dropped.
+        if score <= self.threshold {
+            self.items.push((score, row));
+            if self.items.len() >= self.cap {
+                self.shrink();
+            }
+        }
+    }
+
+    /// Offers `score(terms[j], row[j])` as row `b0 + j`, for every j. Once the first blocks
+    /// are seen nearly every score is above the threshold, and a scalar compare-and-branch per
+    /// score would cost as much as the SGEMM: chunks are scored and tested with vector
+    /// instructions, and only a chunk holding a score at or under the threshold is offered
+    /// one by one (same scores, same outcome as offering each).
+    #[inline(always)]
+    pub(super) fn offer_row(
+        &mut self,
+        b0: usize,
+        terms: &[f32],
+        row: &[f32],
+        score: impl Fn(f32, f32) -> f32,
+    ) {
+        const CHUNK: usize = 32;
+        let mut j = 0;
+        for (tc, rc) in terms.chunks_exact(CHUNK).zip(row.chunks_exact(CHUNK)) {
+            let mut s = [0.0f32; CHUNK];
+            for ((v, t), r) in s.iter_mut().zip(tc).zip(rc) {
+                *v = score(*t, *r);
+            }
+            let threshold = self.threshold;
+            // A non-short-circuiting `or`, so the test vectorises.
+            if s.iter().fold(false, |any, v| any | (*v <= threshold)) {
+                for (l, v) in s.iter().enumerate() {
+                    self.offer(*v, (b0 + j + l) as u32);
+                }
+            }
+            j += CHUNK;
+        }
+        for (l, (t, r)) in terms[j..].iter().zip(&row[j..]).enumerate() {
+            self.offer(score(*t, *r), (b0 + j + l) as u32);
+        }
+    }
+
+    fn shrink(&mut self) {
+        if self.items.len() > self.k {
+            let (_, kth, _) = self
+                .items
+                .select_nth_unstable_by(self.k - 1, |a, b| a.0.total_cmp(&b.0));
+            let threshold = self.slack.threshold(kth.0);
+            self.items.retain(|item| item.0 <= threshold);
+            self.threshold = threshold;
+            if self.items.len() * 2 > self.cap {
+                self.cap = self.items.len() * 2;
+                self.items.reserve(self.cap - self.items.len());
+            }
+        }
+    }
+
+    pub(super) fn candidates(&mut self) -> &[(f32, u32)] {
+        self.shrink();
+        &self.items
+    }
+}
