@@ -5,3 +5,4 @@
 pub mod latency;
 pub mod pareto;
 pub mod quality;
+pub mod stats;
