@@ -70,7 +70,11 @@ fn paired_t_and_wilcoxon_match_scipy() {
         assert!(close(tt.t, t), "{name}: t {} vs scipy {t}", tt.t);
         assert!(close(tt.p, t_p), "{name}: t's p {} vs scipy {t_p}", tt.p);
         let wt = wilcoxon(diffs).expect("defined");
-        assert!(close(wt.statistic, w), "{name}: W {} vs scipy {w}", wt.statistic);
+        assert!(
+            close(wt.statistic, w),
+            "{name}: W {} vs scipy {w}",
+            wt.statistic
+        );
         assert!(close(wt.p, w_p), "{name}: W's p {} vs scipy {w_p}", wt.p);
     }
 }
