@@ -69,6 +69,10 @@ pub struct MergeArgs {
     pub json: bool,
 }
 
+/// The longest duration any option takes: a week. A benchmark level, an objective or a
+/// visibility bound beyond that is a typo, and `Duration` cannot hold arbitrary floats.
+const MAX_DURATION_S: f64 = 7.0 * 24.0 * 3600.0;
+
 /// Parses `250ms`, `30s`, `2m`, `1.5s` or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let t = text.trim();
@@ -90,7 +94,81 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     if !(value.is_finite() && value > 0.0) {
         return Err(format!("`{text}` must be a positive duration"));
     }
-    Ok(std::time::Duration::from_secs_f64(value * scale))
+    let seconds = value * scale;
+    if seconds > MAX_DURATION_S {
+        return Err(format!(
+            "`{text}` is longer than a week, the most any option takes"
+        ));
+    }
+    std::time::Duration::try_from_secs_f64(seconds)
+        .map_err(|_| format!("`{text}` is not a usable duration"))
+}
+
+/// A count that must be at least 1 (`--max-queries`, `--concurrency`, `--workers`, ...).
+pub fn parse_count(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number"))?;
+    if n == 0 {
+        return Err("must be at least 1".into());
+    }
+    Ok(n)
+}
+
+/// Warm-up queries run one by one and their latencies are kept for the cold-start figures: ten
+/// million is far past the point where more says anything, and bounds that memory (160 MB).
+const MAX_WARMUP: usize = 10_000_000;
+
+/// `--warmup`: 0 (none) up to [`MAX_WARMUP`].
+pub fn parse_warmup(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number"))?;
+    if n > MAX_WARMUP {
+        return Err(format!("at most {MAX_WARMUP} warm-up queries"));
+    }
+    Ok(n)
+}
+
+/// `--timeout` in whole seconds: 1 up to a week.
+pub fn parse_timeout_s(text: &str) -> Result<u64, String> {
+    let n = parse_count(text)?;
+    if n as f64 > MAX_DURATION_S {
+        return Err(format!("`{text}` seconds is longer than a week"));
+    }
+    Ok(n as u64)
+}
+
+/// An offered rate in queries per second: finite and positive.
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    let rate: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a rate in queries per second"))?;
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(format!("`{text}` must be a positive, finite rate"));
+    }
+    Ok(rate)
+}
+
+/// `--name`: a plain file name, so the result lands in `--out` and is visible there.
+pub fn parse_result_name(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if text.starts_with('.') {
+        return Err(format!(
+            "`{text}` would be a hidden file: start it with a letter or digit"
+        ));
+    }
+    if text.contains(['/', '\\', '\0']) {
+        return Err(format!(
+            "`{text}` must be a file name, without `/` (use --out for the directory)"
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// Output shape on stdout.
@@ -110,10 +188,10 @@ pub struct DatasetSource {
     #[arg(long, short = 'd', default_value = "demo")]
     pub dataset: String,
     /// Keep only the first N train vectors; the ground truth is recomputed for them.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_count)]
     pub limit: Option<usize>,
     /// Keep only the first Q test vectors.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_count)]
     pub max_queries: Option<usize>,
     /// Distance override (TEXMEX directories carry none and default to euclidean).
     #[arg(long)]
@@ -159,17 +237,17 @@ pub struct BenchArgs {
     #[arg(long)]
     pub relevant: Option<usize>,
     /// Untimed queries before each timed loop.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = parse_warmup)]
     pub warmup: usize,
     /// `single`: one timed call per query; `batch`: one call for all queries.
     #[arg(long, value_enum, default_value_t = QueryMode::Single)]
     pub mode: QueryMode,
     /// Closed-loop load after each search measurement: client counts, e.g. 1,2,4,8.
-    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    #[arg(long, value_delimiter = ',', value_name = "N,...", value_parser = parse_count)]
     pub concurrency: Vec<usize>,
     /// Open-loop load at fixed rates (queries/s), e.g. 500 or 100,200,400. Latency counts from
     /// each query's intended send time, so queueing is never hidden.
-    #[arg(long, value_delimiter = ',', value_name = "QPS,...")]
+    #[arg(long, value_delimiter = ',', value_name = "QPS,...", value_parser = parse_rate)]
     pub rate: Vec<f64>,
     /// Find the highest rate whose p99 stays under --slo.
     #[arg(long)]
@@ -181,7 +259,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub duration: std::time::Duration,
     /// Open-loop senders (queries in flight at most).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = parse_count)]
     pub workers: usize,
     /// Write every load level's per-second latency histograms as HdrHistogram interval logs
     /// next to the result (for `ragdbeval merge`).
@@ -191,10 +269,10 @@ pub struct BenchArgs {
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub visibility_timeout: std::time::Duration,
     /// Points per insert request.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = parse_count)]
     pub batch_size: usize,
     /// Concurrent insert requests (server engines).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = parse_count)]
     pub upload_parallel: usize,
     /// Server URL (server engines).
     #[arg(long)]
@@ -212,13 +290,13 @@ pub struct BenchArgs {
     #[arg(long)]
     pub server_storage: Option<PathBuf>,
     /// Request timeout for server engines, in seconds.
-    #[arg(long, default_value_t = 120)]
+    #[arg(long, default_value_t = 120, value_parser = parse_timeout_s)]
     pub timeout: u64,
     /// Directory for result files.
     #[arg(long, short = 'o', default_value = "results")]
     pub out: PathBuf,
     /// Result file name (without extension); default: TIME-ENGINE-DATASET.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_result_name)]
     pub name: Option<String>,
     /// Do not write the per-query sidecar.
     #[arg(long)]

@@ -18,8 +18,26 @@ fn main() -> ExitCode {
     match ragdbeval::commands::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", one_line(&err));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes on one line, `: `-separated, each cause said once: an error that
+/// embeds its source in its own message and also returns it as `source()` (io errors wrapped
+/// by libraries often do) would otherwise print it twice.
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }

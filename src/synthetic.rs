@@ -223,6 +223,30 @@ impl FromStr for SyntheticSpec {
         if spec.n == 0 || spec.dim == 0 || spec.queries == 0 {
             return Err(err("n, dim and queries must be at least 1".into()));
         }
+        // Checked before anything is allocated: an impossible size must be an error naming
+        // the spec, not an allocation failure that aborts the process.
+        let bytes = spec
+            .n
+            .checked_add(spec.queries)
+            .and_then(|rows| rows.checked_mul(spec.dim))
+            .and_then(|values| values.checked_mul(std::mem::size_of::<f32>()));
+        let ram = crate::resources::MachineLimits::this_machine().ram_bytes;
+        match (bytes, ram) {
+            (None, _) => {
+                return Err(err(
+                    "n × dim overflows: far more than any machine holds".into()
+                ));
+            }
+            (Some(b), Some(ram)) if b as u64 > ram => {
+                return Err(err(format!(
+                    "(n + queries) × dim × 4 bytes = {:.1} GB of vectors, more than this \
+                     machine's {:.1} GB of RAM",
+                    b as f64 / 1e9,
+                    ram as f64 / 1e9
+                )));
+            }
+            _ => {}
+        }
         Ok(spec)
     }
 }

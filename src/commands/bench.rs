@@ -14,6 +14,7 @@ use crate::engine::ConnectOptions;
 use crate::output::{table, warnings};
 use crate::params::{EngineConfig, SweepTable, expand, parse_override};
 use crate::results::sidecar::Sidecar;
+use crate::results::warnings::Warning;
 use crate::results::{DatasetInfo, EngineInfo, Manifest, RunResult, RunState, RunStatus, SCHEMA};
 use crate::runbook::Runbook;
 use crate::runner::{self, BenchPlan, LoadPlan, ground_truth};
@@ -72,6 +73,43 @@ fn dataset_info(ds: &Dataset) -> DatasetInfo {
     }
 }
 
+/// The deepest ground truth ragdbeval computes or reads.
+const MAX_K: usize = 1000;
+
+/// Options only a server engine reads, given to an in-process one: a warning each, printed
+/// now and stored in the result, so a run that did not do what its command line says is
+/// never silent about it.
+fn ignored_server_options(args: &BenchArgs, embedded: bool) -> Vec<Warning> {
+    if !embedded {
+        return Vec::new();
+    }
+    let given = [
+        ("--url", args.url.is_some()),
+        ("--api-key-env", args.api_key_env.is_some()),
+        ("--server-pid", args.server_pid.is_some()),
+        ("--server-storage", args.server_storage.is_some()),
+        ("--upload-parallel", args.upload_parallel != 1),
+        ("--timeout", args.timeout != 120),
+    ];
+    given
+        .iter()
+        .filter(|(_, given)| *given)
+        .map(|(option, _)| {
+            let warning = Warning::Note {
+                detail: format!(
+                    "{option} is ignored: {} runs in-process, without a server",
+                    args.engine
+                ),
+            };
+            // Said now as well as with the results: before a long run, not after it.
+            if !(args.quiet || args.json) {
+                eprintln!("warning: {warning}");
+            }
+            warning
+        })
+        .collect()
+}
+
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let quiet = args.quiet || args.json;
     let entry = adapters::find(&args.engine).ok_or_else(|| {
@@ -84,10 +122,24 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if args.k == 0 {
         bail!("-k must be at least 1");
     }
+    // The deepest ground truth ragdbeval computes (see groundtruth): deeper is refused here,
+    // before a dataset is loaded, rather than after with a remedy that cannot work.
+    if args.k > MAX_K {
+        bail!(
+            "-k {} is above {MAX_K}, the deepest ground truth ragdbeval computes",
+            args.k
+        );
+    }
     let relevant = args.relevant.unwrap_or(args.k);
     if relevant == 0 {
         bail!("--relevant must be at least 1");
     }
+    if relevant > MAX_K {
+        bail!(
+            "--relevant {relevant} is above {MAX_K}, the deepest ground truth ragdbeval computes"
+        );
+    }
+    let ignored = ignored_server_options(&args, entry.embedded());
 
     // Parameters: the named set, then command-line overrides, then the sweep expansion.
     let config = EngineConfig::parse(entry.config_toml)
@@ -232,7 +284,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             details: serde_json::Map::new(),
         },
         configs: Vec::new(),
-        warnings: Vec::new(),
+        warnings: ignored,
         curves: Vec::new(),
         sidecar: sidecar.as_ref().map(|_| sidecar_name.clone()),
     };

@@ -37,6 +37,9 @@ pub enum DatasetError {
     },
     #[error("{path}: {message}")]
     Format { path: PathBuf, message: String },
+    /// The spec names itself in its message: no path prefix.
+    #[error(transparent)]
+    Generated(#[from] crate::synthetic::SpecError),
     #[error(
         "{path}: missing `{field}`; expected the ann-benchmarks layout (train, test, neighbors, distances, attribute distance)"
     )]
@@ -180,11 +183,7 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
         let gen_spec = if spec == DEMO {
             SyntheticSpec::demo()
         } else {
-            spec.parse()
-                .map_err(|e: crate::synthetic::SpecError| DatasetError::Format {
-                    path: PathBuf::from(spec),
-                    message: e.to_string(),
-                })?
+            spec.parse::<SyntheticSpec>()?
         };
         return load_generated(spec, &gen_spec, opts);
     }
@@ -208,6 +207,15 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
         let mut ds = load_hdf5(spec, &dest, opts)?;
         ds.name = known.name.to_string();
         return Ok(ds);
+    }
+    if path.exists() {
+        // A device, socket or pipe (`/dev/null`): it exists, so "does not exist" would be false.
+        return Err(DatasetError::Format {
+            path: path.to_path_buf(),
+            message: "not a regular file or a directory: give an ann-benchmarks .hdf5 file or \
+                      a TEXMEX directory"
+                .into(),
+        });
     }
     if looks_like_path(spec) {
         return Err(DatasetError::NotFound(path.to_path_buf()));

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use base64::Engine as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::interval_log::{
-    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
+    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, LogIteratorError, Tag,
 };
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 
@@ -69,35 +69,44 @@ pub fn merge(paths: &[&Path]) -> Result<(Histogram<u64>, usize), ResultFileError
             path: path.to_path_buf(),
             source: e,
         })?;
-        let bad = |m: String| ResultFileError::Parse {
+        let bad = |m: String| ResultFileError::IntervalLog {
             path: path.to_path_buf(),
             message: m,
         };
+        let intervals_before = intervals;
         let scale: u64 = if header_says_microseconds(&bytes) {
             1000
         } else {
             1
         };
         for entry in IntervalLogIterator::new(&bytes) {
-            let entry = entry.map_err(|e| bad(format!("not an interval log: {e:?}")))?;
+            let entry = entry.map_err(|e| match e {
+                LogIteratorError::ParseError { offset } => {
+                    bad(format!("unreadable from byte {offset} on"))
+                }
+            })?;
             if let LogEntry::Interval(h) = entry {
                 let raw = base64::engine::general_purpose::STANDARD
                     .decode(h.encoded_histogram())
                     .map_err(|e| bad(format!("bad histogram encoding: {e}")))?;
                 let hist: Histogram<u64> = deserializer
                     .deserialize(&mut raw.as_slice())
-                    .map_err(|e| bad(format!("bad histogram: {e:?}")))?;
+                    .map_err(|e| bad(format!("bad histogram: {e}")))?;
                 if scale == 1 {
-                    total.add(&hist).map_err(|e| bad(format!("{e:?}")))?;
+                    total.add(&hist).map_err(|e| bad(e.to_string()))?;
                 } else {
                     for v in hist.iter_recorded() {
                         total
                             .record_n(v.value_iterated_to() * scale, v.count_at_value())
-                            .map_err(|e| bad(format!("{e:?}")))?;
+                            .map_err(|e| bad(e.to_string()))?;
                     }
                 }
                 intervals += 1;
             }
+        }
+        // An empty log would merge into a distribution of zeros that looks like a result.
+        if intervals == intervals_before {
+            return Err(bad("it holds no latency intervals".into()));
         }
     }
     Ok((total, intervals))

@@ -313,6 +313,10 @@ pub enum ResultFileError {
     },
     #[error("{path} is not a ragdbeval result file: {message}")]
     Parse { path: PathBuf, message: String },
+    #[error(
+        "{path} is not a usable interval log (HdrHistogram, from `bench --histogram-logs`): {message}"
+    )]
+    IntervalLog { path: PathBuf, message: String },
 }
 
 impl RunResult {

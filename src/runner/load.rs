@@ -33,6 +33,11 @@ use crate::vectors::Vectors;
 
 pub use crate::results::load::LoadLevel;
 
+/// Seconds of a level with their own histogram in the interval logs: the first hour. One
+/// histogram is 270 KB; a level keeps at most this many (about 1 GB), later seconds count in
+/// the level's total only.
+const MAX_INTERVAL_SECONDS: usize = 3600;
+
 /// Per-second histograms shared by the workers of one level. Slots are created as seconds
 /// pass, not up front: one histogram is 270 KB, and allocating the whole allowance (then
 /// `duration + 120` s) for every worker cost over 500 MB and ~0.2 s of CPU per 1-s open-loop
@@ -53,16 +58,16 @@ impl Intervals {
         }
     }
 
-    /// Merges one worker's per-second histograms.
-    fn absorb(&self, local: &[Histogram<u64>]) {
+    /// Merges one worker's histogram of second `slot`.
+    fn absorb(&self, slot: usize, local: &Histogram<u64>) {
+        if slot >= self.seconds {
+            return;
+        }
         if let Ok(mut slots) = self.slots.lock() {
-            let want = local.len().min(self.seconds);
-            if slots.len() < want {
-                slots.resize_with(want, new_histogram);
+            if slots.len() <= slot {
+                slots.resize_with(slot + 1, new_histogram);
             }
-            for (s, l) in slots.iter_mut().zip(local) {
-                let _ = s.add(l);
-            }
+            let _ = slots[slot].add(local);
         }
     }
 
@@ -118,7 +123,9 @@ impl Shared {
 
     /// Merges a finished worker's histograms.
     fn absorb(&self, worker: Recorder) {
-        self.intervals.absorb(&worker.per_second);
+        if let Some((slot, h)) = &worker.current {
+            self.intervals.absorb(*slot, h);
+        }
         if let Ok(mut t) = self.total.lock() {
             let _ = t.add(&worker.total);
         }
@@ -142,13 +149,15 @@ impl Shared {
 /// offset, histogram) and the error count.
 type Finished = (Histogram<u64>, Vec<(Duration, Histogram<u64>)>, u64);
 
-/// One worker's histograms; merged into [`Shared`] when the worker ends. Per-second slots
-/// grow as seconds pass (see [`Intervals`]).
+/// One worker's histograms: its total, merged into [`Shared`] when the worker ends, and the
+/// histogram of the current second, handed to the shared [`Intervals`] when the second
+/// changes. A worker holds one per-second histogram, not one per second of the level: with
+/// 16 workers and a long level the latter was gigabytes.
 struct Recorder {
     total: Histogram<u64>,
     /// Most slots kept.
     seconds: usize,
-    per_second: Vec<Histogram<u64>>,
+    current: Option<(usize, Histogram<u64>)>,
 }
 
 impl Recorder {
@@ -156,18 +165,26 @@ impl Recorder {
         Recorder {
             total: new_histogram(),
             seconds,
-            per_second: Vec::new(),
+            current: None,
         }
     }
 
     #[inline]
-    fn record(&mut self, slot: usize, latency: Duration) {
+    fn record(&mut self, intervals: &Intervals, slot: usize, latency: Duration) {
         record(&mut self.total, latency);
-        if slot < self.seconds {
-            if slot >= self.per_second.len() {
-                self.per_second.resize_with(slot + 1, new_histogram);
+        if slot >= self.seconds {
+            return;
+        }
+        match &mut self.current {
+            Some((current, h)) if *current == slot => record(h, latency),
+            current => {
+                if let Some((done, h)) = current.take() {
+                    intervals.absorb(done, &h);
+                }
+                let mut h = new_histogram();
+                record(&mut h, latency);
+                *current = Some((slot, h));
             }
-            record(&mut self.per_second[slot], latency);
         }
     }
 }
@@ -268,11 +285,7 @@ pub fn closed_loop_budget(
     let clients = clients.max(1);
     let nq = queries.len();
     // Per-second histograms cover the run; a budget-limited run with no time limit needs none.
-    let seconds = if duration.as_secs() > 86_400 {
-        1
-    } else {
-        duration.as_secs_f64().ceil() as usize + 1
-    };
+    let seconds = (duration.as_secs_f64().ceil() as usize + 1).min(MAX_INTERVAL_SECONDS);
     let sampler = Sampler::start(Watch::with_engine(engine.server_pid()), sample_interval);
     let start = Instant::now();
     let shared = Shared::new(start, seconds);
@@ -299,7 +312,7 @@ pub fn closed_loop_budget(
                         break;
                     }
                     let end = Instant::now();
-                    rec.record(shared.intervals.slot(end), end - t);
+                    rec.record(&shared.intervals, shared.intervals.slot(end), end - t);
                     i += 1;
                 }
                 cpu.add(cpu_start, thread_cpu_time());
@@ -398,7 +411,7 @@ pub fn open_loop(
     let planned = (rate * duration.as_secs_f64()).round().max(1.0) as u64;
     let interval_ns = 1e9 / rate.max(1e-9);
     // Per-second slots for the schedule, its catch-up period, and calls still in flight then.
-    let seconds = (2.0 * duration.as_secs_f64()).ceil() as usize + 120;
+    let seconds = ((2.0 * duration.as_secs_f64()).ceil() as usize + 120).min(MAX_INTERVAL_SECONDS);
     let sampler = Sampler::start(Watch::with_engine(engine.server_pid()), sample_interval);
     let start = Instant::now() + Duration::from_millis(5);
     let shared = Shared::new(start, seconds);
@@ -445,7 +458,11 @@ pub fn open_loop(
                     }
                     let end = Instant::now();
                     // From the intended send time: queueing is part of the latency.
-                    rec.record(shared.intervals.slot(end), end - intended);
+                    rec.record(
+                        &shared.intervals,
+                        shared.intervals.slot(end),
+                        end - intended,
+                    );
                 }
                 cpu.add(cpu_start, thread_cpu_time());
                 shared.absorb(rec);

@@ -9,7 +9,7 @@ use ragdbeval::groundtruth::GroundTruth;
 use ragdbeval::vectors::Vectors;
 
 /// Runs a bench on `dataset` and checks the failure contract; returns stderr.
-fn bench_fails(dir: &Path, extra: &[&str]) -> String {
+pub fn bench_fails(dir: &Path, extra: &[&str]) -> String {
     let mut args = vec!["bench", "--db", "exact", "-q"];
     args.extend_from_slice(extra);
     let out = ragdbeval(dir, &args);

@@ -10,6 +10,7 @@
 mod common;
 
 mod bad_input;
+mod bad_options;
 mod chroma;
 mod cli;
 mod conformance;

@@ -29,22 +29,40 @@ fn old_open_level_loads_without_drop_figures() {
     );
 }
 
-/// Per-second histograms are created as seconds pass, up to the cap, not all up front.
+/// A worker holds one per-second histogram at a time, hands each finished second to the
+/// shared intervals, and keeps nothing past the cap but its total.
 #[test]
-fn recorder_allocates_only_the_seconds_it_sees() {
-    let mut rec = Recorder::new(122);
-    assert!(rec.per_second.is_empty());
-    rec.record(1, Duration::from_micros(5));
-    assert_eq!(rec.per_second.len(), 2);
-    rec.record(500, Duration::from_micros(5));
-    assert_eq!(rec.per_second.len(), 2, "past the cap: total only");
-    assert_eq!(rec.total.len(), 2);
+fn recorder_holds_one_second_at_a_time() {
     let shared = Shared::new(Instant::now(), 122);
+    let mut rec = Recorder::new(122);
+    assert!(rec.current.is_none());
+    rec.record(&shared.intervals, 1, Duration::from_micros(5));
+    rec.record(&shared.intervals, 1, Duration::from_micros(7));
+    assert_eq!(
+        rec.current.as_ref().map(|(s, h)| (*s, h.len())),
+        Some((1, 2))
+    );
+    rec.record(&shared.intervals, 3, Duration::from_micros(5));
+    assert_eq!(
+        rec.current.as_ref().map(|(s, _)| *s),
+        Some(3),
+        "second 1 handed over"
+    );
+    rec.record(&shared.intervals, 500, Duration::from_micros(5));
+    assert_eq!(
+        rec.current.as_ref().map(|(s, _)| *s),
+        Some(3),
+        "past the cap: total only"
+    );
+    assert_eq!(rec.total.len(), 4);
     shared.absorb(rec);
     let (total, intervals, errors) = shared.finish().unwrap();
-    assert_eq!((total.len(), errors), (2, 0));
-    assert_eq!(intervals.len(), 1);
-    assert_eq!(intervals[0].0, Duration::from_secs(1));
+    assert_eq!((total.len(), errors), (4, 0));
+    let seconds: Vec<(u64, u64)> = intervals
+        .iter()
+        .map(|(t, h)| (t.as_secs(), h.len()))
+        .collect();
+    assert_eq!(seconds, [(1, 2), (3, 1)]);
 }
 
 #[test]
