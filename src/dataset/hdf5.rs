@@ -86,11 +86,28 @@ fn read_matrix(file: &hdf5::File, path: &Path, name: &str) -> Result<Vectors, Da
 /// Reads the whole file.
 pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
     let file = open(path)?;
-    let distance_name =
-        read_string_attr(&file, "distance").ok_or_else(|| DatasetError::MissingField {
-            path: path.to_path_buf(),
-            field: "distance (root attribute)".into(),
-        })?;
+    let distance_name = match read_string_attr(&file, "distance") {
+        Some(name) => name,
+        // Present but not a string: "missing" would send the user looking for nothing.
+        None if file.attr("distance").is_ok() => {
+            let stored = file
+                .attr("distance")
+                .and_then(|a| a.dtype())
+                .and_then(|t| t.to_descriptor())
+                .map_or_else(|_| "an unreadable type".to_string(), |d| d.to_string());
+            return Err(h5err(
+                path,
+                "root attribute `distance` must be a string (euclidean, angular or dot)",
+                format!("it is {stored}"),
+            ));
+        }
+        None => {
+            return Err(DatasetError::MissingField {
+                path: path.to_path_buf(),
+                field: "distance (root attribute)".into(),
+            });
+        }
+    };
     let distance: Distance = distance_name
         .parse()
         .map_err(|e| h5err(path, "root attribute `distance`", e))?;
@@ -107,6 +124,34 @@ pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
                     path,
                     "`neighbors` must be 2-dimensional",
                     format!("{shape:?}"),
+                ));
+            }
+            // HDF5 converts on read: float ids would arrive truncated (a `distances` array
+            // stored as `neighbors` passes every range check as small integers), so the stored
+            // type must be an integer one.
+            let kind = element_kind(&ds);
+            if kind != ElementKind::Integer {
+                return Err(h5err(
+                    path,
+                    "`neighbors` must hold integer ids",
+                    format!(
+                        "it holds {}{}",
+                        kind.as_str(),
+                        if kind == ElementKind::Float {
+                            "; are `neighbors` and `distances` swapped?"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            }
+            if let Ok(d) = file.dataset("distances")
+                && element_kind(&d) == ElementKind::Integer
+            {
+                return Err(h5err(
+                    path,
+                    "`distances` must hold floats",
+                    "it holds integers; are `neighbors` and `distances` swapped?",
                 ));
             }
             let ids: Vec<i64> = ds
@@ -135,6 +180,33 @@ pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
         test,
         neighbors,
     })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ElementKind {
+    Integer,
+    Float,
+    Other,
+}
+
+impl ElementKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            ElementKind::Integer => "integers",
+            ElementKind::Float => "floating-point values",
+            ElementKind::Other => "values that are neither integers nor floats",
+        }
+    }
+}
+
+/// The stored element type of a dataset, as far as the checks here care.
+fn element_kind(ds: &hdf5::Dataset) -> ElementKind {
+    use hdf5::types::TypeDescriptor;
+    match ds.dtype().and_then(|t| t.to_descriptor()) {
+        Ok(TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_)) => ElementKind::Integer,
+        Ok(TypeDescriptor::Float(_)) => ElementKind::Float,
+        _ => ElementKind::Other,
+    }
 }
 
 /// Lists datasets (name, shape, element type) and root attributes, without reading vectors.

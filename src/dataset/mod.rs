@@ -10,6 +10,10 @@ pub mod download;
 pub mod hdf5;
 pub mod registry;
 pub mod texmex;
+mod truth;
+
+pub use truth::compute_ground_truth;
+use truth::{rescore_stored, spot_check_stored};
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -19,9 +23,8 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::distance::Distance;
-use crate::groundtruth::{BaseSet, GroundTruth, exact_knn};
+use crate::groundtruth::GroundTruth;
 use crate::synthetic::SyntheticSpec;
-use crate::types::PointId;
 use crate::types::{Progress, ProgressHandle, ProgressUnit, Silent};
 use crate::vectors::{Vectors, VectorsError};
 
@@ -56,6 +59,8 @@ pub enum DatasetError {
     NeighborOutOfRange { query: usize, id: i64, n: usize },
     #[error("ground truth covers {gt} queries but the test set has {test}")]
     GroundTruthRows { gt: usize, test: usize },
+    #[error("the stored ground truth of {dataset} cannot be used: {detail}")]
+    BadGroundTruth { dataset: String, detail: String },
     #[error(
         "unknown dataset `{name}`: not a file or directory, not a `gen:` spec, and not a known name. Known: {known}. Run `ragdbeval dataset list`."
     )]
@@ -367,6 +372,18 @@ fn finish(
                 n: train.len(),
             });
         }
+        let mut row = Vec::with_capacity(*k);
+        for (q, chunk) in ids.chunks_exact(*k).enumerate() {
+            row.clear();
+            row.extend_from_slice(chunk);
+            row.sort_unstable();
+            if let Some(w) = row.windows(2).find(|w| w[0] == w[1]) {
+                return Err(DatasetError::BadGroundTruth {
+                    dataset: source.to_string(),
+                    detail: format!("query {q} lists neighbour {} twice", w[0]),
+                });
+            }
+        }
     }
 
     let mut stored_gt = stored_gt;
@@ -394,10 +411,16 @@ fn finish(
     }
 
     let (ground_truth, ground_truth_source) = match stored_gt {
-        Some((k, ids)) => (
-            rescore_stored(&train, &test, distance, k, &ids),
-            GroundTruthSource::File,
-        ),
+        Some((k, ids)) => {
+            let truth = rescore_stored(&train, &test, distance, k, &ids);
+            spot_check_stored(&train, &test, distance, &truth).map_err(|detail| {
+                DatasetError::BadGroundTruth {
+                    dataset: source.to_string(),
+                    detail,
+                }
+            })?;
+            (truth, GroundTruthSource::File)
+        }
         None if opts.compute_missing_gt => (
             compute_ground_truth(&train, &test, distance, opts.gt_k, opts.observer())?,
             GroundTruthSource::Computed,
@@ -422,65 +445,6 @@ fn finish(
         sha256,
         limit: opts.limit,
     })
-}
-
-/// Recomputes the distances of stored neighbours with ragdbeval's conventions, and re-sorts
-/// each row by (distance, id) so ties follow the same rule as computed ground truth.
-fn rescore_stored(
-    train: &Vectors,
-    test: &Vectors,
-    distance: Distance,
-    k: usize,
-    ids: &[i64],
-) -> GroundTruth {
-    let mut out_ids = Vec::with_capacity(ids.len());
-    let mut out_d = Vec::with_capacity(ids.len());
-    let mut row: Vec<(f32, PointId)> = Vec::with_capacity(k);
-    for (q, chunk) in ids.chunks_exact(k).enumerate() {
-        row.clear();
-        let query = test.row(q);
-        row.extend(chunk.iter().map(|&id| {
-            (
-                distance.between(query, train.row(id as usize)),
-                id as PointId,
-            )
-        }));
-        row.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        out_ids.extend(row.iter().map(|x| x.1));
-        out_d.extend(row.iter().map(|x| x.0));
-    }
-    GroundTruth {
-        k,
-        ids: out_ids,
-        distances: out_d,
-    }
-}
-
-/// Exact top-`k` of every test vector over the train set, with a progress bar.
-pub fn compute_ground_truth(
-    train: &Vectors,
-    test: &Vectors,
-    distance: Distance,
-    k: usize,
-    progress: &dyn Progress,
-) -> Result<GroundTruth, DatasetError> {
-    if k == 0 || k > 1000 {
-        return Err(DatasetError::BadK { k });
-    }
-    let k = k.min(train.len());
-    let bar = progress.task("ground truth", Some(test.len() as u64), ProgressUnit::Items);
-    let gt = exact_knn(
-        &BaseSet {
-            vectors: train.as_flat(),
-            ids: None,
-            dim: train.dim(),
-        },
-        test.as_flat(),
-        distance,
-        k,
-        &|done| bar.set(done as u64),
-    );
-    Ok(gt)
 }
 
 /// SHA-256 of a file, cached next to it (`<file>.sha256`, keyed by size and mtime) because

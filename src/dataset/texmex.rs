@@ -152,9 +152,9 @@ pub struct TexmexFiles {
 
 /// Finds `*base.*vecs`, `*query.*vecs` and `*groundtruth.ivecs` in `dir`.
 pub fn find_files(dir: &Path) -> Result<TexmexFiles, DatasetError> {
-    let mut base = None;
-    let mut query = None;
-    let mut gt = None;
+    let mut base = Vec::new();
+    let mut query = Vec::new();
+    let mut gt = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| DatasetError::io(dir, e))?;
     let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     names.sort();
@@ -165,19 +165,38 @@ pub fn find_files(dir: &Path) -> Result<TexmexFiles, DatasetError> {
             .unwrap_or("")
             .to_string();
         let vecs = name.ends_with(".fvecs") || name.ends_with(".bvecs");
-        if vecs && name.contains("base") && base.is_none() {
-            base = Some(p);
-        } else if vecs && name.contains("query") && query.is_none() {
-            query = Some(p);
-        } else if name.ends_with(".ivecs") && name.contains("groundtruth") && gt.is_none() {
-            gt = Some(p);
+        if vecs && name.contains("base") {
+            base.push(p);
+        } else if vecs && name.contains("query") {
+            query.push(p);
+        } else if name.ends_with(".ivecs") && name.contains("groundtruth") {
+            gt.push(p);
         }
     }
-    match (base, query) {
-        (Some(base), Some(query)) => Ok(TexmexFiles {
+    // Two candidates for one role (sift_base.fvecs next to a subset's base) would otherwise
+    // be settled by sort order, silently benchmarking a set the user may not have meant.
+    let one = |role: &str, found: Vec<PathBuf>| -> Result<Option<PathBuf>, DatasetError> {
+        if found.len() > 1 {
+            let list: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+            return Err(bad(
+                dir,
+                format!(
+                    "more than one {role} file: {}; keep one per directory",
+                    list.join(", ")
+                ),
+            ));
+        }
+        Ok(found.into_iter().next())
+    };
+    match (
+        one("base", base)?,
+        one("query", query)?,
+        one("ground-truth", gt)?,
+    ) {
+        (Some(base), Some(query), groundtruth) => Ok(TexmexFiles {
             base,
             query,
-            groundtruth: gt,
+            groundtruth,
         }),
         _ => Err(bad(
             dir,

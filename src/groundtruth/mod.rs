@@ -48,6 +48,57 @@ impl GroundTruth {
         &self.distances[q * self.k..(q + 1) * self.k]
     }
 
+    /// Checks what any truth must hold, so that one from a file or a cache is never used when
+    /// it cannot be right: ids accepted by `id_known` and unique in their row, distances
+    /// finite, ascending, and not negative where the metric has no negative distances. The
+    /// error names the first query (0-based) that breaks a rule.
+    pub fn check(
+        &self,
+        distance: Distance,
+        id_known: impl Fn(PointId) -> bool,
+    ) -> Result<(), String> {
+        if self.k == 0
+            || self.ids.len() != self.distances.len()
+            || !self.ids.len().is_multiple_of(self.k)
+        {
+            return Err(format!(
+                "{} ids and {} distances do not make rows of {}",
+                self.ids.len(),
+                self.distances.len(),
+                self.k
+            ));
+        }
+        // 1 − cos of a vector with itself can come out a rounding error below 0.
+        let floor = match distance {
+            Distance::Dot => f32::NEG_INFINITY,
+            Distance::Euclidean | Distance::Angular => -1e-5,
+        };
+        let mut row: Vec<PointId> = Vec::with_capacity(self.k);
+        for q in 0..self.queries() {
+            let (ids, dists) = (self.ids_of(q), self.distances_of(q));
+            if let Some(id) = ids.iter().find(|&&id| !id_known(id)) {
+                return Err(format!(
+                    "query {q}: neighbour id {id} is not in the dataset"
+                ));
+            }
+            if let Some(d) = dists.iter().find(|d| !d.is_finite() || **d < floor) {
+                return Err(format!(
+                    "query {q}: distance {d} is impossible under {distance}"
+                ));
+            }
+            if dists.windows(2).any(|w| w[1] < w[0]) {
+                return Err(format!("query {q}: distances are not in ascending order"));
+            }
+            row.clear();
+            row.extend_from_slice(ids);
+            row.sort_unstable();
+            if let Some(w) = row.windows(2).find(|w| w[0] == w[1]) {
+                return Err(format!("query {q}: neighbour id {} is listed twice", w[0]));
+            }
+        }
+        Ok(())
+    }
+
     /// Keeps the first `k` neighbours of each query.
     pub fn truncated(&self, k: usize) -> GroundTruth {
         let k = k.min(self.k);

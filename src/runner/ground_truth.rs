@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 
 use crate::atomic::AtomicFile;
 use crate::dataset::Dataset;
+use crate::distance::Distance;
 use crate::groundtruth::{GroundTruth, RowSelection, exact_knn_rows};
 use crate::runbook::Resolved;
 use crate::types::PointId;
@@ -101,7 +102,13 @@ pub fn step_truths(
     progress: &dyn Progress,
 ) -> std::io::Result<StepTruths> {
     if let Some(cache) = cache
-        && let Ok(found) = read(&cache.path, &cache.key, steps, dataset.test.len())
+        && let Ok(found) = read(
+            &cache.path,
+            &cache.key,
+            steps,
+            dataset.test.len(),
+            dataset.distance,
+        )
     {
         return Ok(found);
     }
@@ -216,7 +223,13 @@ fn invalid(message: impl Into<String>) -> std::io::Error {
 /// Loads a cache file written for `key`, checking that it describes exactly `steps` over
 /// `queries` queries. Every count is checked against the bytes the file still holds before
 /// anything is allocated, so a corrupt or hostile header cannot exhaust memory.
-fn read(path: &Path, key: &str, steps: &[Resolved], queries: usize) -> std::io::Result<StepTruths> {
+fn read(
+    path: &Path,
+    key: &str,
+    steps: &[Resolved],
+    queries: usize,
+    distance: Distance,
+) -> std::io::Result<StepTruths> {
     let file = std::fs::File::open(path)?;
     let remaining = file.metadata()?.len();
     let mut r = Bounded {
@@ -242,7 +255,11 @@ fn read(path: &Path, key: &str, steps: &[Resolved], queries: usize) -> std::io::
     let mut out = Vec::with_capacity(steps.len());
     for step in steps {
         let k = r.u64()?;
-        let is_search = matches!(step, Resolved::Search { .. });
+        let live = match step {
+            Resolved::Search { live } => Some(live),
+            _ => None,
+        };
+        let is_search = live.is_some();
         if k == u64::MAX {
             if is_search {
                 return Err(invalid("a search step has no cached truth"));
@@ -277,11 +294,19 @@ fn read(path: &Path, key: &str, steps: &[Resolved], queries: usize) -> std::io::
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
-        out.push(Some(Arc::new(GroundTruth {
+        let truth = GroundTruth {
             k: k as usize,
             ids,
             distances,
-        })));
+        };
+        // A damaged or foreign cache must not pass for the truth: the key says which inputs
+        // it claims to belong to, this says whether it can belong to them at all.
+        let mut live_ids: Vec<PointId> = live.into_iter().flatten().map(|(id, _)| *id).collect();
+        live_ids.sort_unstable();
+        truth
+            .check(distance, |id| live_ids.binary_search(&id).is_ok())
+            .map_err(|why| invalid(format!("cached truth of step {}: {why}", out.len() + 1)))?;
+        out.push(Some(Arc::new(truth)));
     }
     if r.remaining != 0 {
         return Err(invalid("trailing bytes after the cached truth"));
@@ -332,7 +357,7 @@ mod tests {
                 assert_eq!(got, want, "step {i} query {q}");
             }
         }
-        let again = read(&cache.path, &cache.key, &steps, 4).unwrap();
+        let again = read(&cache.path, &cache.key, &steps, 4, ds.distance).unwrap();
         assert_eq!(again, truths);
     }
 }

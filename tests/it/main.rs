@@ -9,6 +9,7 @@
 
 mod common;
 
+mod bad_data;
 mod bad_input;
 mod bad_options;
 mod chroma;

@@ -8,6 +8,7 @@ use super::*;
 type Case = (&'static str, &'static [f64], f64, f64, f64, f64);
 
 #[rustfmt::skip]
+#[allow(clippy::approx_constant, reason = "random differences, not constants")]
 const CASES: &[Case] = &[
     (
         "exact_no_ties",

@@ -1,0 +1,125 @@
+//! The ground truth a dataset arrives with or gets: stored neighbours rescored and
+//! spot-checked against the vectors, or computed exactly.
+
+use super::DatasetError;
+use crate::distance::Distance;
+use crate::groundtruth::{BaseSet, GroundTruth, exact_knn};
+use crate::types::{PointId, Progress, ProgressUnit};
+use crate::vectors::Vectors;
+
+/// Recomputes the distances of stored neighbours with ragdbeval's conventions, and re-sorts
+/// each row by (distance, id) so ties follow the same rule as computed ground truth.
+pub(super) fn rescore_stored(
+    train: &Vectors,
+    test: &Vectors,
+    distance: Distance,
+    k: usize,
+    ids: &[i64],
+) -> GroundTruth {
+    let mut out_ids = Vec::with_capacity(ids.len());
+    let mut out_d = Vec::with_capacity(ids.len());
+    let mut row: Vec<(f32, PointId)> = Vec::with_capacity(k);
+    for (q, chunk) in ids.chunks_exact(k).enumerate() {
+        row.clear();
+        let query = test.row(q);
+        row.extend(chunk.iter().map(|&id| {
+            (
+                distance.between(query, train.row(id as usize)),
+                id as PointId,
+            )
+        }));
+        row.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        out_ids.extend(row.iter().map(|x| x.1));
+        out_d.extend(row.iter().map(|x| x.0));
+    }
+    GroundTruth {
+        k,
+        ids: out_ids,
+        distances: out_d,
+    }
+}
+
+/// Queries whose stored neighbours are recomputed by brute force on every load.
+const SPOT_CHECK_QUERIES: usize = 8;
+
+/// Whether a stored truth belongs to these vectors: for a few queries spread over the test
+/// set, the stored neighbours' distances (recomputed, sorted) must equal the exact top-k's
+/// position by position, within float tolerance. A truth from other vectors, another metric
+/// or a swapped array fails here instead of silently scoring recall against the wrong set.
+/// Costs a brute-force scan for [`SPOT_CHECK_QUERIES`] queries (a fraction of a second on
+/// 1M × 128).
+pub(super) fn spot_check_stored(
+    train: &Vectors,
+    test: &Vectors,
+    distance: Distance,
+    truth: &GroundTruth,
+) -> Result<(), String> {
+    let nq = test.len().min(truth.queries());
+    let picks: Vec<usize> = (0..SPOT_CHECK_QUERIES.min(nq))
+        .map(|i| i * nq / SPOT_CHECK_QUERIES.min(nq))
+        .collect();
+    let mut queries = Vec::with_capacity(picks.len() * test.dim());
+    for &q in &picks {
+        queries.extend_from_slice(test.row(q));
+    }
+    let k = truth.k.min(train.len());
+    let exact = exact_knn(
+        &BaseSet {
+            vectors: train.as_flat(),
+            ids: None,
+            dim: train.dim(),
+        },
+        &queries,
+        distance,
+        k,
+        &|_| {},
+    );
+    for (i, &q) in picks.iter().enumerate() {
+        let stored = &truth.distances_of(q)[..k];
+        let want = exact.distances_of(i);
+        // Relative to the row's largest distance: f32 sums over many dimensions differ in
+        // their last bits between implementations, and near-ties swap places.
+        let scale = want
+            .iter()
+            .fold(0f32, |m, d| m.max(d.abs()))
+            .max(f32::MIN_POSITIVE);
+        if let Some(pos) = (0..k).find(|&j| (stored[j] - want[j]).abs() > 1e-3 * scale + 1e-6) {
+            return Err(format!(
+                "for query {q}, its neighbour {} is at distance {} but the true one at {}: \
+                 it does not belong to these vectors under {distance} (recompute it with \
+                 `ragdbeval dataset gt`, or give the right --distance)",
+                pos + 1,
+                stored[pos],
+                want[pos]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Exact top-`k` of every test vector over the train set, with a progress bar.
+pub fn compute_ground_truth(
+    train: &Vectors,
+    test: &Vectors,
+    distance: Distance,
+    k: usize,
+    progress: &dyn Progress,
+) -> Result<GroundTruth, DatasetError> {
+    if k == 0 || k > 1000 {
+        return Err(DatasetError::BadK { k });
+    }
+    let k = k.min(train.len());
+    let bar = progress.task("ground truth", Some(test.len() as u64), ProgressUnit::Items);
+    let gt = exact_knn(
+        &BaseSet {
+            vectors: train.as_flat(),
+            ids: None,
+            dim: train.dim(),
+        },
+        test.as_flat(),
+        distance,
+        k,
+        &|done| bar.set(done as u64),
+    );
+    Ok(gt)
+}

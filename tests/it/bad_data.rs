@@ -1,0 +1,280 @@
+//! Ground truth that cannot belong to its vectors is refused, never scored against (issue 14,
+//! class 4): swapped `neighbors`/`distances`, float ids, duplicate ids in a row, a truth for
+//! other vectors, and a damaged ground-truth cache.
+
+use std::path::Path;
+
+use crate::bad_input::bench_fails;
+use crate::common::ragdbeval;
+use ragdbeval::dataset::{self, LoadOptions, hdf5 as ds_hdf5};
+use ragdbeval::distance::Distance;
+use ragdbeval::groundtruth::GroundTruth;
+use ragdbeval::results::RunResult;
+use ragdbeval::synthetic::SyntheticSpec;
+
+/// A small clustered dataset and its exact truth (k = 10), as a consistent file at `path`.
+fn consistent_file(path: &Path) -> (dataset::Dataset, GroundTruth) {
+    let spec: SyntheticSpec = "gen:clustered:n=2000,dim=16,queries=40,seed=5"
+        .parse()
+        .unwrap();
+    let opts = LoadOptions {
+        gt_k: 10,
+        ..LoadOptions::default()
+    };
+    let ds = dataset::load(&spec.to_string(), &opts).unwrap();
+    let truth = ds.ground_truth.clone();
+    ds_hdf5::write(path, Distance::Euclidean, &ds.train, &ds.test, &truth).unwrap();
+    (ds, truth)
+}
+
+/// Replaces `neighbors` and `distances` of the file at `path`.
+fn replace_truth(path: &Path, write: impl FnOnce(&hdf5::File) -> hdf5::Result<()>) {
+    let file = hdf5::File::open_rw(path).unwrap();
+    file.unlink("neighbors").unwrap();
+    file.unlink("distances").unwrap();
+    write(&file).unwrap();
+    file.close().unwrap();
+}
+
+fn loads(path: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "-q",
+            "--warmup",
+            "0",
+            "--runbook",
+            "build-search",
+            "--dataset",
+            path.to_str().unwrap(),
+            "--name",
+            "ok",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = RunResult::load(&dir.path().join("results/ok.json")).unwrap();
+    let recall = r.configs[0].searches().next().unwrap().quality.recall;
+    assert_eq!(recall, 1.0, "exact search against a consistent truth");
+}
+
+#[test]
+fn a_consistent_file_still_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("good.hdf5");
+    consistent_file(&p);
+    loads(&p);
+}
+
+/// Swapped arrays: the floats of `distances` read as ids would be small integers in range,
+/// and an approximate engine would score recall 1.000 against them.
+#[test]
+fn swapped_neighbors_and_distances_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("swapped.hdf5");
+    let (_, truth) = consistent_file(&p);
+    let (q, k) = (truth.queries(), truth.k);
+    replace_truth(&p, |f| {
+        let ids: Vec<i64> = truth.ids.iter().map(|&i| i as i64).collect();
+        f.new_dataset::<f32>()
+            .shape([q, k])
+            .create("neighbors")?
+            .write_raw(&truth.distances)?;
+        f.new_dataset::<i64>()
+            .shape([q, k])
+            .create("distances")?
+            .write_raw(&ids)?;
+        Ok(())
+    });
+    let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
+    assert!(err.contains("`neighbors` must hold integer ids"), "{err}");
+    assert!(err.contains("swapped"), "{err}");
+}
+
+/// Float ids, even integral ones with fractional parts elsewhere, are not ids.
+#[test]
+fn float_neighbor_ids_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("floats.hdf5");
+    let (_, truth) = consistent_file(&p);
+    let (q, k) = (truth.queries(), truth.k);
+    replace_truth(&p, |f| {
+        let ids: Vec<f64> = truth.ids.iter().map(|&i| i as f64 + 0.5).collect();
+        f.new_dataset::<f64>()
+            .shape([q, k])
+            .create("neighbors")?
+            .write_raw(&ids)?;
+        f.new_dataset::<f32>()
+            .shape([q, k])
+            .create("distances")?
+            .write_raw(&truth.distances)?;
+        Ok(())
+    });
+    let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
+    assert!(err.contains("must hold integer ids"), "{err}");
+}
+
+#[test]
+fn duplicate_ids_in_a_row_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("dups.hdf5");
+    let (_, truth) = consistent_file(&p);
+    let (q, k) = (truth.queries(), truth.k);
+    let mut ids: Vec<i64> = truth.ids.iter().map(|&i| i as i64).collect();
+    ids[3 * k + 1] = ids[3 * k];
+    replace_truth(&p, |f| {
+        f.new_dataset::<i64>()
+            .shape([q, k])
+            .create("neighbors")?
+            .write_raw(&ids)?;
+        f.new_dataset::<f32>()
+            .shape([q, k])
+            .create("distances")?
+            .write_raw(&truth.distances)?;
+        Ok(())
+    });
+    let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
+    assert!(
+        err.contains("query 3 lists neighbour") && err.contains("twice"),
+        "{err}"
+    );
+}
+
+/// In-range, unique integer ids that are simply not the nearest: a truth for other vectors.
+#[test]
+fn a_truth_for_other_vectors_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("foreign.hdf5");
+    let (ds, truth) = consistent_file(&p);
+    let (q, k) = (truth.queries(), truth.k);
+    // Shift every id: still in range and unique per row, but the wrong points.
+    let n = ds.train.len() as u64;
+    let ids: Vec<i64> = truth
+        .ids
+        .iter()
+        .map(|&i| ((i + n / 2) % n) as i64)
+        .collect();
+    replace_truth(&p, |f| {
+        f.new_dataset::<i64>()
+            .shape([q, k])
+            .create("neighbors")?
+            .write_raw(&ids)?;
+        f.new_dataset::<f32>()
+            .shape([q, k])
+            .create("distances")?
+            .write_raw(&truth.distances)?;
+        Ok(())
+    });
+    let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
+    assert!(err.contains("does not belong to these vectors"), "{err}");
+}
+
+/// The truths of runbook steps are cached; a cache whose ids point outside the live set or
+/// whose distances are negative is not used: the truth is recomputed and the run's recall is
+/// what it was with a sound cache.
+#[test]
+fn a_damaged_truth_cache_is_recomputed_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "bench",
+        "--db",
+        "exact",
+        "-q",
+        "--warmup",
+        "0",
+        "--dataset",
+        "gen:clustered:n=3000,dim=16,queries=30,seed=9",
+        "--name",
+    ];
+    let run = |name: &str| {
+        let mut a = args.to_vec();
+        a.push(name);
+        let out = ragdbeval(dir.path(), &a);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = RunResult::load(&dir.path().join(format!("results/{name}.json"))).unwrap();
+        r.configs[0]
+            .searches()
+            .map(|s| s.quality.recall)
+            .collect::<Vec<_>>()
+    };
+    let first = run("first");
+    assert!(first.iter().all(|&r| r == 1.0), "{first:?}");
+    let cache_dir = dir.path().join("cache/groundtruth");
+    let caches: Vec<_> = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(caches.len(), 1, "{caches:?}");
+    // Overwrite the tail of the file (distances of the last cached step) with a negative
+    // distance pattern, and one id near the front of the id block with an impossible id.
+    let mut bytes = std::fs::read(&caches[0]).unwrap();
+    let len = bytes.len();
+    for chunk in bytes[len - 64..].chunks_exact_mut(4) {
+        chunk.copy_from_slice(&(-1.0f32).to_le_bytes());
+    }
+    std::fs::write(&caches[0], &bytes).unwrap();
+    let second = run("second");
+    assert_eq!(first, second, "the damaged cache was not used");
+    let rewritten = std::fs::read(&caches[0]).unwrap();
+    assert_ne!(
+        rewritten, bytes,
+        "the cache was rewritten from the recomputed truth"
+    );
+}
+
+/// Two base files in a TEXMEX directory: which one is meant is not ragdbeval's guess.
+#[test]
+fn a_texmex_directory_with_two_base_files_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    let fvecs = |rows: usize| {
+        let mut out = Vec::new();
+        for r in 0..rows {
+            out.extend_from_slice(&2i32.to_le_bytes());
+            out.extend_from_slice(&(r as f32).to_le_bytes());
+            out.extend_from_slice(&1f32.to_le_bytes());
+        }
+        out
+    };
+    std::fs::write(set.join("a_base.fvecs"), fvecs(20)).unwrap();
+    std::fs::write(set.join("b_base.fvecs"), fvecs(30)).unwrap();
+    std::fs::write(set.join("a_query.fvecs"), fvecs(2)).unwrap();
+    let err = bench_fails(dir.path(), &["--dataset", set.to_str().unwrap()]);
+    assert!(err.contains("more than one base file"), "{err}");
+    assert!(
+        err.contains("a_base.fvecs") && err.contains("b_base.fvecs"),
+        "{err}"
+    );
+}
+
+/// A `distance` attribute of the wrong type is said to have the wrong type, not to be missing.
+#[test]
+fn a_distance_attribute_of_the_wrong_type_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("attr.hdf5");
+    consistent_file(&p);
+    let file = hdf5::File::open_rw(&p).unwrap();
+    file.delete_attr("distance").unwrap();
+    file.new_attr::<i64>()
+        .shape(())
+        .create("distance")
+        .unwrap()
+        .write_scalar(&3i64)
+        .unwrap();
+    file.close().unwrap();
+    let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
+    assert!(err.contains("must be a string"), "{err}");
+    assert!(!err.contains("missing"), "{err}");
+}
