@@ -2,7 +2,7 @@
 //! `scripts/servers/pgvector.sh`, the target's description, and its process id.
 
 use super::params::SearchParams;
-use super::session::pg_message;
+use super::session::{connect_within, pg_message};
 use super::*;
 use crate::adapters::support::process;
 use crate::adapters::support::server::LocalServer;
@@ -40,13 +40,11 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
         .application_name("ragdbeval");
     let target = describe_target(&config);
 
-    let mut client = config
-        .connect(NoTls)
-        .map_err(|e| EngineError::Unreachable {
-            engine: ENGINE.into(),
-            target: target.clone(),
-            message: format!("{}; {}", pg_message(&e), LOCAL_SERVER.hint()),
-        })?;
+    let mut client = connect_within(&config).map_err(|e| EngineError::Unreachable {
+        engine: ENGINE.into(),
+        target: target.clone(),
+        message: format!("{e}; {}", LOCAL_SERVER.hint()),
+    })?;
     client
         .batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
         .map_err(|e| {

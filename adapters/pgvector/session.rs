@@ -123,12 +123,8 @@ impl PgVector {
     }
 
     pub(super) fn connect(&self, operation: &str) -> EngineResult<Conn> {
-        let client = self.config.connect(NoTls).map_err(|e| {
-            self.unreachable(format!(
-                "{operation}: {}; {}",
-                pg_message(&e),
-                LOCAL_SERVER.hint()
-            ))
+        let client = connect_within(&self.config).map_err(|e| {
+            self.unreachable(format!("{operation}: {e}; {}", LOCAL_SERVER.hint()))
         })?;
         self.init_session(client)
             .map_err(|f| self.fail(operation, f))
@@ -240,12 +236,8 @@ impl PgVector {
         let sink = Arc::clone(&notices);
         let mut config = self.config.clone();
         config.notice_callback(move |n| lock(&sink).push(n.message().to_string()));
-        let mut client = config.connect(NoTls).map_err(|e| {
-            self.unreachable(format!(
-                "{operation}: {}; {}",
-                pg_message(&e),
-                LOCAL_SERVER.hint()
-            ))
+        let mut client = connect_within(&config).map_err(|e| {
+            self.unreachable(format!("{operation}: {e}; {}", LOCAL_SERVER.hint()))
         })?;
         let fail = |e: postgres::Error| self.fail(operation, Fail::Pg(e));
 
@@ -357,5 +349,33 @@ impl PgVector {
             let bytes: Option<i64> = conn.client.query_one(&sql, &[&name])?.try_get(0)?;
             Ok(bytes.map(|b| b.max(0) as u64))
         })
+    }
+}
+
+/// Connects with a deadline on the whole start-up (TCP connect, startup message,
+/// authentication, parameter status), not only on the TCP connect that `connect_timeout`
+/// covers: a listener that accepts and never answers would otherwise hang the run forever.
+/// The attempt runs on its own thread; past the deadline it is abandoned (that thread ends
+/// when the peer closes the socket or the process exits).
+pub(super) fn connect_within(config: &postgres::Config) -> Result<postgres::Client, String> {
+    let deadline = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let config = config.clone();
+    std::thread::Builder::new()
+        .name("pg-connect".into())
+        .spawn(move || {
+            let _ = tx.send(config.connect(NoTls));
+        })
+        .map_err(|e| format!("cannot start a connection thread: {e}"))?;
+    match rx.recv_timeout(deadline) {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) => Err(pg_message(&e)),
+        Err(_) => Err(format!(
+            "no answer to the PostgreSQL start-up within {deadline:?} (--timeout); is it a \
+             PostgreSQL server, and is it running?"
+        )),
     }
 }

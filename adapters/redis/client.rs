@@ -60,7 +60,14 @@ impl RedisEngine {
                 Ok((server_info, vadd))
             })
             .map_err(|e| {
-                if broken(&e) || e.code().is_none() {
+                if e.is_timeout() {
+                    // The socket's EAGAIN says "resource temporarily unavailable": say what
+                    // it means.
+                    unreachable(format!(
+                        "no answer within {timeout:?} (--timeout); is it a Redis server, and \
+                         is it running?"
+                    ))
+                } else if broken(&e) || e.code().is_none() {
                     unreachable(format!("{e}; {}", LOCAL_SERVER.hint()))
                 } else {
                     EngineError::op(ENGINE, "connect", e)
@@ -117,7 +124,10 @@ impl RedisEngine {
             EngineError::op(
                 ENGINE,
                 operation,
-                format!("{e} (no reply within {:?})", self.pool.timeout),
+                format!(
+                    "no reply within {:?} (--timeout); raise it if the server is just slow",
+                    self.pool.timeout
+                ),
             )
         } else if broken(&e) || e.is_connection_refusal() {
             EngineError::Unreachable {

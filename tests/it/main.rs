@@ -16,6 +16,7 @@ mod chroma;
 mod cli;
 mod conformance;
 mod datasets;
+mod deadlines;
 mod download;
 mod load;
 mod pgvector;
