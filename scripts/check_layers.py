@@ -28,7 +28,7 @@ LAYERS = {
     "results": 5, "dataset": 5,
     "metrics": 6, "groundtruth": 6, "engine": 6, "adapters": 6, "resources": 6,
     "storage": 6, "synthetic": 6, "params": 6,
-    "engine_meta": 7, "types": 7, "rng": 7, "distance": 7, "vectors": 7, "atomic": 7,
+    "engine_meta": 7, "interrupt": 7, "types": 7, "rng": 7, "distance": 7, "vectors": 7, "atomic": 7,
 }
 
 

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod engine_meta;
 pub mod export;
 pub mod groundtruth;
+pub mod interrupt;
 pub mod metrics;
 pub mod output;
 pub mod params;

@@ -301,11 +301,18 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
+    // From here on Ctrl-C stops the run between queries and keeps what finished; before,
+    // nothing is measured yet and the default (exit at once) loses nothing.
+    crate::interrupt::install().context("installing the Ctrl-C handler")?;
     let outcome = runner::run(&plan, &ds, &mut result, &result_path, sidecar.as_mut());
-    runner::finish(&mut result, outcome.as_ref().err().map(|e| e.to_string()));
+    runner::finish(&mut result, outcome.as_ref().map(|_| ()));
     let measured = result.configs.iter().any(|c| !c.steps.is_empty());
+    let interrupted = matches!(outcome, Err(runner::RunError::Interrupted));
+    // An interrupted run always leaves its result (marked `interrupted`), even with nothing
+    // measured yet: the user stopped it, and the file says so.
     if let Err(e) = &outcome
         && !measured
+        && !interrupted
     {
         // Nothing was measured (engine unreachable, bad parameter): leave no result behind.
         let _ = std::fs::remove_file(&result_path);
@@ -336,6 +343,13 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 println!("results: {}", result_path.display());
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Err(runner::RunError::Interrupted) => {
+            eprintln!(
+                "interrupted: the steps that finished are saved in {}",
+                result_path.display()
+            );
+            Ok(ExitCode::from(130))
         }
         Err(e) => Err(anyhow!(
             "{e}\n  (the steps that finished are saved in {})",

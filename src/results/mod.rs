@@ -34,6 +34,8 @@ pub enum RunState {
     Completed,
     /// Stopped by an error; finished steps are kept.
     Failed,
+    /// Stopped by Ctrl-C or SIGTERM; finished steps are kept.
+    Interrupted,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -37,6 +37,7 @@ pub fn run_build(
     let load_start = Instant::now();
     let mut start = 0;
     while start < n {
+        super::check_interrupt()?;
         let end = (start + chunk).min(n);
         let t = Instant::now();
         engine

@@ -302,7 +302,9 @@ pub fn closed_loop_budget(
                 let mut i = 0usize;
                 loop {
                     let t = Instant::now();
-                    if t.duration_since(start) >= duration || i as u64 >= budget || shared.stopped()
+                    if t.duration_since(start) >= duration
+                        || i as u64 >= budget
+                        || (shared.stopped() || crate::interrupt::requested())
                     {
                         break;
                     }
@@ -437,7 +439,7 @@ pub fn open_loop(
                 let mut rec = Recorder::new(seconds);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= planned || shared.stopped() {
+                    if i >= planned || (shared.stopped() || crate::interrupt::requested()) {
                         break;
                     }
                     let intended = start + Duration::from_nanos((i as f64 * interval_ns) as u64);

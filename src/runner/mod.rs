@@ -103,6 +103,18 @@ pub enum RunError {
     Results(#[from] ResultFileError),
     #[error("{0}")]
     Setup(String),
+    /// Ctrl-C or SIGTERM: the steps that finished are kept.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// Stops the run when Ctrl-C or SIGTERM asked for it (see [`crate::interrupt`]).
+pub(crate) fn check_interrupt() -> Result<(), RunError> {
+    if crate::interrupt::requested() {
+        Err(RunError::Interrupted)
+    } else {
+        Ok(())
+    }
 }
 
 impl RunError {
@@ -194,6 +206,7 @@ fn run_config(
     let mut after = "build";
     let mut changed = true;
     for (si, step) in plan.steps.iter().enumerate() {
+        check_interrupt()?;
         let runbook_step = si + 1;
         match step {
             Resolved::Build { ids } => {
@@ -366,6 +379,8 @@ fn run_load(
             plan.sample_interval,
         )
         .map_err(RunError::engine("closed-loop search"))?;
+        // A level cut short by Ctrl-C is not a measurement.
+        check_interrupt()?;
         plan.observer().message(&format!(
             "[{}]   {c} client(s): {:.0} QPS, p50 {:.3} ms, p99 {:.3} ms",
             plan.entry.name, level.qps, level.latency.p50_ms, level.latency.p99_ms
@@ -383,6 +398,7 @@ fn run_load(
             plan.sample_interval,
         )
         .map_err(RunError::engine("fixed-rate search"))?;
+        check_interrupt()?;
         plan.observer().message(&format!(
             "[{}]   {rate:.0}/s target: {:.0}/s achieved, p99 {:.3} ms, {} dropped{}",
             plan.entry.name,
@@ -516,17 +532,18 @@ fn push_step(result: &mut RunResult, step: Step) {
     }
 }
 
-/// Marks the run finished (completed or failed) and stamps the end time.
-pub fn finish(result: &mut RunResult, error: Option<String>) {
+/// Marks the run finished (completed, failed or interrupted) and stamps the end time.
+pub fn finish(result: &mut RunResult, outcome: Result<(), &RunError>) {
     compute_curves(result);
     for w in warnings::resource_warnings(result) {
         push_warning(result, w);
     }
-    result.status.state = if error.is_some() {
-        RunState::Failed
-    } else {
-        RunState::Completed
+    let (state, error) = match outcome {
+        Ok(()) => (RunState::Completed, None),
+        Err(RunError::Interrupted) => (RunState::Interrupted, None),
+        Err(e) => (RunState::Failed, Some(e.to_string())),
     };
+    result.status.state = state;
     result.status.error = error;
     result.manifest.finished_at = Some(manifest::now());
 }

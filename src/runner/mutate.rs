@@ -82,6 +82,7 @@ pub fn run_mutation(
     let mut unobservable = 0usize;
 
     for (call, start) in (0..n).step_by(batch).enumerate() {
+        super::check_interrupt()?;
         let end = (start + batch).min(n);
         let chunk = &ids[start..end];
         // Gather the vectors before the clock starts: only the engine call is timed.

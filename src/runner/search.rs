@@ -117,6 +117,7 @@ fn timed_single(
         );
         if qi % 256 == 255 {
             bar.set(qi as u64 + 1);
+            super::check_interrupt()?;
         }
     }
     let wall = loop_start.elapsed();

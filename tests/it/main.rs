@@ -18,6 +18,7 @@ mod conformance;
 mod datasets;
 mod deadlines;
 mod download;
+mod interrupt;
 mod load;
 mod pgvector;
 mod qdrant;

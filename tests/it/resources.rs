@@ -214,7 +214,7 @@ fn impossible_figures_become_warnings_of_the_run() {
         result
             .configs
             .push(serde_json::from_value(config).expect("a config"));
-        ragdbeval::runner::finish(&mut result, None);
+        ragdbeval::runner::finish(&mut result, Ok(()));
         result.warnings
     };
     let engine = |cpu_seconds: f64| ResourceStats {

@@ -327,7 +327,7 @@ fn an_engine_dying_mid_run_keeps_the_finished_steps() {
     let path = dir.path().join("r.json");
     let err = runner::run(&plan, &ds, &mut result, &path, None).unwrap_err();
     assert!(err.to_string().contains("connection refused"), "{err}");
-    runner::finish(&mut result, Some(err.to_string()));
+    runner::finish(&mut result, Err(&err));
     result.save(&path).unwrap();
     let saved = RunResult::load(&path).unwrap();
     assert_eq!(saved.status.state, RunState::Failed);
