@@ -207,6 +207,15 @@ pub trait VectorEngine: Send + Sync {
     /// parameters before a long build: it must validate and store, not touch the collection.
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()>;
 
+    /// Checks the build parameters of `spec` as `create` would, without creating anything.
+    /// The runner calls it for every configuration of a sweep right after `open`, so a bad
+    /// value in the third build fails before the first build runs. The default accepts
+    /// everything (then `create` is the check).
+    fn check_build_params(&self, spec: &CollectionSpec) -> EngineResult<()> {
+        let _ = spec;
+        Ok(())
+    }
+
     /// Top-`k` search for one query. Results go into `out` (cleared first), best first.
     fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()>;
 

@@ -38,11 +38,42 @@ use crate::rng::SplitMix64;
 use crate::types::PointId;
 
 /// A position in the train set: an absolute row or a percentage of the train size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Position {
     Row(u64),
     Percent(String),
+}
+
+/// Written by hand rather than derived as untagged, so the error names the field and the
+/// value (`end = -5`) instead of "data did not match any variant of untagged enum Position".
+/// (The TOML position still points at `[[steps]]`: steps are an internally tagged enum, which
+/// buffers its fields.)
+impl<'de> Deserialize<'de> for Position {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Position, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Position;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a row number (0 or more) or a percentage like \"90%\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Position, E> {
+                Ok(Position::Row(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Position, E> {
+                u64::try_from(v).map(Position::Row).map_err(|_| {
+                    E::custom(format!(
+                        "`start`/`end` = {v} is not a position: use a row number (0 or more) \
+                         or a percentage like \"90%\""
+                    ))
+                })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Position, E> {
+                Ok(Position::Percent(v.to_string()))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 impl Position {
@@ -79,7 +110,11 @@ pub enum OpMode {
 
 /// Which ids an update or delete touches.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged, deny_unknown_fields)]
+#[serde(
+    untagged,
+    deny_unknown_fields,
+    expecting = "a step's `ids`: either `start`/`end` positions or `fraction` and `seed`"
+)]
 pub enum IdSelection {
     /// Ids `start..end` (all must be live).
     Range {

@@ -130,45 +130,13 @@ impl VectorEngine for ChromaEngine {
         }
     }
 
+    fn check_build_params(&self, spec: &CollectionSpec) -> EngineResult<()> {
+        self.build_settings(spec).map(|_| ())
+    }
+
     fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
-        let p = &spec.build_params;
-        p.reject_unknown(BUILD_PARAMS)
-            .map_err(|e| EngineError::bad_param(ENGINE, "build", e))?;
-        let get = |name: &str| {
-            p.get_u64(name)
-                .map_err(|e| EngineError::bad_param(ENGINE, name, e))
-        };
-        let build_ef = get("ef_search")?;
-        let ef_search = match (build_ef, self.pending_ef_search) {
-            (Some(b), Some(s)) if b != s => {
-                return Err(EngineError::bad_param(
-                    ENGINE,
-                    "ef_search",
-                    format!(
-                        "build ef_search={b} and search ef_search={s} differ; chroma fixes \
-                         ef_search at creation, give one value"
-                    ),
-                ));
-            }
-            (Some(v), _) | (None, Some(v)) => v,
-            (None, None) => DEFAULT_EF_SEARCH,
-        };
-        let settings = BuildSettings {
-            space: space_of(spec.distance),
-            max_neighbors: get("m")?,
-            ef_construction: get("ef_construction")?,
-            ef_search,
-            batch_size: get("batch_size")?,
-            sync_threshold: get("sync_threshold")?,
-            num_threads: get("num_threads")?,
-        };
-        if spec.dim == 0 {
-            return Err(EngineError::bad_param(
-                ENGINE,
-                "dim",
-                "dimension must be at least 1",
-            ));
-        }
+        let settings = self.build_settings(spec)?;
+        let ef_search = settings.ef_search;
 
         if self.lookup("create", &spec.name)?.is_some() {
             if !self.recreate {
@@ -470,5 +438,51 @@ impl VectorEngine for ChromaEngine {
             self.drop_collection("close", &col.name)?;
         }
         Ok(())
+    }
+}
+
+impl ChromaEngine {
+    /// The build parameters of `spec`, checked, with the pending search `ef_search` (chroma
+    /// fixes it at creation). Shared by `create` and the sweep check before the first build.
+    fn build_settings(&self, spec: &CollectionSpec) -> EngineResult<BuildSettings> {
+            let p = &spec.build_params;
+            p.reject_unknown(BUILD_PARAMS)
+                .map_err(|e| EngineError::bad_param(ENGINE, "build", e))?;
+            let get = |name: &str| {
+                p.get_u64(name)
+                    .map_err(|e| EngineError::bad_param(ENGINE, name, e))
+            };
+            let build_ef = get("ef_search")?;
+            let ef_search = match (build_ef, self.pending_ef_search) {
+                (Some(b), Some(s)) if b != s => {
+                    return Err(EngineError::bad_param(
+                        ENGINE,
+                        "ef_search",
+                        format!(
+                            "build ef_search={b} and search ef_search={s} differ; chroma fixes \
+                             ef_search at creation, give one value"
+                        ),
+                    ));
+                }
+                (Some(v), _) | (None, Some(v)) => v,
+                (None, None) => DEFAULT_EF_SEARCH,
+            };
+            let settings = BuildSettings {
+                space: space_of(spec.distance),
+                max_neighbors: get("m")?,
+                ef_construction: get("ef_construction")?,
+                ef_search,
+                batch_size: get("batch_size")?,
+                sync_threshold: get("sync_threshold")?,
+                num_threads: get("num_threads")?,
+            };
+            if spec.dim == 0 {
+                return Err(EngineError::bad_param(
+                    ENGINE,
+                    "dim",
+                    "dimension must be at least 1",
+                ));
+            }
+        Ok(settings)
     }
 }

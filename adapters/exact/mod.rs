@@ -132,10 +132,14 @@ impl VectorEngine for ExactEngine {
         format!("ragdbeval {}", env!("CARGO_PKG_VERSION"))
     }
 
-    fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
+    fn check_build_params(&self, spec: &CollectionSpec) -> EngineResult<()> {
         spec.build_params
             .reject_unknown(&[])
-            .map_err(|e| EngineError::bad_param(NAME, "build", e))?;
+            .map_err(|e| EngineError::bad_param(NAME, "build", e))
+    }
+
+    fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
+        self.check_build_params(spec)?;
         *self = ExactEngine {
             distance: Some(spec.distance),
             dim: spec.dim,

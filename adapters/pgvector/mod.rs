@@ -141,6 +141,10 @@ impl VectorEngine for PgVector {
         self.version.clone()
     }
 
+    fn check_build_params(&self, spec: &CollectionSpec) -> EngineResult<()> {
+        BuildParams::parse(&spec.build_params).map(|_| ())
+    }
+
     fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
         let build = BuildParams::parse(&spec.build_params)?;
         for (_, params) in &self.checked {

@@ -157,6 +157,10 @@ impl VectorEngine for QdrantEngine {
         self.server_version.clone()
     }
 
+    fn check_build_params(&self, spec: &CollectionSpec) -> EngineResult<()> {
+        BuildSettings::for_collection(spec, Target::Server).map(|_| ())
+    }
+
     fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
         let settings = BuildSettings::for_collection(spec, Target::Server)?;
         let name = spec.name.clone();

@@ -223,6 +223,10 @@ impl VectorEngine for QdrantEdge {
         VERSION.to_string()
     }
 
+    fn check_build_params(&self, spec: &CollectionSpec) -> EngineResult<()> {
+        BuildSettings::for_collection(spec, Target::Edge).map(|_| ())
+    }
+
     fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
         let settings = BuildSettings::for_collection(spec, Target::Edge)?;
         let path = spec.work_dir.join(SHARD_DIR);

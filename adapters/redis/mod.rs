@@ -112,59 +112,12 @@ impl VectorEngine for RedisEngine {
         self.version.clone()
     }
 
+    fn check_build_params(&self, spec: &CollectionSpec) -> EngineResult<()> {
+        build_settings(spec).map(|_| ())
+    }
+
     fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
-        let params = &spec.build_params;
-        let bad = |param: &str, e: &dyn std::fmt::Display| EngineError::bad_param(ENGINE, param, e);
-        params
-            .reject_unknown(BUILD_PARAMS)
-            .map_err(|e| bad("build", &e))?;
-        let quantization = match params
-            .get_str("quantization")
-            .map_err(|e| bad("quantization", &e))?
-        {
-            None => Quantization::Q8,
-            Some(q) => Quantization::parse(q).ok_or_else(|| {
-                bad(
-                    "quantization",
-                    &format!("`{q}` is not one of noquant, q8 (Redis' default), bin"),
-                )
-            })?,
-        };
-        let m = params.get_u64("m").map_err(|e| bad("m", &e))?;
-        if let Some(m) = m
-            && !M_RANGE.contains(&m)
-        {
-            return Err(bad("m", &format!("{m} is outside {M_RANGE:?}")));
-        }
-        let ef_construction = params
-            .get_u64("ef_construction")
-            .map_err(|e| bad("ef_construction", &e))?;
-        if let Some(ef) = ef_construction
-            && !EF_CONSTRUCTION_RANGE.contains(&ef)
-        {
-            return Err(bad(
-                "ef_construction",
-                &format!("{ef} is outside {EF_CONSTRUCTION_RANGE:?}"),
-            ));
-        }
-        let normalize = params
-            .get_bool("normalize")
-            .map_err(|e| bad("normalize", &e))?
-            .unwrap_or(false);
-        if spec.distance != Distance::Angular && !normalize {
-            return Err(EngineError::Unsupported {
-                engine: ENGINE.into(),
-                what: format!(
-                    "{} distance: vector sets rank by cosine similarity only. Set the build \
-                     parameter normalize=true to L2-normalise vectors and queries anyway; the \
-                     ranking is then cosine, which equals the {} ranking only for normalised data",
-                    spec.distance, spec.distance
-                ),
-            });
-        }
-        if spec.dim == 0 {
-            return Err(EngineError::op(ENGINE, "create", "dimension 0"));
-        }
+        let (quantization, m, ef_construction, normalize) = build_settings(spec)?;
 
         let key = spec.name.clone();
         let exists = self
@@ -426,4 +379,64 @@ impl VectorEngine for RedisEngine {
         self.pool.clear();
         Ok(())
     }
+}
+
+/// The build parameters of `spec`, checked: quantization, `m`, `ef_construction`, whether to
+/// normalise. Shared by `create` and the sweep check before the first build.
+fn build_settings(
+    spec: &CollectionSpec,
+) -> EngineResult<(Quantization, Option<u64>, Option<u64>, bool)> {
+        let params = &spec.build_params;
+        let bad = |param: &str, e: &dyn std::fmt::Display| EngineError::bad_param(ENGINE, param, e);
+        params
+            .reject_unknown(BUILD_PARAMS)
+            .map_err(|e| bad("build", &e))?;
+        let quantization = match params
+            .get_str("quantization")
+            .map_err(|e| bad("quantization", &e))?
+        {
+            None => Quantization::Q8,
+            Some(q) => Quantization::parse(q).ok_or_else(|| {
+                bad(
+                    "quantization",
+                    &format!("`{q}` is not one of noquant, q8 (Redis' default), bin"),
+                )
+            })?,
+        };
+        let m = params.get_u64("m").map_err(|e| bad("m", &e))?;
+        if let Some(m) = m
+            && !M_RANGE.contains(&m)
+        {
+            return Err(bad("m", &format!("{m} is outside {M_RANGE:?}")));
+        }
+        let ef_construction = params
+            .get_u64("ef_construction")
+            .map_err(|e| bad("ef_construction", &e))?;
+        if let Some(ef) = ef_construction
+            && !EF_CONSTRUCTION_RANGE.contains(&ef)
+        {
+            return Err(bad(
+                "ef_construction",
+                &format!("{ef} is outside {EF_CONSTRUCTION_RANGE:?}"),
+            ));
+        }
+        let normalize = params
+            .get_bool("normalize")
+            .map_err(|e| bad("normalize", &e))?
+            .unwrap_or(false);
+        if spec.distance != Distance::Angular && !normalize {
+            return Err(EngineError::Unsupported {
+                engine: ENGINE.into(),
+                what: format!(
+                    "{} distance: vector sets rank by cosine similarity only. Set the build \
+                     parameter normalize=true to L2-normalise vectors and queries anyway; the \
+                     ranking is then cosine, which equals the {} ranking only for normalised data",
+                    spec.distance, spec.distance
+                ),
+            });
+        }
+        if spec.dim == 0 {
+            return Err(EngineError::op(ENGINE, "create", "dimension 0"));
+        }
+    Ok((quantization, m, ef_construction, normalize))
 }

@@ -202,6 +202,19 @@ fn run_config(
         build_params: build_params.clone(),
         work_dir,
     };
+    // Reject a bad value anywhere in a build sweep before the first build: a typo in the last
+    // configuration must not cost the user the hours of the ones before it.
+    if ci == 0 {
+        for params in &plan.builds {
+            let candidate = CollectionSpec {
+                build_params: params.clone(),
+                ..spec.clone()
+            };
+            engine
+                .check_build_params(&candidate)
+                .map_err(RunError::engine("check build parameters"))?;
+        }
+    }
     let mut live = LiveState::empty(dataset.train.len());
     let mut after = "build";
     let mut changed = true;

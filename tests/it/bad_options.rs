@@ -175,3 +175,53 @@ fn server_options_on_an_embedded_engine_are_warned_about() {
     assert!(result.contains("--url is ignored"), "stored in the result");
     assert!(!files_in(&dir.path().join("results")).is_empty());
 }
+
+/// A bad value in the last configuration of a build sweep fails before the first build, and
+/// leaves no result (nothing was measured).
+#[test]
+fn a_bad_value_in_a_build_sweep_fails_before_the_first_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "qdrant-edge",
+            "--dataset",
+            "gen:uniform:n=20000,dim=32,queries=10",
+            "--build-param",
+            "quantization=none,bogus",
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        files_in(&dir.path().join("results")).is_empty(),
+        "no result file"
+    );
+    assert!(
+        err.contains("check build parameters") && err.contains("quantization"),
+        "{err}"
+    );
+    assert!(!err.contains("[qdrant-edge] build"), "no build ran: {err}");
+    assert!(started.elapsed().as_secs() < 20, "failed before building");
+}
+
+/// A negative position in a runbook names the field and the value, not serde's enum.
+#[test]
+fn a_negative_runbook_position_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let runbook = dir.path().join("bad.toml");
+    std::fs::write(
+        &runbook,
+        "[[steps]]\nkind = \"build\"\nend = -5\n\n[[steps]]\nkind = \"search\"\n",
+    )
+    .unwrap();
+    let err = bench_fails(dir.path(), &["--runbook", runbook.to_str().unwrap()]);
+    assert!(
+        err.contains("`start`/`end` = -5 is not a position"),
+        "{err}"
+    );
+    assert!(!err.contains("untagged enum"), "{err}");
+}

@@ -81,11 +81,18 @@ fn ctrl_c_after_the_build_leaves_an_interrupted_result_and_no_temp_files() {
     assert!(err.contains("interrupted"), "{err}");
     let r = RunResult::load(&result).unwrap();
     assert_eq!(r.status.state, RunState::Interrupted);
-    assert!(!r.configs[0].steps.is_empty(), "the finished steps are kept");
+    assert!(
+        !r.configs[0].steps.is_empty(),
+        "the finished steps are kept"
+    );
     let leftovers: Vec<_> = all_files(dir.path())
         .into_iter()
         .filter(|p| {
-            let name = p.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             name.contains(".tmp") || name.starts_with('.') || name.ends_with('~')
         })
         .collect();
