@@ -36,7 +36,8 @@ fn main() {
 mod engine_meta;
 
 macro_rules! engines {
-    ($($module:ident => $name:literal,)*) => {
+    // An engine's `#[cfg]` is ignored here: its tests' cfg must be declared either way.
+    ($($(#[$only_if:meta])? $module:ident => $name:literal,)*) => {
         $(
             #[allow(dead_code)]
             mod $module {

@@ -4,8 +4,10 @@
 //
 // Three places expand this list with their own `engines!` macro: `adapters/mod.rs` (the
 // registry), `build.rs` (which engines' tests can run) and `tests/it/conformance.rs` (one
-// conformance test per engine). Keep it a plain list.
+// conformance test per engine). Keep it a plain list; a `#[cfg(...)]` before a line makes
+// that engine optional (only qdrant-edge, which the fuzz build leaves out).
 engines! {
+    #[cfg(feature = "qdrant-edge")]
     qdrant_edge => "qdrant-edge",
     exact => "exact",
     qdrant => "qdrant",

@@ -20,12 +20,12 @@ pub mod qdrant_settings;
 pub mod support;
 
 macro_rules! engines {
-    ($($module:ident => $name:literal,)*) => {
-        $(pub mod $module;)*
+    ($($(#[$only_if:meta])? $module:ident => $name:literal,)*) => {
+        $($(#[$only_if])? pub mod $module;)*
 
         /// Every registered engine, in the order `ragdbeval engines` lists them.
         pub const ENGINES: &[EngineEntry] = &[
-            $(EngineEntry {
+            $($(#[$only_if])? EngineEntry {
                 name: $name,
                 meta: &$module::meta::ENGINE,
                 config_toml: $module::CONFIG,

@@ -9,6 +9,8 @@
 #   RAGDBEVAL_NO_SERVERS=1 ./scripts/test.sh   # skip starting servers (their tests are then
 #                                              # reported as ignored, except under CI, where
 #                                              # they fail; a set *_URL still counts)
+#   RAGDBEVAL_NO_FUZZ=1 ./scripts/test.sh      # skip the 20 s-per-target fuzz pass that ends
+#                                              # a full run (scripts/fuzz.sh)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/env.sh"
@@ -66,3 +68,15 @@ if [ -z "${RAGDBEVAL_NO_SERVERS:-}" ]; then
 fi
 
 cargo test --release --locked --all-targets --no-fail-fast "$@"
+
+# The short fuzz pass (issue 14): every target in fuzz/ for 20 s, when the toolchain can build
+# it (sanitizers need a nightly) and the whole suite was asked for (not a filtered run).
+if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
+  if rustc --version | grep -q nightly; then
+    stop_servers
+    started=()
+    "$here/fuzz.sh"
+  else
+    echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
+  fi
+fi

@@ -19,7 +19,9 @@ Examples:
   ragdbeval bench --db qdrant-edge --runbook build-search --rate-sweep --slo 5ms
   ragdbeval bench --db exact --runbook datasets/runbooks/churn.toml
       Any sequence of build, insert, update, delete and search steps; every search is
-      scored against ground truth recomputed for the points live at that step.";
+      scored against ground truth recomputed for the points live at that step.
+  ragdbeval bench --resume results/20261124T101500Z-pgvector-sift-128-euclidean.json
+      Continue a run that stopped (server died, deadline, Ctrl-C) where it stopped.";
 
 const DATASET_EXAMPLES: &str = "\
 Examples:
@@ -298,6 +300,12 @@ pub struct BenchArgs {
     /// Result file name (without extension); default: TIME-ENGINE-DATASET.
     #[arg(long, value_parser = parse_result_name)]
     pub name: Option<String>,
+    /// Continue a run that failed, was interrupted or was killed, from its first unfinished
+    /// step, with the settings of its command line (run it from the same directory). Only
+    /// `--url` and `--timeout` (a server restarted elsewhere), `-q` and `--json` may be
+    /// given with it.
+    #[arg(long, value_name = "RESULT.json")]
+    pub resume: Option<PathBuf>,
     /// Do not write the per-query sidecar.
     #[arg(long)]
     pub no_sidecar: bool,

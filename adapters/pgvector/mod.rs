@@ -56,6 +56,7 @@ mod report;
 mod server;
 mod session;
 mod sql;
+mod watchdog;
 #[cfg(test)]
 mod tests;
 
@@ -115,6 +116,8 @@ pub struct PgVector {
     config: Config,
     target: String,
     statement_timeout: Option<Duration>,
+    /// Cuts off a call the server never answers (see `watchdog.rs`); with the timeout.
+    watchdog: Option<Arc<watchdog::Watchdog>>,
     recreate: bool,
     batch_size: usize,
     upload_parallel: usize,

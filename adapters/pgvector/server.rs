@@ -85,6 +85,7 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
         config,
         target,
         statement_timeout: (!opts.timeout.is_zero()).then_some(opts.timeout),
+        watchdog: (!opts.timeout.is_zero()).then(|| super::watchdog::Watchdog::new(opts.timeout)),
         recreate: opts.recreate,
         batch_size: if opts.batch_size == 0 {
             DEFAULT_BATCH

@@ -4,6 +4,7 @@
 use super::copy::abbreviate_vectors;
 use super::server::LOCAL_SERVER;
 use super::sql::{Collection, IndexInfo, IndexKind, quote_literal, recommended_lists};
+use super::watchdog::Slot;
 use super::*;
 
 /// A server error's own words (message, detail, hint), or the client error.
@@ -47,6 +48,8 @@ pub(super) struct Conn {
     /// The engine generation its settings and prepared statement belong to.
     pub(super) generation: u64,
     pub(super) search: Option<Statement>,
+    /// Its socket under the engine's watchdog (`None`: no deadline could be set up).
+    pub(super) slot: Option<Arc<Slot>>,
 }
 
 /// Error inside a connection closure: the client's, or one the adapter raises itself.
@@ -115,10 +118,24 @@ impl PgVector {
         // are validated when set instead of kept as unchecked placeholders.
         sql.push_str("SELECT '[1]'::vector;");
         client.batch_execute(&sql)?;
+        let slot = match &self.watchdog {
+            Some(watchdog) => {
+                // The port the server sees is this session's local port (NULL over a Unix
+                // socket).
+                let port: Option<i32> = client
+                    .query_one("SELECT inet_client_port()", &[])?
+                    .try_get(0)?;
+                let server_port = self.config.get_ports().first().copied().unwrap_or(5432);
+                port.and_then(|p| u16::try_from(p).ok())
+                    .and_then(|p| watchdog.register(p, server_port))
+            }
+            None => None,
+        };
         Ok(Conn {
             client,
             generation: u64::MAX,
             search: None,
+            slot,
         })
     }
 
@@ -154,10 +171,27 @@ impl PgVector {
         f: impl FnOnce(&mut Conn) -> Result<T, Fail>,
     ) -> EngineResult<T> {
         let mut conn = self.take_conn(operation)?;
-        match f(&mut conn) {
+        let slot = conn.slot.clone();
+        let outcome = {
+            let _armed = slot.as_deref().zip(self.watchdog.as_deref()).map(|(s, w)| s.arm(w));
+            f(&mut conn)
+        };
+        match outcome {
             Ok(v) => {
                 self.put_conn(conn);
                 Ok(v)
+            }
+            Err(_) if slot.as_deref().is_some_and(Slot::expired) => {
+                let limit = self.watchdog.as_deref().map_or(Duration::ZERO, |w| w.limit);
+                Err(EngineError::op(
+                    ENGINE,
+                    operation,
+                    format!(
+                        "no answer within {} s (--timeout plus 5 s): the server stopped \
+                         answering (is it stopped, frozen or overloaded?)",
+                        limit.as_secs()
+                    ),
+                ))
             }
             Err(fail) => {
                 let reusable = matches!(&fail, Fail::Pg(e) if e.as_db_error().is_some())

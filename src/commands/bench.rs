@@ -19,6 +19,8 @@ use crate::results::{DatasetInfo, EngineInfo, Manifest, RunResult, RunState, Run
 use crate::runbook::Runbook;
 use crate::runner::{self, BenchPlan, LoadPlan, ground_truth};
 
+use super::resume::{self, Resume};
+
 /// `default`, `build-search`, or a runbook file.
 pub(crate) fn resolve_runbook(name: &str) -> anyhow::Result<Runbook> {
     Ok(match name {
@@ -111,6 +113,16 @@ fn ignored_server_options(args: &BenchArgs, embedded: bool) -> Vec<Warning> {
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    match args.resume.clone() {
+        Some(path) => {
+            let (original, resume) = resume::prepare(&args, &path)?;
+            run_bench(original, Some(resume))
+        }
+        None => run_bench(args, None),
+    }
+}
+
+fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode> {
     let quiet = args.quiet || args.json;
     let entry = adapters::find(&args.engine).ok_or_else(|| {
         anyhow!(
@@ -156,6 +168,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let opts = load_options(&args.source, gt_k, quiet)?;
     let ds = dataset::load(&args.source.dataset, &opts)
         .with_context(|| format!("loading dataset `{}`", args.source.dataset))?;
+    let mut early_warnings = ignored;
+    for detail in &ds.warnings {
+        let warning = Warning::Note {
+            detail: detail.clone(),
+        };
+        if !(args.quiet || args.json) {
+            eprintln!("warning: {warning}");
+        }
+        early_warnings.push(warning);
+    }
     if ds.ground_truth.k < relevant {
         bail!(
             "the dataset's ground truth has depth {} but -k/--relevant need {}; \
@@ -241,11 +263,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     plan.load.histogram_prefix = stem.clone();
     let result_path: PathBuf = args.out.join(format!("{stem}.json"));
     let sidecar_name = format!("{stem}.queries.jsonl");
-    let mut sidecar = if args.no_sidecar {
-        None
-    } else {
-        Some(Sidecar::create(&args.out.join(&sidecar_name))?)
-    };
 
     let settings = json!({
         "k": args.k,
@@ -274,6 +291,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         status: RunStatus {
             state: RunState::Running,
             error: None,
+            resumed: Vec::new(),
         },
         manifest: Manifest::new(settings.as_object().cloned().unwrap_or_default()),
         dataset: dataset_info(&ds),
@@ -284,9 +302,21 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             details: serde_json::Map::new(),
         },
         configs: Vec::new(),
-        warnings: ignored,
+        warnings: early_warnings,
         curves: Vec::new(),
-        sidecar: sidecar.as_ref().map(|_| sidecar_name.clone()),
+        sidecar: (!args.no_sidecar).then(|| sidecar_name.clone()),
+    };
+    let resuming = resume.is_some();
+    if let Some(resume) = resume {
+        resume::adopt(resume, &mut result, &ds)?;
+        // The collection of the earlier attempt is this run's own: it is rebuilt.
+        plan.connect.recreate = true;
+    }
+    let sidecar_path = args.out.join(&sidecar_name);
+    let mut sidecar = match (args.no_sidecar, resuming) {
+        (true, _) => None,
+        (false, false) => Some(Sidecar::create(&sidecar_path)?),
+        (false, true) => Some(Sidecar::resume(&sidecar_path, resume::kept_step(&result))?),
     };
     if !quiet {
         eprintln!(

@@ -6,6 +6,7 @@ mod dataset;
 mod engines;
 mod merge;
 mod report;
+mod resume;
 
 use std::process::ExitCode;
 

@@ -21,6 +21,9 @@ pub struct Hdf5Contents {
     pub test: Vectors,
     /// Neighbours as stored (ids unchecked), with the file's own distances.
     pub neighbors: Option<(usize, Vec<i64>, Vec<f32>)>,
+    /// What reading changed that the reader of a result must know (integer components that
+    /// f32 cannot hold exactly).
+    pub warnings: Vec<String>,
 }
 
 /// Layout facts read without loading the vectors (`dataset info`).
@@ -64,7 +67,15 @@ fn open(path: &Path) -> Result<hdf5::File, DatasetError> {
     hdf5::File::open(path).map_err(|e| h5err(path, "not a readable HDF5 file", e))
 }
 
-fn read_matrix(file: &hdf5::File, path: &Path, name: &str) -> Result<Vectors, DatasetError> {
+/// The largest integer magnitude below which f32 holds every integer exactly (2^24).
+const F32_EXACT_INTEGERS: i64 = 1 << 24;
+
+fn read_matrix(
+    file: &hdf5::File,
+    path: &Path,
+    name: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vectors, DatasetError> {
     let ds = file.dataset(name).map_err(|_| DatasetError::MissingField {
         path: path.to_path_buf(),
         field: name.to_string(),
@@ -77,9 +88,30 @@ fn read_matrix(file: &hdf5::File, path: &Path, name: &str) -> Result<Vectors, Da
             format!("shape {shape:?}"),
         ));
     }
-    let data: Vec<f32> = ds
-        .read_raw::<f32>()
-        .map_err(|e| h5err(path, &format!("reading `{name}`"), e))?;
+    let data: Vec<f32> = if wide_integers(&ds) {
+        // HDF5 would convert silently; reading the integers first tells how many of them f32
+        // rounds (above 2^24 the spacing of f32 values exceeds 1), which changes distances.
+        let ints: Vec<i64> = ds
+            .read_raw::<i64>()
+            .map_err(|e| h5err(path, &format!("reading `{name}`"), e))?;
+        let inexact = ints
+            .iter()
+            .filter(|v| v.unsigned_abs() > F32_EXACT_INTEGERS as u64)
+            .count();
+        if inexact > 0 {
+            warnings.push(format!(
+                "{}: {inexact} of the {} integer components of `{name}` exceed 2^24 in \
+                 magnitude and were rounded to the nearest f32 (distances are computed on the \
+                 rounded values)",
+                path.display(),
+                ints.len()
+            ));
+        }
+        ints.into_iter().map(|v| v as f32).collect()
+    } else {
+        ds.read_raw::<f32>()
+            .map_err(|e| h5err(path, &format!("reading `{name}`"), e))?
+    };
     Vectors::new(data, shape[1]).map_err(|e| h5err(path, &format!("`{name}`"), e))
 }
 
@@ -112,8 +144,9 @@ pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
         .parse()
         .map_err(|e| h5err(path, "root attribute `distance`", e))?;
     let point_type = read_string_attr(&file, "point_type");
-    let train = read_matrix(&file, path, "train")?;
-    let test = read_matrix(&file, path, "test")?;
+    let mut warnings = Vec::new();
+    let train = read_matrix(&file, path, "train", &mut warnings)?;
+    let test = read_matrix(&file, path, "test", &mut warnings)?;
 
     let neighbors = match file.dataset("neighbors") {
         Err(_) => None,
@@ -179,6 +212,7 @@ pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
         train,
         test,
         neighbors,
+        warnings,
     })
 }
 
@@ -197,6 +231,17 @@ impl ElementKind {
             ElementKind::Other => "values that are neither integers nor floats",
         }
     }
+}
+
+/// Whether a dataset stores integers of more than 24 significant bits (32- or 64-bit),
+/// which f32 may not hold exactly.
+fn wide_integers(ds: &hdf5::Dataset) -> bool {
+    use hdf5::types::{IntSize, TypeDescriptor};
+    matches!(
+        ds.dtype().and_then(|t| t.to_descriptor()),
+        Ok(TypeDescriptor::Integer(IntSize::U4 | IntSize::U8)
+            | TypeDescriptor::Unsigned(IntSize::U4 | IntSize::U8))
+    )
 }
 
 /// The stored element type of a dataset, as far as the checks here care.

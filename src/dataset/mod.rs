@@ -122,6 +122,9 @@ pub struct Dataset {
     pub sha256: String,
     /// Train vectors kept by `--limit`, if any.
     pub limit: Option<usize>,
+    /// What loading changed or doubted that a result must carry (e.g. integer components
+    /// rounded to f32).
+    pub warnings: Vec<String>,
 }
 
 /// How to find and prepare a dataset.
@@ -256,7 +259,7 @@ fn load_generated(
         hasher.update(v.to_le_bytes());
     }
     let sha256 = hex(&hasher.finalize());
-    finish(
+    assemble(
         spec.name(),
         source,
         opts.distance.unwrap_or(spec.distance),
@@ -279,7 +282,7 @@ fn load_hdf5(source: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, D
     } else {
         None
     };
-    finish(
+    let mut ds = assemble(
         file_stem(path),
         source,
         distance,
@@ -288,7 +291,9 @@ fn load_hdf5(source: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, D
         gt,
         sha256,
         opts,
-    )
+    )?;
+    ds.warnings = contents.warnings;
+    Ok(ds)
 }
 
 fn load_texmex(source: &str, dir: &Path, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
@@ -310,7 +315,7 @@ fn load_texmex(source: &str, dir: &Path, opts: &LoadOptions) -> Result<Dataset, 
         Some(p) if distance == Distance::Euclidean => Some(texmex::read_ivecs(p)?),
         _ => None,
     };
-    finish(
+    assemble(
         file_stem(dir),
         source,
         distance,
@@ -322,9 +327,11 @@ fn load_texmex(source: &str, dir: &Path, opts: &LoadOptions) -> Result<Dataset, 
     )
 }
 
-/// Validates, applies `--limit` / `--max-queries`, and settles the ground truth.
+/// Validates, applies `--limit` / `--max-queries`, and settles the ground truth: the checks
+/// every dataset format goes through once its arrays are read (the fuzz target
+/// `dataset_arrays` drives it with arrays of any shape and content).
 #[allow(clippy::too_many_arguments)]
-fn finish(
+pub fn assemble(
     name: String,
     source: &str,
     distance: Distance,
@@ -444,6 +451,7 @@ fn finish(
         ground_truth_source,
         sha256,
         limit: opts.limit,
+        warnings: Vec::new(),
     })
 }
 

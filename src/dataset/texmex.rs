@@ -19,19 +19,22 @@ fn bad(path: &Path, message: String) -> DatasetError {
     }
 }
 
-/// Reads records of `elem` bytes per component, converting each with `conv`.
-fn read_records<T>(
+/// Reads `len` bytes of records from `reader`; `path` names the source in errors. Every count
+/// comes from `len`, so nothing is allocated beyond what the input holds.
+fn parse_records<T>(
+    mut reader: impl Read,
+    len: u64,
     path: &Path,
     elem: usize,
     limit: Option<usize>,
     mut conv: impl FnMut(&[u8]) -> T,
 ) -> Result<(Vec<T>, usize), DatasetError> {
-    let file = File::open(path).map_err(|e| DatasetError::io(path, e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| DatasetError::io(path, e))?
-        .len() as usize;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let len = usize::try_from(len).map_err(|_| {
+        bad(
+            path,
+            format!("{len} bytes do not fit this machine's memory"),
+        )
+    })?;
     let mut head = [0u8; 4];
     if len < 4 {
         return Err(bad(path, format!("file of {len} bytes holds no vector")));
@@ -80,24 +83,82 @@ fn read_records<T>(
     Ok((out, dim))
 }
 
-/// Reads `.fvecs` (or `.bvecs`, converted to floats), keeping at most `limit` vectors.
-pub fn read_vectors(path: &Path, limit: Option<usize>) -> Result<Vectors, DatasetError> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    let (data, dim) = match ext {
-        "bvecs" => read_records(path, 1, limit, |b| b[0] as f32)?,
-        _ => read_records(path, 4, limit, |b| {
+/// The element type of a TEXMEX vector file, from its extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VectorFormat {
+    /// `.fvecs`: little-endian `f32` components.
+    Fvecs,
+    /// `.bvecs`: `u8` components, converted to floats.
+    Bvecs,
+}
+
+impl VectorFormat {
+    fn of(path: &Path) -> VectorFormat {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("bvecs") => VectorFormat::Bvecs,
+            _ => VectorFormat::Fvecs,
+        }
+    }
+}
+
+/// Vectors from bytes in memory (`label` names them in errors): what [`read_vectors`] does
+/// with a file, for the fuzz target `texmex`.
+pub fn parse_vectors(
+    bytes: &[u8],
+    label: &Path,
+    format: VectorFormat,
+    limit: Option<usize>,
+) -> Result<Vectors, DatasetError> {
+    vectors_from(bytes, bytes.len() as u64, label, format, limit)
+}
+
+/// `.ivecs` from bytes in memory: (k, ids row-major).
+pub fn parse_ivecs(bytes: &[u8], label: &Path) -> Result<(usize, Vec<i64>), DatasetError> {
+    ivecs_from(bytes, bytes.len() as u64, label)
+}
+
+fn vectors_from(
+    reader: impl Read,
+    len: u64,
+    path: &Path,
+    format: VectorFormat,
+    limit: Option<usize>,
+) -> Result<Vectors, DatasetError> {
+    let (data, dim) = match format {
+        VectorFormat::Bvecs => parse_records(reader, len, path, 1, limit, |b| b[0] as f32)?,
+        VectorFormat::Fvecs => parse_records(reader, len, path, 4, limit, |b| {
             f32::from_le_bytes([b[0], b[1], b[2], b[3]])
         })?,
     };
     Vectors::new(data, dim).map_err(|e| bad(path, e.to_string()))
 }
 
-/// Reads `.ivecs`: returns (k, ids row-major).
-pub fn read_ivecs(path: &Path) -> Result<(usize, Vec<i64>), DatasetError> {
-    let (data, dim) = read_records(path, 4, None, |b| {
+fn ivecs_from(reader: impl Read, len: u64, path: &Path) -> Result<(usize, Vec<i64>), DatasetError> {
+    let (ids, k) = parse_records(reader, len, path, 4, None, |b| {
         i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64
     })?;
-    Ok((dim, data))
+    Ok((k, ids))
+}
+
+/// Reads `.fvecs` (or `.bvecs`, converted to floats), keeping at most `limit` vectors.
+pub fn read_vectors(path: &Path, limit: Option<usize>) -> Result<Vectors, DatasetError> {
+    let (reader, len) = open(path)?;
+    vectors_from(reader, len, path, VectorFormat::of(path), limit)
+}
+
+/// Reads `.ivecs`: returns (k, ids row-major).
+pub fn read_ivecs(path: &Path) -> Result<(usize, Vec<i64>), DatasetError> {
+    let (reader, len) = open(path)?;
+    ivecs_from(reader, len, path)
+}
+
+fn open(path: &Path) -> Result<(BufReader<File>, u64), DatasetError> {
+    let file = File::open(path).map_err(|e| DatasetError::io(path, e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| DatasetError::io(path, e))?
+        .len();
+    Ok((BufReader::with_capacity(1 << 20, file), len))
 }
 
 pub fn write_fvecs(path: &Path, v: &Vectors) -> Result<(), DatasetError> {

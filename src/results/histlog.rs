@@ -61,25 +61,36 @@ pub fn write(
 /// latencies were recorded in nanoseconds say "values in microseconds" in their header
 /// comment; their values are scaled to ns.
 pub fn merge(paths: &[&Path]) -> Result<(Histogram<u64>, usize), ResultFileError> {
-    let mut total = new_histogram();
-    let mut intervals = 0;
-    let mut deserializer = Deserializer::new();
+    let mut logs = Vec::with_capacity(paths.len());
     for path in paths {
         let bytes = std::fs::read(path).map_err(|e| ResultFileError::Read {
             path: path.to_path_buf(),
             source: e,
         })?;
+        logs.push((*path, bytes));
+    }
+    let logs: Vec<(&Path, &[u8])> = logs.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    merge_logs(&logs)
+}
+
+/// [`merge`] on logs already in memory, each named by its path in errors (the fuzz target
+/// `interval_log` drives this).
+pub fn merge_logs(logs: &[(&Path, &[u8])]) -> Result<(Histogram<u64>, usize), ResultFileError> {
+    let mut total = new_histogram();
+    let mut intervals = 0;
+    let mut deserializer = Deserializer::new();
+    for &(path, bytes) in logs {
         let bad = |m: String| ResultFileError::IntervalLog {
             path: path.to_path_buf(),
             message: m,
         };
         let intervals_before = intervals;
-        let scale: u64 = if header_says_microseconds(&bytes) {
+        let scale: u64 = if header_says_microseconds(bytes) {
             1000
         } else {
             1
         };
-        for entry in IntervalLogIterator::new(&bytes) {
+        for entry in IntervalLogIterator::new(bytes) {
             let entry = entry.map_err(|e| match e {
                 LogIteratorError::ParseError { offset } => {
                     bad(format!("unreadable from byte {offset} on"))

@@ -43,6 +43,27 @@ pub struct RunStatus {
     pub state: RunState,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
+    /// Each time the run was continued with `bench --resume`, oldest first (absent: it ran
+    /// in one go).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub resumed: Vec<Resumption>,
+}
+
+/// One continuation of a run by `bench --resume`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resumption {
+    /// When it was resumed (RFC 3339, UTC).
+    pub at: String,
+    /// How the earlier attempt had ended (`failed`, `interrupted`, or `running` for a
+    /// process that was killed).
+    pub previous_state: RunState,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub previous_error: Option<String>,
+    /// Measured steps kept from the earlier attempts (all configurations).
+    pub steps_kept: usize,
+    /// Options given again on resuming (`--url`, `--timeout`), as given.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub overrides: Vec<String>,
 }
 
 /// The dataset as used (after `--limit` / `--max-queries`).
@@ -339,7 +360,12 @@ impl RunResult {
             path: path.to_path_buf(),
             source: e,
         })?;
-        let r: RunResult = serde_json::from_slice(&text).map_err(|e| ResultFileError::Parse {
+        RunResult::parse(&text, path)
+    }
+
+    /// A result document from bytes in memory; `path` names it in errors.
+    pub fn parse(text: &[u8], path: &Path) -> Result<RunResult, ResultFileError> {
+        let r: RunResult = serde_json::from_slice(text).map_err(|e| ResultFileError::Parse {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;

@@ -47,6 +47,52 @@ impl Sidecar {
         })
     }
 
+    /// A sidecar for a resumed run: starts with the lines of the earlier attempt's sidecar
+    /// (the finished file, or the temporary one a killed process left, which is removed)
+    /// for which `keep(config, step)` holds, i.e. the steps the result kept.
+    pub fn resume(
+        path: &Path,
+        keep: impl Fn(usize, usize) -> bool,
+    ) -> Result<Sidecar, ResultFileError> {
+        let werr = |e| ResultFileError::Write {
+            path: path.to_path_buf(),
+            source: e,
+        };
+        let leftover = leftover_temp(path);
+        let earlier = if path.exists() {
+            Some(path.to_path_buf())
+        } else {
+            leftover.clone()
+        };
+        let mut sidecar = Sidecar::create(path)?;
+        if let (Some(earlier), Some(out)) = (earlier, sidecar.out.as_mut()) {
+            #[derive(serde::Deserialize)]
+            struct Key {
+                config: usize,
+                step: usize,
+            }
+            let file = std::fs::File::open(&earlier).map_err(|e| ResultFileError::Read {
+                path: earlier.clone(),
+                source: e,
+            })?;
+            for line in std::io::BufRead::lines(std::io::BufReader::new(file)) {
+                let line = line.map_err(|e| ResultFileError::Read {
+                    path: earlier.clone(),
+                    source: e,
+                })?;
+                // A line cut off by the kill, or not ours, is dropped with its step.
+                if serde_json::from_str::<Key>(&line).is_ok_and(|k| keep(k.config, k.step)) {
+                    out.write_all(line.as_bytes()).map_err(werr)?;
+                    out.write_all(b"\n").map_err(werr)?;
+                }
+            }
+        }
+        if let Some(tmp) = leftover {
+            let _ = std::fs::remove_file(tmp);
+        }
+        Ok(sidecar)
+    }
+
     pub fn write(&mut self, record: &QueryRecord<'_>) -> Result<(), ResultFileError> {
         let path = &self.path;
         let werr = |e| ResultFileError::Write {
@@ -71,4 +117,20 @@ impl Sidecar {
         }
         self.file.commit().map_err(werr)
     }
+}
+
+/// The temporary file a killed process left for `path` ([`AtomicFile`] names it
+/// `.<name>.<random>.tmp`), the newest if there are several.
+fn leftover_temp(path: &Path) -> Option<std::path::PathBuf> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty())?;
+    let prefix = format!(".{}.", path.file_name()?.to_string_lossy());
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(&prefix) && name.ends_with(".tmp")
+        })
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .map(|e| e.path())
 }

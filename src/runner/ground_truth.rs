@@ -168,9 +168,7 @@ fn write(path: &Path, key: &str, truths: &StepTruths) -> std::io::Result<()> {
     let mut file = AtomicFile::create(path)?;
     {
         let mut w = BufWriter::new(file.file());
-        w.write_all(MAGIC)?;
-        w.write_all(&(key.len() as u64).to_le_bytes())?;
-        w.write_all(key.as_bytes())?;
+        w.write_all(&cache_header(key))?;
         w.write_all(&(truths.len() as u64).to_le_bytes())?;
         for t in truths {
             match t {
@@ -194,12 +192,12 @@ fn write(path: &Path, key: &str, truths: &StepTruths) -> std::io::Result<()> {
 
 /// A reader that knows how many bytes the file still holds, so no length read from the file
 /// is trusted before it is checked against the data that should follow.
-struct Bounded {
-    reader: BufReader<std::fs::File>,
+struct Bounded<R: Read> {
+    reader: R,
     remaining: u64,
 }
 
-impl Bounded {
+impl<R: Read> Bounded<R> {
     fn bytes(&mut self, buf: &mut [u8]) -> std::io::Result<()> {
         if buf.len() as u64 > self.remaining {
             return Err(invalid("truncated ground-truth cache"));
@@ -232,10 +230,45 @@ fn read(
 ) -> std::io::Result<StepTruths> {
     let file = std::fs::File::open(path)?;
     let remaining = file.metadata()?.len();
-    let mut r = Bounded {
-        reader: BufReader::new(file),
+    read_from(
+        BufReader::new(file),
         remaining,
-    };
+        key,
+        steps,
+        queries,
+        distance,
+    )
+}
+
+/// [`read`] on bytes already in memory: what the fuzz target `gt_cache` drives.
+pub fn parse_cache(
+    bytes: &[u8],
+    key: &str,
+    steps: &[Resolved],
+    queries: usize,
+    distance: Distance,
+) -> std::io::Result<StepTruths> {
+    read_from(bytes, bytes.len() as u64, key, steps, queries, distance)
+}
+
+/// The header a cache written for `key` starts with, so that the fuzz target can get past
+/// the key check and exercise what follows it.
+pub fn cache_header(key: &str) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&(key.len() as u64).to_le_bytes());
+    out.extend_from_slice(key.as_bytes());
+    out
+}
+
+fn read_from(
+    reader: impl Read,
+    remaining: u64,
+    key: &str,
+    steps: &[Resolved],
+    queries: usize,
+    distance: Distance,
+) -> std::io::Result<StepTruths> {
+    let mut r = Bounded { reader, remaining };
     let mut magic = [0u8; 8];
     r.bytes(&mut magic)?;
     if &magic != MAGIC {

@@ -4,11 +4,13 @@
 
 pub mod build;
 pub mod ground_truth;
+mod levels;
 pub mod load;
 pub mod mutate;
 pub mod search;
 pub mod warnings;
 
+use levels::run_load;
 use warnings::{check_search_warnings, push_warning, warn_full_scan};
 
 use std::path::{Path, PathBuf};
@@ -133,12 +135,35 @@ pub fn run(
     mut sidecar: Option<&mut Sidecar>,
 ) -> Result<(), RunError> {
     result.save(path)?;
+    // Records a configuration produces: one per build or write step, one per search-parameter
+    // set per search step.
+    let records: usize = plan
+        .steps
+        .iter()
+        .map(|s| match s {
+            Resolved::Search { .. } => plan.searches.len(),
+            _ => 1,
+        })
+        .sum();
     for (ci, build_params) in plan.builds.iter().enumerate() {
-        result.configs.push(ConfigRun {
-            build_params: build_params.clone(),
-            steps: Vec::new(),
-            error: None,
-        });
+        // A resumed run (`bench --resume`) arrives with the configurations of its earlier
+        // attempts: finished ones are kept as they are, the unfinished one continues after
+        // its last recorded step.
+        let done = match result.configs.get_mut(ci) {
+            Some(c) if c.steps.len() >= records => continue,
+            Some(c) => {
+                c.error = None;
+                c.steps.len()
+            }
+            None => {
+                result.configs.push(ConfigRun {
+                    build_params: build_params.clone(),
+                    steps: Vec::new(),
+                    error: None,
+                });
+                0
+            }
+        };
         let outcome = run_config(
             plan,
             dataset,
@@ -146,6 +171,7 @@ pub fn run(
             path,
             ci,
             build_params,
+            done,
             sidecar.as_deref_mut(),
         );
         if let Err(e) = outcome {
@@ -158,6 +184,11 @@ pub fn run(
     Ok(())
 }
 
+/// Runs one build configuration through the runbook. The first `done` records are already
+/// in the result (a resumed run): their build and write steps are replayed to bring the
+/// engine's collection to the state they left it in, without being measured again, and their
+/// searches are skipped.
+#[allow(clippy::too_many_arguments)]
 fn run_config(
     plan: &BenchPlan,
     dataset: &Dataset,
@@ -165,6 +196,7 @@ fn run_config(
     path: &Path,
     ci: usize,
     build_params: &ParamMap,
+    done: usize,
     mut sidecar: Option<&mut Sidecar>,
 ) -> Result<(), RunError> {
     let work_dir = plan
@@ -218,26 +250,38 @@ fn run_config(
     let mut live = LiveState::empty(dataset.train.len());
     let mut after = "build";
     let mut changed = true;
+    // Records this configuration has produced so far, counting the kept ones.
+    let mut record = 0usize;
     for (si, step) in plan.steps.iter().enumerate() {
         check_interrupt()?;
         let runbook_step = si + 1;
+        let replay = record < done;
         match step {
             Resolved::Build { ids } => {
                 plan.observer().message(&format!(
-                    "[{}] build {} ({} vectors)",
+                    "[{}] {} {} ({} vectors)",
                     plan.entry.name,
+                    if replay {
+                        "rebuild (resuming)"
+                    } else {
+                        "build"
+                    },
                     build_params.label(),
                     ids.len()
                 ));
                 let build = build::run_build(engine.as_mut(), &spec, dataset, ids, plan)?;
                 let rows: Vec<usize> = ids.iter().map(|id| *id as usize).collect();
                 live.upsert(ids, &rows);
+                record += 1;
+                changed = true;
+                if replay {
+                    continue;
+                }
                 if build.index.may_full_scan {
                     warn_full_scan(result, &build.index);
                 }
                 push_step(result, Step::Build(build));
                 result.engine.details = engine.describe();
-                changed = true;
             }
             Resolved::Insert {
                 ids,
@@ -299,6 +343,12 @@ fn run_config(
                     Resolved::Update { ids, rows, .. } => live.upsert(ids, rows),
                     _ => live.delete(ids),
                 }
+                record += 1;
+                after = kind;
+                changed = false;
+                if replay {
+                    continue;
+                }
                 if m.index.may_full_scan {
                     warn_full_scan(result, &m.index);
                 }
@@ -310,11 +360,9 @@ fn run_config(
                         },
                     );
                 }
-                push_step(result, Step::Mutation(m));
-                after = kind;
                 // The read-after-write probes have already searched the changed index, so the
-                // next search is not a cold start: only a search right after a build is.
-                changed = false;
+                // next search is not a cold start (`changed` is off): only one after a build is.
+                push_step(result, Step::Mutation(m));
             }
             Resolved::Search { .. } => {
                 let gt = plan
@@ -325,6 +373,11 @@ fn run_config(
                         RunError::Setup(format!("no ground truth for runbook step {runbook_step}"))
                     })?;
                 for params in &plan.searches {
+                    record += 1;
+                    if record <= done {
+                        changed = false;
+                        continue;
+                    }
                     engine
                         .set_search_params(params)
                         .map_err(RunError::engine("set search parameters"))?;
@@ -368,133 +421,6 @@ fn run_config(
     }
     result.engine.details = engine.describe();
     engine.close().map_err(RunError::engine("close"))?;
-    Ok(())
-}
-
-/// Runs the load levels of `plan.load` with the current search parameters.
-fn run_load(
-    engine: &dyn crate::engine::VectorEngine,
-    dataset: &Dataset,
-    plan: &BenchPlan,
-    step: &mut crate::results::SearchStep,
-    label: &str,
-    result: &mut RunResult,
-) -> Result<(), RunError> {
-    let lp = &plan.load;
-    let mut levels = Vec::new();
-    for &c in &lp.concurrency {
-        let level = load::closed_loop(
-            engine,
-            &dataset.test,
-            plan.k,
-            c,
-            lp.duration,
-            plan.sample_interval,
-        )
-        .map_err(RunError::engine("closed-loop search"))?;
-        // A level cut short by Ctrl-C is not a measurement.
-        check_interrupt()?;
-        plan.observer().message(&format!(
-            "[{}]   {c} client(s): {:.0} QPS, p50 {:.3} ms, p99 {:.3} ms",
-            plan.entry.name, level.qps, level.latency.p50_ms, level.latency.p99_ms
-        ));
-        levels.push(level);
-    }
-    for &rate in &lp.rates {
-        let level = load::open_loop(
-            engine,
-            &dataset.test,
-            plan.k,
-            rate,
-            lp.duration,
-            lp.workers,
-            plan.sample_interval,
-        )
-        .map_err(RunError::engine("fixed-rate search"))?;
-        check_interrupt()?;
-        plan.observer().message(&format!(
-            "[{}]   {rate:.0}/s target: {:.0}/s achieved, p99 {:.3} ms, {} dropped{}",
-            plan.entry.name,
-            level.qps,
-            level.latency.p99_ms,
-            level.dropped.unwrap_or(0),
-            if level.saturated { " (SATURATED)" } else { "" }
-        ));
-        levels.push(level);
-    }
-    if lp.rate_sweep {
-        // Start from half the single-client throughput: well inside what the engine sustains.
-        let start = (step.qps / 2.0).max(1.0);
-        let (best, sweep) = load::rate_sweep(
-            engine,
-            &dataset.test,
-            plan.k,
-            start,
-            lp.slo,
-            lp.duration,
-            lp.workers,
-            plan.sample_interval,
-        )
-        .map_err(RunError::engine("rate sweep"))?;
-        plan.observer().message(&match best {
-            Some(r) => format!(
-                "[{}]   highest rate with p99 <= {:?}: {r:.0}/s",
-                plan.entry.name, lp.slo
-            ),
-            None => format!(
-                "[{}]   no tested rate kept p99 <= {:?}",
-                plan.entry.name, lp.slo
-            ),
-        });
-        step.max_rate_within_slo = best;
-        levels.extend(sweep);
-    }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-    for (i, level) in levels.iter_mut().enumerate() {
-        if let Some(dir) = &lp.histogram_dir {
-            let file = dir.join(format!("{}-{label}-{i}.hlog", lp.histogram_prefix));
-            let file = PathBuf::from(file.to_string_lossy().replace([' ', '='], "_"));
-            crate::results::histlog::write(
-                &file,
-                &format!("{}-{}", level.kind, level.concurrency),
-                std::time::SystemTime::now(),
-                &level.intervals,
-            )?;
-            level.histogram_log = Some(file.display().to_string());
-        }
-        // The harness watches itself: a client near all-cores saturation, or an open loop that
-        // fell behind its schedule, makes the level's latency partly the harness's.
-        let cpu = level.resources.client.mean_cpu_percent;
-        if !engine.in_process() && cpu > 90.0 * cores {
-            push_warning(result, Warning::ClientSaturated { cpu_percent: cpu });
-        }
-        if let (Some(dropped @ 1..), Some(intended)) = (level.dropped, level.intended) {
-            push_warning(
-                result,
-                Warning::DroppedQueries {
-                    rate: level.target_rate.unwrap_or(0.0),
-                    intended,
-                    dropped,
-                    // The level gives up `duration` after its last scheduled send (load.rs).
-                    waited_s: lp.duration.as_secs_f64(),
-                },
-            );
-        }
-        if level.saturated {
-            push_warning(
-                result,
-                Warning::Note {
-                    detail: format!(
-                        "open loop at {:.0}/s was saturated: achieved {:.0}/s, max send lag {:.1} ms",
-                        level.target_rate.unwrap_or(0.0),
-                        level.qps,
-                        level.max_send_lag_ms.unwrap_or(0.0)
-                    ),
-                },
-            );
-        }
-    }
-    step.load = levels;
     Ok(())
 }
 

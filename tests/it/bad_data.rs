@@ -278,3 +278,66 @@ fn a_distance_attribute_of_the_wrong_type_is_named() {
     assert!(err.contains("must be a string"), "{err}");
     assert!(!err.contains("missing"), "{err}");
 }
+
+/// Integer vectors beyond 2^24 lose precision in f32: the run says so, in the terminal and in
+/// the result; integers f32 holds exactly pass without a word (class 6).
+#[test]
+fn int64_vectors_that_f32_rounds_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    // The consistent file with its `train` stored as int64 (components × 1000 + `offset`) and
+    // no stored truth (it was computed on the floats).
+    let write = |name: &str, offset: i64| {
+        let p = dir.path().join(name);
+        let (ds, _) = consistent_file(&p);
+        let file = hdf5::File::open_rw(&p).unwrap();
+        for array in ["train", "neighbors", "distances"] {
+            file.unlink(array).unwrap();
+        }
+        let ints: Vec<i64> = (0..ds.train.len())
+            .flat_map(|i| ds.train.row(i).to_vec())
+            .map(|v| offset + (v * 1000.0).round() as i64)
+            .collect();
+        file.new_dataset::<i64>()
+            .shape([ds.train.len(), ds.train.dim()])
+            .create("train")
+            .unwrap()
+            .write_raw(&ints)
+            .unwrap();
+        file.close().unwrap();
+        p
+    };
+    let run = |p: &Path, name: &str| {
+        let out = ragdbeval(
+            dir.path(),
+            &[
+                "bench",
+                "--db",
+                "exact",
+                "--warmup",
+                "0",
+                "--runbook",
+                "build-search",
+                "--dataset",
+                p.to_str().unwrap(),
+                "--name",
+                name,
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{stderr}");
+        let r = RunResult::load(&dir.path().join(format!("results/{name}.json"))).unwrap();
+        let warned = r
+            .warnings
+            .iter()
+            .any(|w| w.to_string().contains("exceed 2^24"));
+        (stderr, warned)
+    };
+    let (stderr, warned) = run(&write("exact.hdf5", 0), "exact");
+    assert!(!stderr.contains("2^24") && !warned, "{stderr}");
+    let (stderr, warned) = run(&write("rounded.hdf5", 1 << 40), "rounded");
+    assert!(
+        stderr.contains("exceed 2^24") && stderr.contains("rounded"),
+        "{stderr}"
+    );
+    assert!(warned, "the result carries the warning");
+}

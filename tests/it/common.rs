@@ -43,6 +43,7 @@ pub fn empty_result() -> ragdbeval::results::RunResult {
         status: RunStatus {
             state: RunState::Running,
             error: None,
+            resumed: Vec::new(),
         },
         manifest: Manifest::new(serde_json::Map::new()),
         dataset: DatasetInfo {

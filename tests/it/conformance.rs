@@ -14,8 +14,9 @@ use crate::common::{ragdbeval, server_url, stderr};
 use ragdbeval::results::{RunResult, RunState};
 
 macro_rules! engines {
-    ($($module:ident => $name:literal,)*) => {
+    ($($(#[$only_if:meta])? $module:ident => $name:literal,)*) => {
         $(
+            $(#[$only_if])?
             #[test]
             #[cfg_attr(
                 not(engine_runs = $name),

@@ -25,5 +25,6 @@ mod qdrant;
 mod qdrant_edge;
 mod redis;
 mod resources;
+mod resume;
 mod runbooks;
 mod stubs;

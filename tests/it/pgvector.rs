@@ -621,13 +621,13 @@ fn unreachable_url_is_reported() {
 
 /// A server of its own, started with the project's script in a private state directory and
 /// stopped on drop.
-struct PrivateServer {
+pub(crate) struct PrivateServer {
     script: PathBuf,
     dir: PathBuf,
 }
 
 impl PrivateServer {
-    fn start() -> (PrivateServer, String) {
+    pub(crate) fn start() -> (PrivateServer, String) {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/servers/pgvector.sh");
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -648,7 +648,7 @@ impl PrivateServer {
         (server, stdout)
     }
 
-    fn run(&self, command: &str) -> std::process::Output {
+    pub(crate) fn run(&self, command: &str) -> std::process::Output {
         Command::new("bash")
             .arg(&self.script)
             .arg(command)
@@ -722,4 +722,86 @@ fn server_stopped_mid_run_is_an_error() {
         Err(other) => panic!("expected Unreachable, got {other}"),
         Ok(_) => panic!("the server was stopped"),
     }
+}
+
+/// Sends `signal` to a process and all its descendants.
+fn signal_tree(pid: u32, signal: &str) {
+    let children = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|s| {
+            s.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>();
+    let _ = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status();
+    for child in children {
+        signal_tree(child, signal);
+    }
+}
+
+/// A server that freezes mid-run (every process stopped: the kernel still accepts and
+/// acknowledges, nothing answers) fails the call within `--timeout` plus the grace, with an
+/// error naming the operation and the deadline, instead of hanging the run (issue 14, class 3).
+#[test]
+#[cfg_attr(
+    not(engine_runs = "pgvector"),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
+fn server_frozen_mid_run_hits_the_deadline() {
+    server_url();
+    let (server, url) = PrivateServer::start();
+    let data = Data::clustered(1000, 5, Distance::Euclidean, 17);
+    let (build, searches) = config_set("default");
+    let entry = ragdbeval::adapters::find("pgvector").expect("pgvector is registered");
+    let mut engine = (entry.open)(&ConnectOptions {
+        timeout: Duration::from_secs(1),
+        ..options(&url, false)
+    })
+    .expect("open");
+    engine.set_search_params(&searches[0]).expect("params");
+    engine
+        .create(&data.spec(&unique_name("freeze"), build))
+        .expect("create");
+    data.load(engine.as_mut());
+    engine.wait_until_ready().expect("index");
+    let mut out = Vec::new();
+    engine
+        .search(data.test.row(0), K, &mut out)
+        .expect("search while up");
+
+    // The postmaster is the parent of any backend.
+    let mut probe = postgres::Client::connect(&url, postgres::NoTls).expect("probe session");
+    let backend: i32 = probe
+        .query_one("SELECT pg_backend_pid()", &[])
+        .and_then(|r| r.try_get(0))
+        .expect("backend pid");
+    let stat = std::fs::read_to_string(format!("/proc/{backend}/stat")).expect("stat");
+    let postmaster: u32 = stat
+        .rsplit(')')
+        .next()
+        .and_then(|rest| rest.split_whitespace().nth(1))
+        .and_then(|p| p.parse().ok())
+        .expect("parent pid");
+    signal_tree(postmaster, "-STOP");
+
+    let started = Instant::now();
+    let q = data.test.row(1);
+    let result = no_panic("search", || engine.search(q, K, &mut out));
+    let took = started.elapsed();
+    signal_tree(postmaster, "-CONT");
+    drop(probe);
+    let err = result.expect_err("a frozen server cannot answer");
+    println!("search on a frozen server, after {took:?}: {err}");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let text = err.to_string();
+    assert!(text.contains("search"), "{text}");
+    assert!(text.contains("no answer within 6 s"), "{text}");
+    drop(engine);
+    drop(server);
 }

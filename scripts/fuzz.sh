@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs the fuzz targets in fuzz/ (cargo-fuzz, libFuzzer, AddressSanitizer) and fails if any
+# input makes one crash, panic, abort, time out or exceed the memory limit.
+#
+#   scripts/fuzz.sh                      every target for 20 s (what scripts/test.sh runs)
+#   scripts/fuzz.sh --seconds 300        every target for 5 minutes
+#   scripts/fuzz.sh --runs 1000000 runbook texmex
+#                                        1M executions of two targets
+#
+# New inputs go to a scratch corpus (under the build cache), seeded from fuzz/corpus/<target>,
+# which stays as committed. A crashing input is written to fuzz/artifacts/<target>/ and the
+# script exits non-zero; reproduce it with `cargo fuzz run <target> <file>` in fuzz/.
+# Needs a nightly toolchain (sanitizers); installs cargo-fuzz if it is missing.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/env.sh"
+ragdbeval_pick_toolchain
+ragdbeval_system_deps
+
+limit=(-max_total_time=20)
+targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) limit=(-max_total_time="$2"); shift 2 ;;
+    --runs) limit=(-runs="$2"); shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+
+if ! rustc --version | grep -q nightly; then
+  echo "error: fuzzing needs a nightly toolchain (sanitizers); have $(rustc --version)" >&2
+  exit 2
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "ragdbeval: installing cargo-fuzz" >&2
+  cargo install cargo-fuzz --locked --version 0.13.2 >&2
+fi
+
+cd "$RAGDBEVAL_ROOT/fuzz"
+# Its own target dir: the instrumented build must not evict the normal one's artifacts.
+export CARGO_TARGET_DIR="${RAGDBEVAL_FUZZ_TARGET_DIR:-$HOME/.cache/ragdbeval/fuzz-target}"
+[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
+cargo fuzz build -O >&2
+scratch="$CARGO_TARGET_DIR/corpus"
+for t in "${targets[@]}"; do
+  mkdir -p "$scratch/$t" "corpus/$t"
+  echo "ragdbeval: fuzzing $t (${limit[*]})" >&2
+  # -rss_limit_mb: an input that makes a parser allocate beyond what its bytes justify is a
+  # finding (issue 14, class 2), not a slow run. -timeout: per input, a hang is a finding.
+  cargo fuzz run -O "$t" "$scratch/$t" "corpus/$t" -- \
+    "${limit[@]}" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len=65536 \
+    -print_final_stats=1 >&2
+done
+echo "ragdbeval: fuzzing passed: ${targets[*]}" >&2

@@ -1,0 +1,215 @@
+//! `ragdbeval bench --resume RESULT.json`: continue a run that stopped before its end.
+//!
+//! The run is continued with its own command line, read back from the result's manifest, so
+//! that its settings, engine collection and ground truth (cached under the same key) are the
+//! ones it started with. Only what a stopped run may legitimately need to change can be given
+//! again: `--url` and `--timeout` (a server restarted on another port), `-q` and `--json`.
+//! The runner keeps every finished step, replays the build and write steps before the resume
+//! point to bring the collection back to their state (without measuring them again), and
+//! continues from the first unfinished step. The result records each resumption.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail};
+use clap::Parser;
+
+use crate::cli::{BenchArgs, Cli, Command};
+use crate::dataset::Dataset;
+use crate::results::{Resumption, RunResult, RunState, manifest};
+
+/// What a resumed run starts from.
+pub(super) struct Resume {
+    pub previous: RunResult,
+    /// The options given again (`--url …`, `--timeout …`), for the record.
+    pub overrides: Vec<String>,
+}
+
+/// Options that may accompany `--resume`: (option, takes a value).
+const ALLOWED: &[(&str, bool)] = &[
+    ("--resume", true),
+    ("--url", true),
+    ("--timeout", true),
+    ("-q", false),
+    ("--quiet", false),
+    ("--json", false),
+];
+
+/// The arguments of the run to continue, and the earlier attempt's result.
+pub(super) fn prepare(args: &BenchArgs, path: &Path) -> anyhow::Result<(BenchArgs, Resume)> {
+    let overrides = given_options(std::env::args().skip_while(|a| a != "bench").skip(1))?;
+    let previous = RunResult::load(path)?;
+    if previous.status.state == RunState::Completed {
+        bail!(
+            "{} is a completed run: there is nothing to resume",
+            path.display()
+        );
+    }
+    let cli = Cli::try_parse_from(&previous.manifest.command_line).map_err(|e| {
+        anyhow!(
+            "{}: the command line of the run cannot be read back ({})",
+            path.display(),
+            e.to_string().lines().next().unwrap_or("unknown reason")
+        )
+    })?;
+    let Command::Bench(mut original) = cli.command else {
+        bail!(
+            "{}: it was not written by `ragdbeval bench`",
+            path.display()
+        );
+    };
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .ok_or_else(|| anyhow!("{}: not a result file name", path.display()))?;
+    // Continue in the file given, wherever it was moved to.
+    original.name = Some(stem.to_string());
+    original.out = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    original.resume = None;
+    original.quiet |= args.quiet;
+    original.json = args.json;
+    let mut given = Vec::new();
+    if overrides.iter().any(|o| o == "--url") {
+        original.url = args.url.clone();
+        given.push(format!("--url {}", args.url.as_deref().unwrap_or("")));
+    }
+    if overrides.iter().any(|o| o == "--timeout") {
+        original.timeout = args.timeout;
+        given.push(format!("--timeout {}", args.timeout));
+    }
+    Ok((
+        original,
+        Resume {
+            previous,
+            overrides: given,
+        },
+    ))
+}
+
+/// The options on the command line besides `bench`, by name; an option that may not
+/// accompany `--resume` is an error.
+fn given_options(argv: impl Iterator<Item = String>) -> anyhow::Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut argv = argv.peekable();
+    while let Some(arg) = argv.next() {
+        let name = arg.split_once('=').map_or(arg.as_str(), |(n, _)| n);
+        let Some(&(option, takes_value)) = ALLOWED.iter().find(|(o, _)| *o == name) else {
+            bail!(
+                "`{arg}` cannot be given with --resume: the run continues with the settings it \
+                 started with (only --url, --timeout, -q and --json may be given again)"
+            );
+        };
+        if takes_value && !arg.contains('=') {
+            argv.next();
+        }
+        out.push(option.to_string());
+    }
+    Ok(out)
+}
+
+/// Takes the earlier attempt's finished work into `result` after checking that the run
+/// would continue on the same data and settings.
+pub(super) fn adopt(resume: Resume, result: &mut RunResult, ds: &Dataset) -> anyhow::Result<()> {
+    let previous = resume.previous;
+    let was = &previous.dataset;
+    if was.sha256 != ds.sha256 || was.train != ds.train.len() || was.queries != ds.test.len() {
+        bail!(
+            "the dataset is not the one the run started with (SHA-256 {}, {} × {} queries; now \
+             {}, {} × {}): resume from the directory the run started in, with the same data",
+            short(&was.sha256),
+            was.train,
+            was.queries,
+            short(&ds.sha256),
+            ds.train.len(),
+            ds.test.len()
+        );
+    }
+    let (mut then, mut now) = (
+        previous.manifest.settings.clone(),
+        result.manifest.settings.clone(),
+    );
+    // The settings that may be given again.
+    for s in [&mut then, &mut now] {
+        s.remove("url");
+    }
+    if then != now {
+        let differ: Vec<&String> = now
+            .iter()
+            .filter(|(k, v)| then.get(*k) != Some(*v))
+            .map(|(k, _)| k)
+            .collect();
+        let list = differ
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        bail!(
+            "the run's settings no longer resolve to what it started with ({list} differ; was a \
+             runbook or parameter file edited?): start a new run instead"
+        );
+    }
+    let steps_kept = previous.configs.iter().map(|c| c.steps.len()).sum();
+    result.status.resumed = previous.status.resumed.clone();
+    result.status.resumed.push(Resumption {
+        at: manifest::now(),
+        previous_state: previous.status.state.clone(),
+        previous_error: previous.status.error.clone(),
+        steps_kept,
+        overrides: resume.overrides,
+    });
+    result.manifest.started_at = previous.manifest.started_at.clone();
+    result.manifest.command_line = previous.manifest.command_line.clone();
+    result.configs = previous.configs;
+    // The earlier warnings include the ones this start has just raised again.
+    let fresh = std::mem::replace(&mut result.warnings, previous.warnings);
+    for w in fresh {
+        if !result.warnings.contains(&w) {
+            result.warnings.push(w);
+        }
+    }
+    Ok(())
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
+/// Whether the sidecar line of (config, step) belongs to a step the result kept.
+pub(super) fn kept_step(result: &RunResult) -> impl Fn(usize, usize) -> bool + '_ {
+    |config, step| {
+        result
+            .configs
+            .get(config)
+            .is_some_and(|c| step < c.steps.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::given_options;
+
+    fn given(args: &[&str]) -> Result<Vec<String>, String> {
+        given_options(args.iter().map(|s| s.to_string())).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn only_the_allowed_options_accompany_resume() {
+        assert_eq!(
+            given(&["--resume", "r.json", "--url", "postgres://x", "-q"]).unwrap(),
+            ["--resume", "--url", "-q"]
+        );
+        assert_eq!(
+            given(&["--resume=r.json", "--timeout=5"]).unwrap(),
+            ["--resume", "--timeout"]
+        );
+        let err = given(&["--resume", "r.json", "--db", "exact"]).unwrap_err();
+        assert!(
+            err.contains("`--db` cannot be given with --resume"),
+            "{err}"
+        );
+        let err = given(&["--resume", "r.json", "-k", "5"]).unwrap_err();
+        assert!(err.contains("`-k`"), "{err}");
+    }
+}
