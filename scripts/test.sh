@@ -80,3 +80,16 @@ if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
     echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
   fi
 fi
+
+# The paired tests of `compare` held to scipy.stats (issue 11): in the project's .venv (scipy
+# from PyPI) when the servers' Python is there, else the system one; skipped, and said, only if
+# scipy cannot be installed.
+if [ $# -eq 0 ]; then
+  py="$RAGDBEVAL_ROOT/.venv/bin/python"
+  [ -x "$py" ] || py=python3
+  if "$py" -c 'import scipy' 2>/dev/null || "$py" -m pip install -q 'scipy>=1.11' >&2; then
+    "$py" "$here/check_stats_scipy.py" --check >&2
+  else
+    echo "ragdbeval: scipy check SKIPPED: scipy could not be installed for $py" >&2
+  fi
+fi

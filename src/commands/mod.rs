@@ -2,6 +2,7 @@
 //! decides what to print. Errors bubble up as `anyhow` with context for the user.
 
 mod bench;
+mod compare;
 mod dataset;
 mod engines;
 mod merge;
@@ -20,5 +21,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Engines => engines::run(),
         Command::Report(args) => report::run(args),
         Command::Merge(args) => merge::run(args),
+        Command::Compare(args) => compare::run(args),
     }
 }

@@ -1,6 +1,7 @@
 //! Output formats: one file per format behind one small trait (the hyperfine pattern).
 //! Every tabular format takes its columns from the metric registry.
 
+pub mod compare;
 pub mod csv;
 pub mod json;
 pub mod lines;

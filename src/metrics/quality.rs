@@ -71,6 +71,18 @@ pub struct QueryInput<'a> {
 
 /// Scores one result list at cutoff `k` with `relevant` true neighbours regarded as relevant.
 pub fn score_query(input: &QueryInput<'_>, k: usize, relevant: usize) -> QueryQuality {
+    score_query_marking(input, k, relevant, |_| {})
+}
+
+/// [`score_query`], also calling `mark(position)` for each returned entry (0-based) counted
+/// as relevant: what the per-query sidecar records, so that a comparison of two runs can say
+/// which relevant results one found and the other lost.
+pub fn score_query_marking(
+    input: &QueryInput<'_>,
+    k: usize,
+    relevant: usize,
+    mut mark: impl FnMut(usize),
+) -> QueryQuality {
     // A truth deeper than the base is padded with id MAX at +inf: those are no points.
     let depth = input
         .gt_ids
@@ -153,6 +165,7 @@ pub fn score_query(input: &QueryInput<'_>, k: usize, relevant: usize) -> QueryQu
             }
         };
         if is_relevant {
+            mark(pos);
             hits += 1;
             first_rank.get_or_insert(pos + 1);
             dcg += 1.0 / ((pos + 2) as f64).log2();

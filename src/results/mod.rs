@@ -4,6 +4,7 @@
 //! part-way still leaves a valid file holding the steps that finished, with its status saying
 //! why it stopped.
 
+pub mod compare;
 pub mod histlog;
 pub mod load;
 pub mod manifest;

@@ -23,6 +23,12 @@ pub struct QueryRecord<'a> {
     pub ids: &'a [PointId],
     pub scores: &'a [f32],
     pub distances: &'a [f32],
+    /// This query's recall@K, NDCG@K and reciprocal rank, as the step's means average them.
+    pub recall: f64,
+    pub ndcg: f64,
+    pub rr: f64,
+    /// Positions (0-based) in `ids` of the results counted as relevant.
+    pub relevant: &'a [u32],
 }
 
 /// Appends records to a temporary file that is renamed into place by [`Sidecar::finish`].

@@ -12,7 +12,9 @@ use crate::dataset::Dataset;
 use crate::engine::{Neighbor, PointId, VectorEngine};
 use crate::groundtruth::GroundTruth;
 use crate::metrics::latency::{LatencySummary, new_histogram, record};
-use crate::metrics::quality::{DISTANCE_EPSILON, QueryInput, score_query, summarize};
+use crate::metrics::quality::{
+    DISTANCE_EPSILON, QueryInput, score_query, score_query_marking, summarize,
+};
 use crate::params::ParamMap;
 use crate::resources::{Sampler, Watch};
 use crate::results::sidecar::{QueryRecord, Sidecar};
@@ -302,6 +304,7 @@ pub fn run_search(
         .then(|| count_truth_mismatches(&answers, &distances, gt));
 
     if let Some(sidecar) = sidecar {
+        let mut relevant: Vec<u32> = Vec::with_capacity(k);
         for q in 0..nq {
             let lat = if plan.batch_mode {
                 None
@@ -312,6 +315,19 @@ pub fn run_search(
                 .iter()
                 .take_while(|id| **id != PointId::MAX)
                 .count();
+            relevant.clear();
+            score_query_marking(
+                &QueryInput {
+                    gt_ids: gt.ids_of(q),
+                    gt_distances: gt.distances_of(q),
+                    returned_ids: &answers.ids[q * k..q * k + returned],
+                    returned_distances: &distances[q * k..q * k + returned],
+                },
+                k,
+                plan.relevant,
+                |pos| relevant.push(pos as u32),
+            );
+            let quality = &per_query[q];
             sidecar
                 .write(&QueryRecord {
                     config: ctx.config_index,
@@ -321,6 +337,10 @@ pub fn run_search(
                     ids: &answers.ids[q * k..q * k + returned],
                     scores: &answers.scores[q * k..q * k + returned],
                     distances: &distances[q * k..q * k + returned],
+                    recall: quality.recall,
+                    ndcg: quality.ndcg,
+                    rr: quality.reciprocal_rank,
+                    relevant: &relevant,
                 })
                 .map_err(RunError::Results)?;
         }

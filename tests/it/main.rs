@@ -14,6 +14,7 @@ mod bad_input;
 mod bad_options;
 mod chroma;
 mod cli;
+mod compare;
 mod conformance;
 mod datasets;
 mod deadlines;

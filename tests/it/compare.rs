@@ -1,0 +1,189 @@
+//! `ragdbeval compare` (issue 11): a known difference is reported as significant in the right
+//! direction, no difference as none, per-query outcomes add up, and runs of different data
+//! are flagged as not comparable.
+
+use std::path::Path;
+
+use ragdbeval::results::compare::{Verdict, compare};
+
+use crate::common::{ragdbeval, stderr, stdout};
+
+const DATA: &str = "gen:clustered:n=4000,dim=32,queries=300,seed=21";
+
+fn bench(dir: &Path, name: &str, extra: &[&str]) {
+    let mut args = vec![
+        "bench",
+        "-q",
+        "--warmup",
+        "0",
+        "--runbook",
+        "build-search",
+        "--dataset",
+        DATA,
+        "--name",
+        name,
+    ];
+    args.extend_from_slice(extra);
+    let out = ragdbeval(dir, &args);
+    assert!(out.status.success(), "{name}: {}", stderr(&out));
+}
+
+/// Rewrites every sidecar line of `name` with `edit` (a JSON object per query) into `into`.
+fn derive(dir: &Path, name: &str, into: &str, edit: impl Fn(usize, &mut serde_json::Value)) {
+    let results = dir.join("results");
+    let text = std::fs::read_to_string(results.join(format!("{name}.queries.jsonl"))).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            edit(i, &mut v);
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(
+        results.join(format!("{into}.queries.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+    let mut result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(results.join(format!("{name}.json"))).unwrap())
+            .unwrap();
+    result["sidecar"] = format!("{into}.queries.jsonl").into();
+    std::fs::write(
+        results.join(format!("{into}.json")),
+        serde_json::to_vec(&result).unwrap(),
+    )
+    .unwrap();
+}
+
+fn verdict(c: &ragdbeval::results::compare::Comparison, metric: &str) -> Verdict {
+    c.pairs[0]
+        .metrics
+        .iter()
+        .find(|m| m.metric == metric)
+        .unwrap_or_else(|| panic!("{metric} compared"))
+        .verdict
+}
+
+#[test]
+fn a_worse_index_is_worse_and_the_same_run_is_not_different() {
+    let dir = tempfile::tempdir().unwrap();
+    bench(dir.path(), "exact", &["--db", "exact"]);
+    bench(
+        dir.path(),
+        "weak",
+        &[
+            "--db",
+            "qdrant-edge",
+            "--build-param",
+            "m=4",
+            "--search-param",
+            "hnsw_ef=4",
+        ],
+    );
+    let results = dir.path().join("results");
+    let (exact, weak) = (results.join("exact.json"), results.join("weak.json"));
+
+    let c = compare(&exact, &weak, &[], 0.05).unwrap();
+    assert!(c.not_comparable.is_empty(), "{:?}", c.not_comparable);
+    assert_eq!(verdict(&c, "recall"), Verdict::Worse);
+    assert_eq!(verdict(&c, "ndcg"), Verdict::Worse);
+    let p = &c.pairs[0];
+    let o = p.outcomes;
+    assert_eq!(o.win + o.loss + o.draw + o.regression, p.queries);
+    assert_eq!(o.win, 0, "the exact engine finds every neighbour first");
+    assert!(o.loss + o.regression > 0);
+
+    // The same run against a copy whose latencies are shuffled among queries (same
+    // distribution, no shift): nothing is different. Scaled by 1.5: latency is worse.
+    let latency = |v: &serde_json::Value| v["latency_us"].as_f64().unwrap();
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(results.join("exact.queries.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    let n = lines.len();
+    derive(dir.path(), "exact", "shuffled", |i, v| {
+        v["latency_us"] = latency(&lines[(i * 7919 + 13) % n]).into();
+    });
+    derive(dir.path(), "exact", "slower", |_, v| {
+        v["latency_us"] = (latency(v) * 1.5).into();
+    });
+    let same = compare(&exact, &results.join("shuffled.json"), &[], 0.05).unwrap();
+    for metric in ["recall", "ndcg", "mrr", "latency_ms"] {
+        assert_eq!(
+            verdict(&same, metric),
+            Verdict::NoSignificantDifference,
+            "{metric}: {:?}",
+            same.pairs[0].metrics
+        );
+    }
+    assert_eq!(same.pairs[0].outcomes.draw, same.pairs[0].queries);
+    let slower = compare(&exact, &results.join("slower.json"), &[], 0.05).unwrap();
+    assert_eq!(verdict(&slower, "latency_ms"), Verdict::Worse);
+    assert_eq!(verdict(&slower, "recall"), Verdict::NoSignificantDifference);
+
+    // The command: every format, and a stated α.
+    for format in ["text", "md", "json", "html"] {
+        let out = ragdbeval(
+            dir.path(),
+            &[
+                "compare",
+                "results/exact.json",
+                "results/weak.json",
+                "--format",
+                format,
+            ],
+        );
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+        assert!(stdout(&out).contains("worse"), "{format}: {}", stdout(&out));
+    }
+    let bad = ragdbeval(
+        dir.path(),
+        &[
+            "compare",
+            "results/exact.json",
+            "results/weak.json",
+            "--pair",
+            "2:1",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("search step"), "{}", stderr(&bad));
+}
+
+#[test]
+fn runs_on_other_data_are_not_comparable() {
+    let dir = tempfile::tempdir().unwrap();
+    bench(dir.path(), "a", &["--db", "exact"]);
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "-q",
+            "--db",
+            "exact",
+            "--warmup",
+            "0",
+            "--runbook",
+            "build-search",
+            "--dataset",
+            "gen:clustered:n=4000,dim=32,queries=300,seed=22",
+            "--name",
+            "b",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = dir.path().join("results");
+    let c = compare(&results.join("a.json"), &results.join("b.json"), &[], 0.05).unwrap();
+    assert!(c.pairs.is_empty());
+    assert!(
+        c.not_comparable
+            .iter()
+            .any(|r| r.contains("different datasets")),
+        "{:?}",
+        c.not_comparable
+    );
+}
