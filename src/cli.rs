@@ -63,6 +63,25 @@ pub enum Command {
     /// per query, and what makes them not comparable.
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
+    /// Recompute a result's quality metrics and latency percentiles from its per-query sidecar
+    /// and the dataset, and say whether the file agrees with itself.
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Result file (.json) with its per-query sidecar beside it.
+    pub file: PathBuf,
+    /// The dataset, when the result's own source (a relative path, say) does not reach it
+    /// from here; its SHA-256 must match the result's.
+    #[arg(long)]
+    pub dataset: Option<String>,
+    /// Dataset cache directory (default: $RAGDBEVAL_DATA_DIR or datasets/cache).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Never download.
+    #[arg(long)]
+    pub offline: bool,
 }
 
 const COMPARE_EXAMPLES: &str = "\

@@ -267,6 +267,8 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
     let settings = json!({
         "k": args.k,
         "relevant": relevant,
+        // The depth the ground truth was computed to (`verify` uses it, and so the same cache).
+        "ground_truth_k": gt_k,
         "warmup": args.warmup,
         "mode": if plan.batch_mode { "batch" } else { "single" },
         "batch_size": plan.connect.batch_size,

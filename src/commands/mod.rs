@@ -8,6 +8,7 @@ mod engines;
 mod merge;
 mod report;
 mod resume;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -22,5 +23,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Verify(args) => verify::run(args),
     }
 }

@@ -130,10 +130,12 @@ pub(super) fn adopt(resume: Resume, result: &mut RunResult, ds: &Dataset) -> any
         previous.manifest.settings.clone(),
         result.manifest.settings.clone(),
     );
-    // The settings that may be given again.
+    // The settings that may be given again, and those a newer ragdbeval records that the
+    // earlier attempt's did not.
     for s in [&mut then, &mut now] {
         s.remove("url");
     }
+    now.retain(|key, _| then.contains_key(key));
     if then != now {
         let differ: Vec<&String> = now
             .iter()

@@ -362,8 +362,16 @@ pub fn assemble(
 
     // Stored neighbours are checked against the full train set before any subsetting.
     if let Some((k, ids)) = &stored_gt {
-        let rows = ids.len() / (*k).max(1);
-        if rows != test.len() {
+        // A stored truth of depth 0 (an HDF5 `neighbors` of shape [Q, 0]) holds nothing to
+        // score against; found by the fuzz target `dataset_arrays`.
+        if *k == 0 {
+            return Err(DatasetError::BadGroundTruth {
+                dataset: source.to_string(),
+                detail: "its neighbours have depth 0".into(),
+            });
+        }
+        let rows = ids.len() / *k;
+        if rows != test.len() || ids.len() % *k != 0 {
             return Err(DatasetError::GroundTruthRows {
                 gt: rows,
                 test: test.len(),

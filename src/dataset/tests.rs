@@ -92,3 +92,27 @@ fn distance_override_recomputes_the_files_neighbours() {
     let g = load("gen:uniform:n=300,dim=5,queries=4,seed=2", &o).unwrap();
     assert_eq!(g.distance, Distance::Angular);
 }
+
+/// Found by the fuzz target `dataset_arrays`: stored neighbours of depth 0 divided by zero
+/// (`chunks_exact(0)`) instead of being refused.
+#[test]
+fn stored_neighbours_of_depth_zero_are_refused() {
+    let train = Vectors::new(vec![0.0, 1.0, 2.0, 3.0], 2).unwrap();
+    let test = Vectors::new(vec![0.5, 0.5], 2).unwrap();
+    let ids_len = |k: usize| if k == 0 { "some" } else { "an odd number of" };
+    for (k, ids) in [(0, vec![0]), (0, vec![]), (2, vec![0, 1, 1])] {
+        let Err(err) = super::assemble(
+            "t".into(),
+            "t",
+            Distance::Euclidean,
+            train.clone(),
+            test.clone(),
+            Some((k, ids)),
+            String::new(),
+            &LoadOptions::default(),
+        ) else {
+            panic!("depth {k} with {} ids must be refused", ids_len(k));
+        };
+        assert!(!err.to_string().is_empty());
+    }
+}

@@ -8,6 +8,7 @@ mod levels;
 pub mod load;
 pub mod mutate;
 pub mod search;
+pub mod verify;
 pub mod warnings;
 
 use levels::run_load;

@@ -3,14 +3,55 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Runs `ragdbeval` with `args` in `cwd`, offline, without progress bars.
+/// Runs `ragdbeval` with `args` in `cwd`, offline, without progress bars. After a `bench`
+/// that succeeded, every result file it wrote must pass `ragdbeval verify` (issue 11: the
+/// figures of every result the suite writes are recomputed from its sidecar and dataset).
 pub fn ragdbeval(cwd: &Path, args: &[&str]) -> Output {
+    let out = run_binary(cwd, args);
+    if args.first() == Some(&"bench") && out.status.success() {
+        verify_written(cwd, args);
+    }
+    out
+}
+
+fn run_binary(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ragdbeval"))
         .args(args)
         .current_dir(cwd)
         .env("RAGDBEVAL_DATA_DIR", cwd.join("cache"))
         .output()
         .expect("the ragdbeval binary runs")
+}
+
+/// Runs `verify` on the result a `bench` with `args` wrote in `cwd`.
+fn verify_written(cwd: &Path, args: &[&str]) {
+    let value = |names: &[&str]| {
+        args.windows(2)
+            .find(|w| names.contains(&w[0]))
+            .map(|w| w[1].to_string())
+    };
+    if args.contains(&"--no-sidecar") {
+        return;
+    }
+    let dir = cwd.join(value(&["-o", "--out"]).unwrap_or_else(|| "results".into()));
+    let results: Vec<PathBuf> = match value(&["--name"]) {
+        Some(name) => vec![dir.join(format!("{name}.json"))],
+        None => files_in(&dir)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect(),
+    };
+    for result in results.iter().filter(|p| p.is_file()) {
+        let path = result.to_string_lossy();
+        let checked = run_binary(cwd, &["verify", &path]);
+        assert!(
+            checked.status.success(),
+            "verify {path} (written by `ragdbeval {}`): {}{}",
+            args.join(" "),
+            stdout(&checked),
+            stderr(&checked)
+        );
+    }
 }
 
 pub fn stderr(o: &Output) -> String {

@@ -29,3 +29,4 @@ mod resources;
 mod resume;
 mod runbooks;
 mod stubs;
+mod verify;

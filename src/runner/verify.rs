@@ -1,0 +1,311 @@
+//! `ragdbeval verify`: recomputes a result's quality metrics and latency percentiles from its
+//! per-query sidecar and the dataset, so anyone with the dataset can re-check a published
+//! result.
+//!
+//! The sidecar's returned ids are rescored from scratch: the ground truth of each runbook
+//! step is recomputed (or read from the cache, which is itself checked), each returned id's
+//! distance is recomputed from the vector it held at that step (the sidecar's own distances
+//! and the engine's scores are not trusted), and the step's means and percentiles are
+//! recomputed the way the runner computes them. A stored figure that differs is reported.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::ground_truth;
+use super::search::LiveState;
+use crate::dataset::Dataset;
+use crate::metrics::latency::{LatencySummary, new_histogram, record};
+use crate::metrics::quality::{QualitySummary, QueryInput, score_query, summarize};
+use crate::results::{RunResult, SearchStep, Step};
+use crate::runbook::{Resolved, Runbook};
+use crate::types::{PointId, Progress};
+
+/// Relative tolerance of a recomputed mean: the same sums in another order.
+const TOLERANCE: f64 = 1e-9;
+
+/// What `verify` found for one search step.
+#[derive(Debug, Clone)]
+pub struct StepCheck {
+    pub config: usize,
+    pub runbook_step: usize,
+    pub search_params: String,
+    pub queries: usize,
+    /// Figures that differ: (name, stored, recomputed).
+    pub mismatches: Vec<(String, f64, f64)>,
+}
+
+/// Why a result cannot be verified at all.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("reading {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+#[derive(Deserialize)]
+struct Line {
+    config: usize,
+    step: usize,
+    query: usize,
+    latency_us: Option<f64>,
+    ids: Vec<PointId>,
+}
+
+/// The ground-truth depth that scores `result` as its run did: any depth covering every
+/// step's `k` and `relevant` gives the same figures.
+pub fn truth_depth(result: &RunResult) -> usize {
+    // The run's own depth when recorded: the ground-truth cache is then shared with it.
+    if let Some(k) = result
+        .manifest
+        .settings
+        .get("ground_truth_k")
+        .and_then(|v| v.as_u64())
+    {
+        return (k as usize).max(1);
+    }
+    result
+        .configs
+        .iter()
+        .flat_map(|c| c.searches())
+        .map(|s| s.quality.k.max(s.quality.relevant))
+        .max()
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// Checks every search step of `result` (whose sidecar is at `sidecar`) against `dataset`.
+pub fn verify(
+    result: &RunResult,
+    sidecar: &Path,
+    dataset: &Dataset,
+    cache_dir: &Path,
+    progress: &dyn Progress,
+) -> Result<Vec<StepCheck>, VerifyError> {
+    let invalid = |m: String| VerifyError::Invalid(m);
+    let steps_value = result
+        .manifest
+        .settings
+        .get("runbook_steps")
+        .cloned()
+        .ok_or_else(|| invalid("the result's settings do not record its runbook".into()))?;
+    let runbook = Runbook {
+        name: String::new(),
+        steps: serde_json::from_value(steps_value)
+            .map_err(|e| invalid(format!("the recorded runbook cannot be read: {e}")))?,
+    };
+    let steps = runbook
+        .resolve(dataset.train.len())
+        .map_err(|e| invalid(format!("the recorded runbook: {e}")))?;
+    // The depth the runner's step truths use (bench caps them at 1000).
+    let depth = truth_depth(result).min(1000);
+    let cache = ground_truth::cache_path(cache_dir, dataset, &steps, depth);
+    let truths = ground_truth::step_truths(dataset, &steps, depth, Some(&cache), progress)
+        .map_err(|e| invalid(format!("computing the ground truth: {e}")))?;
+
+    let lines = read_lines(sidecar)?;
+    let mut checks = Vec::new();
+    for (ci, config) in result.configs.iter().enumerate() {
+        let mut live = LiveState::empty(dataset.train.len());
+        let searches: Vec<&SearchStep> = config.searches().collect();
+        for (si, step) in steps.iter().enumerate() {
+            match step {
+                Resolved::Build { ids } | Resolved::Insert { ids, .. } => {
+                    let rows: Vec<usize> = ids.iter().map(|id| *id as usize).collect();
+                    live.upsert(ids, &rows);
+                }
+                Resolved::Update { ids, rows, .. } => live.upsert(ids, rows),
+                Resolved::Delete { ids, .. } => live.delete(ids),
+                Resolved::Search { .. } => {
+                    let Some(truth) = truths.get(si).and_then(|t| t.as_ref()) else {
+                        continue;
+                    };
+                    for s in searches.iter().filter(|s| s.runbook_step == si + 1) {
+                        let rows = lines.get(&(ci, s.sidecar_step)).ok_or_else(|| {
+                            invalid(format!(
+                                "the sidecar has no lines for configuration {} search step {}",
+                                ci + 1,
+                                s.sidecar_step
+                            ))
+                        })?;
+                        checks.push(check_step(ci, s, rows, truth, &live, dataset));
+                    }
+                }
+            }
+        }
+        let recorded = config.steps.iter().filter(|s| matches!(s, Step::Search(_)));
+        if recorded.count() != checks.iter().filter(|c| c.config == ci + 1).count() {
+            return Err(invalid(format!(
+                "configuration {} has search steps the recorded runbook does not place",
+                ci + 1
+            )));
+        }
+    }
+    Ok(checks)
+}
+
+fn read_lines(path: &Path) -> Result<HashMap<(usize, usize), Vec<Line>>, VerifyError> {
+    let read = |e| VerifyError::Read {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let file = std::fs::File::open(path).map_err(read)?;
+    let mut out: HashMap<(usize, usize), Vec<Line>> = HashMap::new();
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(read)?;
+        let parsed: Line = serde_json::from_str(&line)
+            .map_err(|e| VerifyError::Invalid(format!("{} line {}: {e}", path.display(), n + 1)))?;
+        out.entry((parsed.config, parsed.step))
+            .or_default()
+            .push(parsed);
+    }
+    for rows in out.values_mut() {
+        rows.sort_by_key(|r| r.query);
+    }
+    Ok(out)
+}
+
+fn check_step(
+    ci: usize,
+    step: &SearchStep,
+    rows: &[Line],
+    truth: &crate::groundtruth::GroundTruth,
+    live: &LiveState,
+    dataset: &Dataset,
+) -> StepCheck {
+    let stored = &step.quality;
+    let k = stored.k;
+    let mut mismatches = Vec::new();
+    let queries_ok = rows.len() == stored.queries
+        && rows.len() == dataset.test.len()
+        && rows.iter().enumerate().all(|(i, r)| r.query == i);
+    if !queries_ok {
+        mismatches.push((
+            "queries".to_string(),
+            stored.queries as f64,
+            rows.len() as f64,
+        ));
+    }
+    let per_query: Vec<_> = rows
+        .iter()
+        .filter(|r| r.query < dataset.test.len())
+        .map(|r| {
+            let query = dataset.test.row(r.query);
+            let distances: Vec<f32> = r
+                .ids
+                .iter()
+                .map(
+                    |id| match live.row_of.get(*id as usize).copied().flatten() {
+                        Some(row) => dataset.distance.between(query, dataset.train.row(row)),
+                        None => f32::NAN,
+                    },
+                )
+                .collect();
+            score_query(
+                &QueryInput {
+                    gt_ids: truth.ids_of(r.query),
+                    gt_distances: truth.distances_of(r.query),
+                    returned_ids: &r.ids,
+                    returned_distances: &distances,
+                },
+                k,
+                stored.relevant,
+            )
+        })
+        .collect();
+    let again = summarize(&per_query, k, stored.relevant);
+    compare_quality(stored, &again, &mut mismatches);
+    // Latency: the sidecar keeps each query's latency at nanosecond resolution.
+    let latencies: Option<Vec<f64>> = rows.iter().map(|r| r.latency_us).collect();
+    if let Some(latencies) = latencies {
+        let mut hist = new_histogram();
+        for us in latencies {
+            record(
+                &mut hist,
+                std::time::Duration::from_nanos((us * 1000.0).round().max(0.0) as u64),
+            );
+        }
+        compare_latency(
+            &step.latency,
+            &LatencySummary::from_histogram(&hist),
+            &mut mismatches,
+        );
+    }
+    StepCheck {
+        config: ci + 1,
+        runbook_step: step.runbook_step,
+        search_params: crate::params::ParamMapExt::label(&step.search_params),
+        queries: rows.len(),
+        mismatches,
+    }
+}
+
+fn differs(a: f64, b: f64) -> bool {
+    (a - b).abs() > TOLERANCE * a.abs().max(b.abs()).max(1e-12)
+}
+
+fn compare_quality(
+    stored: &QualitySummary,
+    again: &QualitySummary,
+    out: &mut Vec<(String, f64, f64)>,
+) {
+    let pairs = [
+        ("recall", stored.recall, again.recall),
+        (
+            "recall_distance",
+            stored.recall_distance,
+            again.recall_distance,
+        ),
+        ("precision", stored.precision, again.precision),
+        ("f1", stored.f1, again.f1),
+        ("mrr", stored.mrr, again.mrr),
+        ("ndcg", stored.ndcg, again.ndcg),
+        ("map", stored.map, again.map),
+        ("hit_rate", stored.hit_rate, again.hit_rate),
+        ("recall_min", stored.recall_min, again.recall_min),
+        (
+            "queries_with_duplicates",
+            stored.queries_with_duplicates as f64,
+            again.queries_with_duplicates as f64,
+        ),
+        (
+            "queries_short",
+            stored.queries_short as f64,
+            again.queries_short as f64,
+        ),
+    ];
+    for (name, a, b) in pairs {
+        if differs(a, b) {
+            out.push((name.to_string(), a, b));
+        }
+    }
+}
+
+fn compare_latency(
+    stored: &LatencySummary,
+    again: &LatencySummary,
+    out: &mut Vec<(String, f64, f64)>,
+) {
+    let pairs = [
+        ("latency count", stored.count as f64, again.count as f64),
+        ("latency mean_ms", stored.mean_ms, again.mean_ms),
+        ("latency p50_ms", stored.p50_ms, again.p50_ms),
+        ("latency p90_ms", stored.p90_ms, again.p90_ms),
+        ("latency p95_ms", stored.p95_ms, again.p95_ms),
+        ("latency p99_ms", stored.p99_ms, again.p99_ms),
+        ("latency p999_ms", stored.p999_ms, again.p999_ms),
+        ("latency max_ms", stored.max_ms, again.max_ms),
+        ("latency min_ms", stored.min_ms, again.min_ms),
+    ];
+    for (name, a, b) in pairs {
+        if differs(a, b) {
+            out.push((name.to_string(), a, b));
+        }
+    }
+}
