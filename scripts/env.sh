@@ -52,5 +52,15 @@ ragdbeval_system_deps() {
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libhdf5-dev pkg-config sqlite3 >&2
 }
 
+# Debian's Chromium, for the test that opens the report page headless (tests/it/report.rs).
+ragdbeval_test_browser() {
+  command -v chromium >/dev/null 2>&1 && return 0
+  command -v apt-get >/dev/null 2>&1 || { echo "ragdbeval: no apt-get: install chromium for the page test" >&2; return 0; }
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "ragdbeval: installing chromium with apt-get (the report page test)" >&2
+  ($sudo apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >&2
+}
+
 # A build cache outside the clone: a fresh clone reuses it, a fresh machine builds from scratch.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ragdbeval/target}"

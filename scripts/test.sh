@@ -16,6 +16,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/env.sh"
 ragdbeval_pick_toolchain
 ragdbeval_system_deps
+ragdbeval_test_browser
 cd "$RAGDBEVAL_ROOT"
 echo "ragdbeval: toolchain ${RUSTUP_TOOLCHAIN:-default} ($(rustc --version)), target dir $CARGO_TARGET_DIR" >&2
 

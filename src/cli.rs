@@ -54,7 +54,9 @@ pub enum Command {
     Dataset(DatasetCommand),
     /// List the engines and their named parameter sets.
     Engines,
-    /// Render result files as a table, CSV, Markdown or JSON.
+    /// Render result files: a table, CSV, Markdown or JSON, or with `--out DIR/` the whole
+    /// report (comparison tables, plots, an offline HTML page, results.csv, report.md).
+    #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
     /// Merge HdrHistogram interval logs from several processes or machines into one latency
     /// distribution.
@@ -83,6 +85,14 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub offline: bool,
 }
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  ragdbeval report results/*.json --out report/
+      index.html (open it from disk), plots/*.svg, results.csv and report.md.
+  ragdbeval report results/run.json
+      One run as a table on the terminal.
+  ragdbeval report results/*.json --format csv --out all.csv";
 
 const COMPARE_EXAMPLES: &str = "\
 Examples:
@@ -501,10 +511,11 @@ pub struct ReportArgs {
     /// Result files (.json) written by `bench`.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// table, json, csv or markdown.
+    /// table, json, csv or markdown (for one file or stdout).
     #[arg(long, short = 'f', default_value = "table")]
     pub format: String,
-    /// Write to this file instead of stdout.
+    /// A directory (`report/`, or any path without an extension): write the whole report
+    /// there (index.html, plots/*.svg, results.csv, report.md). A file: write `--format` to it.
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
 }

@@ -7,6 +7,8 @@ pub mod json;
 pub mod lines;
 pub mod markdown;
 pub mod registry;
+pub mod report;
+pub mod results_csv;
 
 use crate::params::ParamMapExt;
 use crate::results::RunResult;

@@ -25,6 +25,7 @@ mod pgvector;
 mod qdrant;
 mod qdrant_edge;
 mod redis;
+mod report;
 mod resources;
 mod resume;
 mod runbooks;

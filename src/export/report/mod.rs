@@ -1,0 +1,368 @@
+//! `ragdbeval report FILES… --out DIR/`: the publishable report of any set of result files.
+//!
+//! Writes, per dataset (grouped by dataset SHA-256), a comparison table of every engine and
+//! setting, the throughput each engine reaches at recall ≥ 0.90 / 0.95 / 0.99 (interpolated
+//! on its Pareto frontier, "not reached" otherwise), and the plots (`plots/*.svg`); then
+//! `index.html` (one self-contained page: inline SVG, no script, no network request),
+//! `results.csv` (see [`crate::export::results_csv`]) and `report.md`.
+
+mod page;
+pub mod plots;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::ExportError;
+use crate::export::registry::{MetricDef, Row, find, format_value, rows};
+use crate::metrics::pareto::{CurvePoint, RECALL_TARGETS, frontier, qps_at_recall};
+use crate::params::ParamMapExt;
+use crate::results::warnings::Warning;
+use crate::results::{RunResult, SearchStep};
+
+/// The comparison table's figures, by registry key.
+pub const TABLE_METRICS: &[&str] = &[
+    "recall",
+    "qps",
+    "latency_p50_ms",
+    "latency_p99_ms",
+    "build_s",
+    "index_mb",
+    "index_bytes_per_vector",
+    "client_peak_rss_mb",
+    "client_cpu_percent",
+    "engine_peak_rss_mb",
+    "engine_cpu_percent",
+];
+
+/// One search step of one run, as the report uses it.
+pub struct SearchPoint<'a> {
+    /// The result file's stem.
+    pub run: String,
+    pub engine: String,
+    /// Build and search parameters.
+    pub setting: String,
+    pub runbook_step: usize,
+    pub after: String,
+    /// Right after a build (the points of recall/QPS curves).
+    pub after_build: bool,
+    pub recall: f64,
+    pub qps: f64,
+    pub p99_ms: f64,
+    pub build_s: Option<f64>,
+    pub index_mb: Option<f64>,
+    /// The run carries a possible-full-scan warning: its figures do not describe the index.
+    pub invalid: bool,
+    /// The table's cells, in [`TABLE_METRICS`] order.
+    pub cells: Vec<String>,
+    pub search: &'a SearchStep,
+}
+
+/// The runs of one dataset.
+pub struct Group<'a> {
+    pub dataset: &'a str,
+    pub sha256: &'a str,
+    /// Engines in colour order (sorted by name).
+    pub engines: Vec<String>,
+    pub runs: Vec<(&'a Path, &'a RunResult)>,
+    pub points: Vec<SearchPoint<'a>>,
+    /// The open-loop objective, when a run set one.
+    pub slo_ms: Option<f64>,
+}
+
+/// Per engine, QPS at each recall target (`None`: never reached), and the best recall.
+pub struct EngineAtRecall {
+    pub engine: String,
+    pub qps: Vec<(f64, Option<f64>)>,
+    pub max_recall: f64,
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn metric(key: &str) -> Option<&'static MetricDef> {
+    find(key)
+}
+
+fn point<'a>(path: &Path, run: &'a RunResult, row: &Row<'a>) -> SearchPoint<'a> {
+    let value = |key: &str| metric(key).and_then(|m| (m.value)(row));
+    let invalid = run
+        .warnings
+        .iter()
+        .any(|w| matches!(w, Warning::PossibleFullScan { .. }));
+    SearchPoint {
+        run: stem(path),
+        engine: run.engine.name.clone(),
+        setting: format!(
+            "{} {}",
+            row.config.build_params.label(),
+            row.search.search_params.label()
+        ),
+        runbook_step: row.search.runbook_step,
+        after: row.search.after.clone(),
+        after_build: row.build.is_some(),
+        recall: row.search.quality.recall,
+        qps: row.search.qps,
+        p99_ms: row.search.latency.p99_ms,
+        build_s: value("build_s"),
+        index_mb: value("index_mb"),
+        invalid,
+        cells: TABLE_METRICS
+            .iter()
+            .map(|k| match metric(k) {
+                Some(m) => format_value(m, (m.value)(row)),
+                None => "-".into(),
+            })
+            .collect(),
+        search: row.search,
+    }
+}
+
+/// Groups the runs by dataset, in the order datasets first appear.
+pub fn groups<'a>(runs: &'a [(PathBuf, RunResult)]) -> Vec<Group<'a>> {
+    let mut out: Vec<Group<'a>> = Vec::new();
+    for (path, run) in runs {
+        let i = match out.iter().position(|g| g.sha256 == run.dataset.sha256) {
+            Some(i) => i,
+            None => {
+                out.push(Group {
+                    dataset: &run.dataset.name,
+                    sha256: &run.dataset.sha256,
+                    engines: Vec::new(),
+                    runs: Vec::new(),
+                    points: Vec::new(),
+                    slo_ms: None,
+                });
+                out.len() - 1
+            }
+        };
+        let g = &mut out[i];
+        g.runs.push((path.as_path(), run));
+        if !g.engines.contains(&run.engine.name) {
+            g.engines.push(run.engine.name.clone());
+        }
+        let has_open_loop = run
+            .configs
+            .iter()
+            .flat_map(|c| c.searches())
+            .any(|s| s.load.iter().any(|l| l.kind == "open"));
+        if has_open_loop {
+            g.slo_ms = g
+                .slo_ms
+                .or_else(|| run.manifest.settings.get("slo_ms").and_then(|v| v.as_f64()));
+        }
+        for row in rows(&run.configs) {
+            g.points.push(point(path, run, &row));
+        }
+    }
+    for g in &mut out {
+        g.engines.sort();
+    }
+    out
+}
+
+impl Group<'_> {
+    /// QPS at the recall targets, per engine, from the frontier of its after-build points.
+    pub fn at_recall(&self) -> Vec<EngineAtRecall> {
+        self.engines
+            .iter()
+            .map(|engine| {
+                let points: Vec<CurvePoint> = self
+                    .points
+                    .iter()
+                    .filter(|p| &p.engine == engine && p.after_build)
+                    .map(|p| CurvePoint {
+                        recall: p.recall,
+                        qps: p.qps,
+                        p99_ms: p.p99_ms,
+                        label: p.setting.clone(),
+                    })
+                    .collect();
+                let front = frontier(&points);
+                EngineAtRecall {
+                    engine: engine.clone(),
+                    qps: RECALL_TARGETS
+                        .iter()
+                        .map(|t| (*t, qps_at_recall(&front, *t)))
+                        .collect(),
+                    max_recall: points.iter().map(|p| p.recall).fold(0.0, f64::max),
+                }
+            })
+            .collect()
+    }
+
+    /// Warnings of each run, as text.
+    pub fn warnings(&self) -> Vec<(String, String, Vec<String>)> {
+        self.runs
+            .iter()
+            .map(|(path, run)| {
+                (
+                    stem(path),
+                    run.engine.name.clone(),
+                    run.warnings.iter().map(ToString::to_string).collect(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// The comparison table's header.
+pub fn table_header() -> Vec<String> {
+    let mut h = vec![
+        "engine".to_string(),
+        "setting".into(),
+        "step".into(),
+        "run".into(),
+    ];
+    h.extend(
+        TABLE_METRICS
+            .iter()
+            .map(|k| metric(k).map_or_else(|| (*k).to_string(), |m| m.header.to_string())),
+    );
+    h.push("warnings".into());
+    h
+}
+
+/// The comparison table's rows of a group.
+pub fn table_rows(group: &Group<'_>) -> Vec<Vec<String>> {
+    group
+        .points
+        .iter()
+        .map(|p| {
+            let mut r = vec![
+                p.engine.clone(),
+                p.setting.clone(),
+                format!("{} (after {})", p.runbook_step, p.after),
+                p.run.clone(),
+            ];
+            r.extend(p.cells.iter().cloned());
+            let warnings = group
+                .runs
+                .iter()
+                .find(|(path, _)| stem(path) == p.run)
+                .map_or(0, |(_, run)| run.warnings.len());
+            r.push(if p.invalid {
+                format!("INVALID (possible full scan); {warnings}")
+            } else {
+                warnings.to_string()
+            });
+            r
+        })
+        .collect()
+}
+
+/// "1,234 QPS" or "not reached (max recall 0.871)".
+pub fn at_recall_cell(qps: Option<f64>, max_recall: f64) -> String {
+    match qps {
+        Some(q) => format!("{q:.0}"),
+        None => format!("not reached (max recall {max_recall:.3})"),
+    }
+}
+
+fn markdown(groups: &[Group<'_>], plots: &[Vec<plots::Plot>]) -> String {
+    let mut out = String::from("# ragdbeval report\n");
+    for (g, plots) in groups.iter().zip(plots) {
+        let _ = writeln!(
+            out,
+            "\n## {} (SHA-256 {})\n",
+            g.dataset,
+            &g.sha256[..g.sha256.len().min(12)]
+        );
+        let header = table_header();
+        let _ = writeln!(out, "| {} |", header.join(" | "));
+        let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
+        for r in table_rows(g) {
+            let _ = writeln!(out, "| {} |", r.join(" | "));
+        }
+        let _ = writeln!(
+            out,
+            "\nQPS at recall ≥ target (interpolated on each engine's Pareto frontier):\n"
+        );
+        let _ = writeln!(
+            out,
+            "| engine | ≥ 0.90 | ≥ 0.95 | ≥ 0.99 |\n|---|---|---|---|"
+        );
+        for e in g.at_recall() {
+            let cells: Vec<String> = e
+                .qps
+                .iter()
+                .map(|(_, q)| at_recall_cell(*q, e.max_recall))
+                .collect();
+            let _ = writeln!(out, "| {} | {} |", e.engine, cells.join(" | "));
+        }
+        out.push('\n');
+        for p in plots {
+            let _ = writeln!(
+                out,
+                "![{}](plots/{}-{}.svg)",
+                p.title,
+                slug(g.dataset),
+                p.name
+            );
+        }
+    }
+    out
+}
+
+/// A file-name-safe form of a dataset name.
+pub fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// What `write_dir` wrote.
+pub struct Written {
+    pub files: Vec<PathBuf>,
+    pub plots: usize,
+}
+
+/// Writes the whole report into `dir` (created if needed), each file atomically.
+pub fn write_dir(runs: &[(PathBuf, RunResult)], dir: &Path) -> Result<Written, ExportError> {
+    let fail = |what: &Path, e: std::io::Error| ExportError {
+        format: "report",
+        message: format!("writing {}: {e}", what.display()),
+    };
+    let plots_dir = dir.join("plots");
+    std::fs::create_dir_all(&plots_dir).map_err(|e| fail(&plots_dir, e))?;
+    let groups = groups(runs);
+    let plots: Vec<Vec<plots::Plot>> = groups.iter().map(plots::plots).collect::<Result<_, _>>()?;
+    let mut files = Vec::new();
+    let mut write = |path: PathBuf, bytes: &[u8]| -> Result<(), ExportError> {
+        crate::atomic::write_atomic(&path, bytes).map_err(|e| fail(&path, e))?;
+        files.push(path);
+        Ok(())
+    };
+    let mut count = 0;
+    for (g, ps) in groups.iter().zip(&plots) {
+        for p in ps {
+            write(
+                plots_dir.join(format!("{}-{}.svg", slug(g.dataset), p.name)),
+                p.svg.as_bytes(),
+            )?;
+            count += 1;
+        }
+    }
+    let refs: Vec<(&Path, &RunResult)> = runs.iter().map(|(p, r)| (p.as_path(), r)).collect();
+    write(
+        dir.join("results.csv"),
+        super::results_csv::render(&refs)?.as_bytes(),
+    )?;
+    write(dir.join("report.md"), markdown(&groups, &plots).as_bytes())?;
+    write(
+        dir.join("index.html"),
+        page::render(&groups, &plots).as_bytes(),
+    )?;
+    Ok(Written {
+        files,
+        plots: count,
+    })
+}

@@ -1,0 +1,516 @@
+//! The report's pictures, as SVG strings (plotters' SVG backend: text is SVG text, no font
+//! file is needed). Each engine keeps one colour across every plot; a run whose searches may
+//! have bypassed the index (a possible-full-scan warning) is drawn with hollow markers and
+//! "(invalid)" in its legend.
+
+use plotters::prelude::*;
+
+use super::{Group, SearchPoint};
+use crate::export::ExportError;
+
+/// One plot of the report.
+pub struct Plot {
+    /// File stem under `plots/`.
+    pub name: &'static str,
+    pub title: String,
+    pub svg: String,
+}
+
+const SIZE: (u32, u32) = (760, 460);
+
+/// Engine colours, in the order engines first appear (sorted by name).
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(23, 190, 207),
+    RGBColor(140, 86, 75),
+    RGBColor(127, 127, 127),
+];
+
+pub fn colour(index: usize) -> RGBColor {
+    PALETTE[index % PALETTE.len()]
+}
+
+fn fail(e: impl std::fmt::Display) -> ExportError {
+    ExportError {
+        format: "svg plot",
+        message: e.to_string(),
+    }
+}
+
+/// An axis label: whole numbers from 1000 up, else at most 4 significant digits without
+/// trailing zeros (log axes otherwise print 0.7000000000000001).
+fn tick(v: f64) -> String {
+    if v.abs() >= 1000.0 {
+        return format!("{v:.0}");
+    }
+    let digits = if v == 0.0 {
+        0
+    } else {
+        (3 - v.abs().log10().floor() as i32).clamp(0, 8) as usize
+    };
+    let text = format!("{v:.digits$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+/// A padded range of `values` (linear), never empty.
+fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi - lo < 1e-9 {
+        return (
+            lo - 0.5_f64.max(lo.abs() * 0.1),
+            hi + 0.5_f64.max(hi.abs() * 0.1),
+        );
+    }
+    let pad = (hi - lo) * 0.05;
+    (lo - pad, hi + pad)
+}
+
+/// A positive range for a log axis.
+fn log_span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite() && *v > 0.0) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.1, 10.0);
+    }
+    (lo / 1.5, hi * 1.5)
+}
+
+/// A line per series; `x_log`/`y_log` choose logarithmic axes.
+struct Series {
+    label: String,
+    colour: RGBColor,
+    hollow: bool,
+    points: Vec<(f64, f64)>,
+    /// Joined by a line (else markers only).
+    line: bool,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn chart(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[Series],
+    y_log: bool,
+    x_log: bool,
+    hline: Option<(f64, &str)>,
+) -> Result<String, ExportError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(fail)?;
+        let xs = || series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+        let ys = || {
+            series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .chain(hline.map(|h| h.0))
+        };
+        // A log axis over less than a decade shows no tick labels at all: linear then.
+        let decade = |v: (f64, f64)| v.1 / v.0 >= 10.0;
+        let y_log = y_log && decade(log_span(ys()));
+        let x_log = x_log && decade(log_span(xs()));
+        let y_desc = if y_log {
+            format!("{y_desc} (log scale)")
+        } else {
+            y_desc.to_string()
+        };
+        let x_desc = if x_log {
+            format!("{x_desc} (log scale)")
+        } else {
+            x_desc.to_string()
+        };
+        let mut builder = ChartBuilder::on(&root);
+        builder
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(70);
+        macro_rules! draw {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                chart
+                    .configure_mesh()
+                    .x_desc(x_desc.as_str())
+                    .y_desc(y_desc.as_str())
+                    .light_line_style(RGBColor(235, 235, 235))
+                    .x_label_formatter(&|v| tick(*v))
+                    .y_label_formatter(&|v| tick(*v))
+                    .draw()
+                    .map_err(fail)?;
+                for s in series {
+                    let style = ShapeStyle {
+                        color: s.colour.to_rgba(),
+                        filled: !s.hollow,
+                        stroke_width: 2,
+                    };
+                    if s.line && s.points.len() > 1 {
+                        chart
+                            .draw_series(LineSeries::new(
+                                s.points.iter().copied(),
+                                s.colour.stroke_width(2),
+                            ))
+                            .map_err(fail)?;
+                    }
+                    let colour = s.colour;
+                    chart
+                        .draw_series(s.points.iter().map(|&p| Circle::new(p, 4, style)))
+                        .map_err(fail)?
+                        .label(s.label.clone())
+                        .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
+                }
+                if let Some((y, label)) = hline {
+                    let (x0, x1) = span(xs());
+                    let red = RGBColor(200, 0, 0);
+                    chart
+                        .draw_series(LineSeries::new(
+                            [(x0, y), (x1, y)].into_iter(),
+                            red.stroke_width(1),
+                        ))
+                        .map_err(fail)?
+                        .label(label.to_string())
+                        .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], red));
+                }
+                chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(BLACK)
+                    .position(SeriesLabelPosition::LowerLeft)
+                    .draw()
+                    .map_err(fail)?;
+            }};
+        }
+        match (x_log, y_log) {
+            (false, true) => {
+                let (x0, x1) = span(xs());
+                let (y0, y1) = log_span(ys());
+                draw!(
+                    builder
+                        .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
+                        .map_err(fail)?
+                )
+            }
+            (true, true) => {
+                let (x0, x1) = log_span(xs());
+                let (y0, y1) = log_span(ys());
+                draw!(
+                    builder
+                        .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+                        .map_err(fail)?
+                )
+            }
+            (true, false) => {
+                let (x0, x1) = log_span(xs());
+                let (y0, y1) = span(ys());
+                draw!(
+                    builder
+                        .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+                        .map_err(fail)?
+                )
+            }
+            (false, false) => {
+                let (x0, x1) = span(xs());
+                let (y0, y1) = span(ys());
+                draw!(builder.build_cartesian_2d(x0..x1, y0..y1).map_err(fail)?)
+            }
+        }
+        root.present().map_err(fail)?;
+    }
+    Ok(svg)
+}
+
+/// Points of each engine after a build, one series per engine (frontier line joined).
+fn per_engine(
+    group: &Group<'_>,
+    y: impl Fn(&SearchPoint) -> Option<f64>,
+    x: impl Fn(&SearchPoint) -> Option<f64>,
+    frontier_line: bool,
+) -> Vec<Series> {
+    group
+        .engines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, engine)| {
+            let pts: Vec<&SearchPoint> = group
+                .points
+                .iter()
+                .filter(|p| &p.engine == engine && p.after_build)
+                .collect();
+            let mut points: Vec<(f64, f64)> = pts
+                .iter()
+                .filter_map(|p| Some((x(p)?, y(p)?)))
+                .filter(|(a, b)| a.is_finite() && b.is_finite())
+                .collect();
+            if points.is_empty() {
+                return None;
+            }
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let hollow = pts.iter().any(|p| p.invalid);
+            Some(Series {
+                label: if hollow {
+                    format!("{engine} (invalid: possible full scan)")
+                } else {
+                    engine.clone()
+                },
+                colour: colour(i),
+                hollow,
+                points,
+                line: frontier_line,
+            })
+        })
+        .collect()
+}
+
+/// Keeps only the Pareto frontier (higher x and higher y better) of each series.
+fn frontier_only(series: &mut [Series]) {
+    for s in series {
+        let mut sorted = s.points.clone();
+        sorted.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)));
+        let mut best = f64::NEG_INFINITY;
+        let mut keep = Vec::new();
+        for p in sorted {
+            if p.1 > best {
+                best = p.1;
+                keep.push(p);
+            }
+        }
+        keep.reverse();
+        s.points = keep;
+    }
+}
+
+/// Every plot the group's data supports.
+pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
+    let mut out = Vec::new();
+    let name = group.dataset;
+    let recall = |p: &SearchPoint| Some(p.recall);
+    if group.points.iter().any(|p| p.after_build) {
+        let mut qps = per_engine(group, |p| Some(p.qps), recall, true);
+        frontier_only(&mut qps);
+        out.push(Plot {
+            name: "recall-qps",
+            title: format!("{name}: recall vs QPS (Pareto frontier per engine)"),
+            svg: chart(
+                &format!("{name}: recall vs QPS"),
+                "recall@K",
+                "queries per second",
+                &qps,
+                true,
+                false,
+                None,
+            )?,
+        });
+        let p99 = per_engine(group, |p| Some(p.p99_ms), recall, false);
+        out.push(Plot {
+            name: "recall-p99",
+            title: format!("{name}: recall vs p99 latency"),
+            svg: chart(
+                &format!("{name}: recall vs p99 latency"),
+                "recall@K",
+                "p99 latency, ms",
+                &p99,
+                true,
+                false,
+                None,
+            )?,
+        });
+        let build = per_engine(group, |p| p.build_s, recall, false);
+        if !build.is_empty() {
+            out.push(Plot {
+                name: "recall-build",
+                title: format!("{name}: recall vs build time"),
+                svg: chart(
+                    &format!("{name}: recall vs build time"),
+                    "recall@K",
+                    "build time, s",
+                    &build,
+                    true,
+                    false,
+                    None,
+                )?,
+            });
+        }
+        let size = per_engine(group, |p| p.index_mb, recall, false);
+        if !size.is_empty() {
+            out.push(Plot {
+                name: "recall-index-size",
+                title: format!("{name}: recall vs index size"),
+                svg: chart(
+                    &format!("{name}: recall vs index size"),
+                    "recall@K",
+                    "index size, MB",
+                    &size,
+                    true,
+                    false,
+                    None,
+                )?,
+            });
+        }
+    }
+    let closed: Vec<Series> = group.load_series(false, |l| Some((l.concurrency as f64, l.qps)));
+    if !closed.is_empty() {
+        out.push(Plot {
+            name: "concurrency-qps",
+            title: format!("{name}: QPS vs concurrency"),
+            svg: chart(
+                &format!("{name}: QPS vs concurrency (closed loop)"),
+                "concurrent clients",
+                "queries per second",
+                &closed,
+                false,
+                false,
+                None,
+            )?,
+        });
+        let p99 = group.load_series(false, |l| Some((l.concurrency as f64, l.latency.p99_ms)));
+        out.push(Plot {
+            name: "concurrency-p99",
+            title: format!("{name}: p99 latency vs concurrency"),
+            svg: chart(
+                &format!("{name}: p99 vs concurrency (closed loop)"),
+                "concurrent clients",
+                "p99 latency, ms",
+                &p99,
+                true,
+                false,
+                None,
+            )?,
+        });
+    }
+    let open = group.load_series(true, |l| Some((l.target_rate?, l.latency.p99_ms)));
+    if !open.is_empty() {
+        let slo = group.slo_ms.map(|ms| (ms, "SLO"));
+        out.push(Plot {
+            name: "rate-p99",
+            title: format!("{name}: p99 latency vs offered rate"),
+            svg: chart(
+                &format!("{name}: p99 vs offered rate (open loop)"),
+                "offered rate, queries/s",
+                "p99 latency, ms",
+                &open,
+                true,
+                false,
+                slo,
+            )?,
+        });
+    }
+    // Only runs with more than one search step over the runbook have a timeline.
+    let timeline: Vec<Series> = group
+        .timeline()
+        .into_iter()
+        .filter(|s| s.points.len() > 1)
+        .collect();
+    if !timeline.is_empty() {
+        out.push(Plot {
+            name: "timeline",
+            title: format!("{name}: recall per runbook step"),
+            svg: chart(
+                &format!("{name}: recall per runbook step"),
+                "runbook step",
+                "recall@K",
+                &timeline,
+                false,
+                false,
+                None,
+            )?,
+        });
+    }
+    Ok(out)
+}
+
+impl Group<'_> {
+    /// One series per (run, search setting) of load levels, closed or open loop.
+    fn load_series(
+        &self,
+        open_loop: bool,
+        xy: impl Fn(&crate::results::load::LoadLevel) -> Option<(f64, f64)>,
+    ) -> Vec<Series> {
+        let mut out = Vec::new();
+        for p in &self.points {
+            let levels: Vec<(f64, f64)> = p
+                .search
+                .load
+                .iter()
+                .filter(|l| (l.kind == "open") == open_loop)
+                .filter_map(&xy)
+                .collect();
+            if levels.is_empty() {
+                continue;
+            }
+            let engine = self
+                .engines
+                .iter()
+                .position(|e| e == &p.engine)
+                .unwrap_or(0);
+            out.push(Series {
+                label: format!("{} {}", p.engine, p.setting),
+                colour: colour(engine),
+                hollow: p.invalid,
+                points: levels,
+                line: true,
+            });
+        }
+        out
+    }
+
+    /// Recall at each runbook step, one series per run and search setting.
+    fn timeline(&self) -> Vec<Series> {
+        let mut out: Vec<Series> = Vec::new();
+        for p in &self.points {
+            let label = format!("{} {} [{}]", p.engine, p.setting, p.run);
+            let point = (p.runbook_step as f64, p.recall);
+            match out.iter_mut().find(|s| s.label == label) {
+                Some(s) => s.points.push(point),
+                None => {
+                    let engine = self
+                        .engines
+                        .iter()
+                        .position(|e| e == &p.engine)
+                        .unwrap_or(0);
+                    out.push(Series {
+                        label,
+                        colour: colour(engine),
+                        hollow: p.invalid,
+                        points: vec![point],
+                        line: true,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tick;
+
+    #[test]
+    fn axis_labels_are_short() {
+        assert_eq!(tick(0.7000000000000001), "0.7");
+        assert_eq!(tick(0.30000000000000004), "0.3");
+        assert_eq!(tick(600.0), "600");
+        assert_eq!(tick(25000.0), "25000");
+        assert_eq!(tick(0.95), "0.95");
+        assert_eq!(tick(0.0012346), "0.001235");
+        assert_eq!(tick(0.0), "0");
+    }
+}

@@ -1,0 +1,250 @@
+//! `ragdbeval report FILES --out DIR/` (issue 11): on result files made here — two engines, a
+//! parameter sweep, a concurrency sweep, a rate sweep and the default mutation runbook — every
+//! artefact is written, the CSV and JSON agree field by field with the result files, and the
+//! page opens in a real headless browser (Debian's chromium, which scripts/test.sh installs)
+//! with every plot present and no request outside the file.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ragdbeval::export::registry::rows;
+use ragdbeval::results::RunResult;
+
+use crate::common::{ragdbeval, stderr, stdout};
+
+const DATA: &str = "gen:clustered:n=3000,dim=16,queries=200,seed=31";
+
+fn bench(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec![
+        "bench",
+        "-q",
+        "--warmup",
+        "0",
+        "--dataset",
+        DATA,
+        "--name",
+        name,
+    ];
+    args.extend_from_slice(extra);
+    let out = ragdbeval(dir, &args);
+    assert!(out.status.success(), "{name}: {}", stderr(&out));
+    dir.join(format!("results/{name}.json"))
+}
+
+fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn the_report_has_every_artefact_and_agrees_with_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let files = [
+        bench(
+            d,
+            "edge-sweep",
+            &[
+                "--db",
+                "qdrant-edge",
+                "--runbook",
+                "build-search",
+                "--search-param",
+                "hnsw_ef=4,16,64",
+            ],
+        ),
+        bench(d, "exact", &["--db", "exact", "--runbook", "build-search"]),
+        bench(
+            d,
+            "closed",
+            &[
+                "--db",
+                "exact",
+                "--runbook",
+                "build-search",
+                "--concurrency",
+                "1,2",
+                "--duration",
+                "1s",
+            ],
+        ),
+        bench(
+            d,
+            "open",
+            &[
+                "--db",
+                "qdrant-edge",
+                "--runbook",
+                "build-search",
+                "--rate",
+                "200,400",
+                "--duration",
+                "1s",
+                "--slo",
+                "5ms",
+            ],
+        ),
+        bench(
+            d,
+            "mutations",
+            &["--db", "qdrant-edge", "--runbook", "default"],
+        ),
+    ];
+    let mut args: Vec<String> = vec!["report".into()];
+    args.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
+    args.extend(["--out".into(), "rep/".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = ragdbeval(d, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("8 plots"), "{}", stdout(&out));
+    let rep = d.join("rep");
+    for plot in [
+        "recall-qps",
+        "recall-p99",
+        "recall-build",
+        "recall-index-size",
+        "concurrency-qps",
+        "concurrency-p99",
+        "rate-p99",
+        "timeline",
+    ] {
+        let path = rep.join(format!("plots/clustered-3000x16-euclidean-s31-{plot}.svg"));
+        let svg = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{plot}: {e}"));
+        assert!(svg.starts_with("<svg") && svg.contains("</svg>"), "{plot}");
+    }
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    assert!(md.contains("QPS at recall ≥ target"), "{md}");
+
+    // results.csv: one row per (run, step, setting), each figure equal to the result's.
+    let runs: Vec<RunResult> = files.iter().map(|f| RunResult::load(f).unwrap()).collect();
+    let (header, csv) = csv_rows(&rep.join("results.csv"));
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("column {name}"))
+    };
+    assert_eq!(
+        &header[..5],
+        ["dataset", "mode", "algorithm", "parameters", "count"]
+    );
+    let expected: usize = runs.iter().map(|r| rows(&r.configs).len()).sum();
+    assert_eq!(csv.len(), expected);
+    let mut line = 0;
+    for (file, run) in files.iter().zip(&runs) {
+        for row in rows(&run.configs) {
+            let cells = &csv[line];
+            line += 1;
+            let num = |name: &str| cells[col(name)].parse::<f64>().unwrap();
+            let stem = file.file_stem().unwrap().to_string_lossy();
+            assert_eq!(cells[col("run")], stem);
+            assert_eq!(cells[col("algorithm")], run.engine.name);
+            assert_eq!(cells[col("dataset")], run.dataset.name);
+            assert_eq!(num("count") as usize, row.search.quality.k);
+            assert_eq!(num("k-nn"), row.search.quality.recall_distance);
+            assert_eq!(num("recall"), row.search.quality.recall);
+            assert_eq!(num("ndcg"), row.search.quality.ndcg);
+            assert_eq!(num("qps"), row.search.qps);
+            assert_eq!(num("p50"), row.search.latency.p50_ms);
+            assert_eq!(num("p99"), row.search.latency.p99_ms);
+            assert_eq!(num("p999"), row.search.latency.p999_ms);
+            assert_eq!(num("runbook_step") as usize, row.search.runbook_step);
+            match row.build {
+                Some(b) => assert_eq!(num("build"), b.total_s),
+                None => assert!(cells[col("build")].is_empty()),
+            }
+        }
+    }
+
+    // The JSON format is the result documents themselves.
+    let json = ragdbeval(
+        d,
+        &["report", &files[4].to_string_lossy(), "--format", "json"],
+    );
+    assert!(json.status.success());
+    let rendered: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let stored: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&files[4]).unwrap()).unwrap();
+    let rendered = rendered.as_array().map_or(&rendered, |a| &a[0]);
+    assert_eq!(rendered, &stored);
+
+    // The page: self-contained, then opened in a real browser.
+    let page = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    assert!(!page.contains("<script"), "no script");
+    for attr in ["src=\"http", "href=\"http", "url(http", "@import"] {
+        assert!(!page.contains(attr), "the page requests {attr}");
+    }
+    assert_eq!(page.matches("<svg").count(), 8);
+    assert!(page.contains("data-plots=\"8\""));
+    browser_check(&rep.join("index.html"), 8);
+}
+
+/// Opens the page in headless Chromium from disk: its DOM must hold the plots the page
+/// claims, the console must stay quiet, and a screenshot is written.
+fn browser_check(page: &Path, plots: usize) {
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("a headless browser: scripts/test.sh installs Debian's chromium");
+    let shots = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", page.canonicalize().unwrap().display());
+    let common = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--enable-logging=stderr",
+        "--v=0",
+    ];
+    let dom = Command::new(chromium)
+        .args(common)
+        .args(["--dump-dom", &url])
+        .output()
+        .unwrap();
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let html = String::from_utf8_lossy(&dom.stdout);
+    assert_eq!(
+        html.matches("<svg").count(),
+        plots,
+        "plots in the rendered DOM"
+    );
+    let log = String::from_utf8_lossy(&dom.stderr);
+    for line in log.lines() {
+        assert!(
+            !line.contains("CONSOLE") && !line.contains("Uncaught") && !line.contains("net::ERR"),
+            "browser console: {line}"
+        );
+    }
+    let shot = shots.path().join("report.png");
+    let out = Command::new(chromium)
+        .args(common)
+        .args([
+            "--window-size=1400,2000",
+            &format!("--screenshot={}", shot.display()),
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    assert!(size > 20_000, "screenshot of {size} bytes");
+}
