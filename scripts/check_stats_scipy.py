@@ -30,6 +30,51 @@ def cases():
         yield m.group(1), diffs, *(float(m.group(i).replace("f64::NAN", "nan")) for i in range(3, 7))
 
 
+M64 = (1 << 64) - 1
+
+
+class SplitMix64:
+    """src/rng.rs, bit for bit."""
+
+    def __init__(self, seed):
+        self.x = seed
+
+    def next(self):
+        self.x = (self.x + 0x9E3779B97F4A7C15) & M64
+        z = self.x
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+        return z ^ (z >> 31)
+
+    def below(self, n):
+        return (self.next() * n) >> 64
+
+
+def bootstrap_cases():
+    """(name, statistic, values, resamples, level, seed, low, high) from BOOTSTRAP_CASES."""
+    text = TESTS.read_text()
+    block = text[text.index("const BOOTSTRAP_CASES"):]
+    block = block[: block.index("];")]
+    pattern = re.compile(
+        r'\(\s*"(\w+)",\s*"(\w+)",\s*&\[([^\]]*)\],\s*(\d+),\s*([\d.]+),\s*(0x[\w_]+|\d+),\s*([-\d.e+]+),\s*([-\d.e+]+),?\s*\)'
+    )
+    for m in pattern.finditer(block):
+        values = [float(x) for x in m.group(3).split(",") if x.strip()]
+        seed = int(m.group(6).replace("_", ""), 0)
+        yield (m.group(1), m.group(2), values, int(m.group(4)), float(m.group(5)), seed,
+               float(m.group(7)), float(m.group(8)))
+
+
+def bootstrap_bounds(statistic, values, resamples, level, seed):
+    """numpy percentiles of the statistic over resamples drawn like ragdbeval draws them."""
+    rng = SplitMix64(seed)
+    n = len(values)
+    stat = np.mean if statistic == "mean" else np.median
+    out = [float(stat(np.array([values[rng.below(n)] for _ in range(n)]))) for _ in range(resamples)]
+    tail = (1.0 - level) / 2.0
+    return float(np.percentile(out, 100 * tail)), float(np.percentile(out, 100 * (1 - tail)))
+
+
 def main() -> int:
     check = "--check" in sys.argv
     print(f"scipy {scipy.__version__}")
@@ -49,11 +94,20 @@ def main() -> int:
             if abs(have - ref) > 1e-9 * max(1.0, abs(ref)):
                 print(f"  MISMATCH {label}: test holds {have!r}, scipy {ref!r}")
                 bad += 1
-    if n == 0:
+    boot = 0
+    for name, statistic, values, resamples, level, seed, low, high in bootstrap_cases():
+        boot += 1
+        want = bootstrap_bounds(statistic, values, resamples, level, seed)
+        print(name, statistic, repr(want))
+        for label, have, ref in zip(["low", "high"], [low, high], want):
+            if abs(have - ref) > 1e-9 * max(1.0, abs(ref)):
+                print(f"  MISMATCH bootstrap {label}: test holds {have!r}, numpy {ref!r}")
+                bad += 1
+    if n == 0 or boot == 0:
         print("no cases found in", TESTS)
         return 1
     if check:
-        print(f"{n} cases, {bad} mismatches")
+        print(f"{n} test cases and {boot} bootstrap cases, {bad} mismatches")
     return 1 if bad and check else 0
 
 

@@ -203,6 +203,15 @@ pub fn parse_count(text: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// Trials per search measurement: at least 1, at most 1000 (each is a full timed loop).
+pub fn parse_repeat(text: &str) -> Result<usize, String> {
+    let n = parse_count(text)?;
+    if n > 1000 {
+        return Err(format!("{n} trials: at most 1000"));
+    }
+    Ok(n)
+}
+
 /// Warm-up queries run one by one and their latencies are kept for the cold-start figures: ten
 /// million is far past the point where more says anything, and bounds that memory (160 MB).
 const MAX_WARMUP: usize = 10_000_000;
@@ -323,6 +332,11 @@ pub struct BenchArgs {
     /// True neighbours regarded as relevant for recall, NDCG, MAP (default: k).
     #[arg(long)]
     pub relevant: Option<usize>,
+    /// Timed trials of every search measurement: with N > 1 the result also holds each
+    /// trial's QPS and percentiles, their medians with a 95 % bootstrap interval, and their
+    /// coefficient of variation (over 10 % is a warning). The index is built once.
+    #[arg(long, default_value_t = 1, value_parser = parse_repeat)]
+    pub repeat: usize,
     /// Untimed queries before each timed loop.
     #[arg(long, default_value_t = 100, value_parser = parse_warmup)]
     pub warmup: usize,

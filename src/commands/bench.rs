@@ -229,6 +229,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         k: args.k,
         relevant,
         warmup: args.warmup,
+        repeat: args.repeat,
         batch_mode: args.mode == QueryMode::Batch,
         work_dir: args
             .work_dir
@@ -270,6 +271,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         // The depth the ground truth was computed to (`verify` uses it, and so the same cache).
         "ground_truth_k": gt_k,
         "warmup": args.warmup,
+        "repeat": args.repeat,
         "mode": if plan.batch_mode { "batch" } else { "single" },
         "batch_size": plan.connect.batch_size,
         "upload_parallel": plan.connect.upload_parallel,

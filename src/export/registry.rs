@@ -279,6 +279,66 @@ pub const METRICS: &[MetricDef] = &[
         "updated ids returned where only their old vector ranks (must be 0)",
         |r| Some(r.search.ghost_hits as f64)
     ),
+    metric!(
+        "qps_median",
+        "QPS med",
+        "1/s",
+        Higher,
+        1,
+        true,
+        "--repeat: median QPS over the trials (absent with one trial)",
+        |r| repeat_figure(r, "qps").map(|f| f.median)
+    ),
+    metric!(
+        "qps_median_ci_low",
+        "QPS CI lo",
+        "1/s",
+        Higher,
+        1,
+        false,
+        "--repeat: lower end of the 95 % bootstrap interval of the median QPS",
+        |r| repeat_figure(r, "qps").and_then(|f| f.ci95).map(|c| c.0)
+    ),
+    metric!(
+        "qps_median_ci_high",
+        "QPS CI hi",
+        "1/s",
+        Higher,
+        1,
+        false,
+        "--repeat: upper end of the 95 % bootstrap interval of the median QPS",
+        |r| repeat_figure(r, "qps").and_then(|f| f.ci95).map(|c| c.1)
+    ),
+    metric!(
+        "qps_cv",
+        "QPS CV",
+        "",
+        Lower,
+        3,
+        false,
+        "--repeat: coefficient of variation of QPS over the trials",
+        |r| repeat_figure(r, "qps").and_then(|f| f.cv)
+    ),
+    metric!(
+        "latency_p99_median_ms",
+        "p99 med ms",
+        "ms",
+        Lower,
+        3,
+        false,
+        "--repeat: median p99 latency over the trials",
+        |r| repeat_figure(r, "p99_ms").map(|f| f.median)
+    ),
+    metric!(
+        "latency_p99_cv",
+        "p99 CV",
+        "",
+        Lower,
+        3,
+        false,
+        "--repeat: coefficient of variation of the p99 latency over the trials",
+        |r| repeat_figure(r, "p99_ms").and_then(|f| f.cv)
+    ),
     build_seconds!(
         "build_s",
         "build s",
@@ -421,6 +481,11 @@ pub const METRICS: &[MetricDef] = &[
             .map(|e| e.mean_cpu_percent)
     ),
 ];
+
+/// A `--repeat` summary figure of the row's search.
+fn repeat_figure<'a>(row: &Row<'a>, name: &str) -> Option<&'a crate::results::RepeatFigure> {
+    row.search.repeats.as_ref().and_then(|r| r.figure(name))
+}
 
 /// Looks a metric up by key.
 pub fn find(key: &str) -> Option<&'static MetricDef> {

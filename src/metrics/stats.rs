@@ -184,6 +184,51 @@ pub fn bootstrap_mean_ci(
     Some((percentile(&means, tail), percentile(&means, 1.0 - tail)))
 }
 
+/// A percentile bootstrap interval of the median of `values` (trials of one measurement),
+/// drawn as [`bootstrap_mean_ci`] draws.
+pub fn bootstrap_median_ci(
+    values: &[f64],
+    resamples: usize,
+    level: f64,
+    mut draw: impl FnMut(usize) -> usize,
+) -> Option<(f64, f64)> {
+    let n = values.len();
+    if n == 0 || resamples == 0 || !(0.0..1.0).contains(&level) {
+        return None;
+    }
+    let mut sample = vec![0.0; n];
+    let mut medians: Vec<f64> = (0..resamples)
+        .map(|_| {
+            for slot in sample.iter_mut() {
+                *slot = values[draw(n)];
+            }
+            median(&mut sample)
+        })
+        .collect();
+    medians.sort_by(f64::total_cmp);
+    let tail = (1.0 - level) / 2.0;
+    Some((percentile(&medians, tail), percentile(&medians, 1.0 - tail)))
+}
+
+/// The median (numpy's: the mean of the two middle values for an even count); sorts `values`.
+pub fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    percentile(values, 0.5)
+}
+
+/// Coefficient of variation: sample standard deviation over the mean (`None` for fewer than
+/// two values or a zero mean).
+pub fn coefficient_of_variation(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let m = mean(values);
+    (m != 0.0).then(|| sample_sd(values, m) / m.abs())
+}
+
 /// numpy's `percentile(..., method="linear")` of sorted `values` at fraction `q`.
 fn percentile(sorted: &[f64], q: f64) -> f64 {
     let position = q * (sorted.len() - 1) as f64;

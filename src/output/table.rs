@@ -8,11 +8,18 @@ use crate::results::RunResult;
 
 /// Renders the summary as aligned plain text.
 pub fn render(run: &RunResult) -> String {
-    let metrics: Vec<_> = METRICS.iter().filter(|m| m.in_table).collect();
+    let all_rows = rows(&run.configs);
+    // A column no row has a value for (the `--repeat` medians of a single-trial run, say)
+    // is left out rather than printed as dashes.
+    let metrics: Vec<_> = METRICS
+        .iter()
+        .filter(|m| m.in_table)
+        .filter(|m| all_rows.iter().any(|r| (m.value)(r).is_some()) || m.key == "recall")
+        .collect();
     let mut header: Vec<String> = vec!["step".into(), "build".into(), "search".into()];
     header.extend(metrics.iter().map(|m| m.header.to_string()));
     let mut lines: Vec<Vec<String>> = vec![header];
-    for row in rows(&run.configs) {
+    for row in all_rows {
         let mut cells = vec![
             format!("{}:after-{}", row.search.runbook_step, row.search.after),
             row.config.build_params.label(),

@@ -241,6 +241,81 @@ pub struct SearchStep {
     /// `--rate-sweep`: the highest rate whose p99 stayed within the SLO.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub max_rate_within_slo: Option<f64>,
+    /// `--repeat N`: every trial of the timed loop and their summary. The step's own figures
+    /// (and its sidecar lines) are the first trial's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub repeats: Option<Repeats>,
+}
+
+/// The figures of one timed trial.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    pub qps: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+}
+
+impl Trial {
+    /// (name, value) of each figure, in a fixed order.
+    pub fn figures(&self) -> [(&'static str, f64); 6] {
+        [
+            ("qps", self.qps),
+            ("p50_ms", self.p50_ms),
+            ("p90_ms", self.p90_ms),
+            ("p95_ms", self.p95_ms),
+            ("p99_ms", self.p99_ms),
+            ("p999_ms", self.p999_ms),
+        ]
+    }
+}
+
+/// Repeated trials of one search measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Repeats {
+    pub trials: Vec<Trial>,
+    /// Per figure: the median over trials, its 95 % bootstrap interval (10,000 resamples of
+    /// the trials, fixed seed), and the coefficient of variation.
+    pub summary: Vec<RepeatFigure>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepeatFigure {
+    pub figure: String,
+    pub median: f64,
+    pub ci95: Option<(f64, f64)>,
+    pub cv: Option<f64>,
+}
+
+impl Repeats {
+    /// The summary of `trials`.
+    pub fn from_trials(trials: Vec<Trial>) -> Repeats {
+        use crate::metrics::stats::{bootstrap_median_ci, coefficient_of_variation, median};
+        let names = Trial::default().figures().map(|(n, _)| n);
+        let summary = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let values: Vec<f64> = trials.iter().map(|t| t.figures()[i].1).collect();
+                let mut rng = crate::rng::SplitMix64::new(0x5eed_c0de);
+                RepeatFigure {
+                    figure: name.to_string(),
+                    median: median(&mut values.clone()),
+                    ci95: bootstrap_median_ci(&values, 10_000, 0.95, |n| {
+                        rng.below(n as u64) as usize
+                    }),
+                    cv: coefficient_of_variation(&values),
+                }
+            })
+            .collect();
+        Repeats { trials, summary }
+    }
+
+    pub fn figure(&self, name: &str) -> Option<&RepeatFigure> {
+        self.summary.iter().find(|f| f.figure == name)
+    }
 }
 
 /// How many queries, and how long, until latency settled.

@@ -48,6 +48,15 @@ pub enum Warning {
         side: String,
         detail: String,
     },
+    /// `--repeat`: the trials of one measurement spread more than 10 % (coefficient of
+    /// variation): the machine was not quiet, or the engine is not steady.
+    NoisyMeasurement {
+        runbook_step: usize,
+        search_params: String,
+        figure: String,
+        cv_percent: f64,
+        trials: usize,
+    },
     /// Anything else an adapter or phase wants the reader to know.
     Note { detail: String },
 }
@@ -119,6 +128,18 @@ impl std::fmt::Display for Warning {
                 f,
                 "IMPLAUSIBLE RESOURCE FIGURE (a measurement bug, not a result): {side} during \
                  {phase}: {detail}"
+            ),
+            Warning::NoisyMeasurement {
+                runbook_step,
+                search_params,
+                figure,
+                cv_percent,
+                trials,
+            } => write!(
+                f,
+                "NOISY: {figure} varied by {cv_percent:.1} % (coefficient of variation) over \
+                 {trials} trials at runbook step {runbook_step} ({search_params}); compare \
+                 medians with their intervals, or rerun on a quieter machine"
             ),
             Warning::Note { detail } => f.write_str(detail),
         }

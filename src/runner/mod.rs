@@ -45,6 +45,8 @@ pub struct BenchPlan {
     /// True neighbours regarded as relevant (`r`; defaults to k).
     pub relevant: usize,
     pub warmup: usize,
+    /// Timed trials of every search measurement (`--repeat`); 1: one trial.
+    pub repeat: usize,
     pub batch_mode: bool,
     /// Parent of the engines' working directories.
     pub work_dir: PathBuf,

@@ -18,7 +18,7 @@ use crate::metrics::quality::{
 use crate::params::ParamMap;
 use crate::resources::{Sampler, Watch};
 use crate::results::sidecar::{QueryRecord, Sidecar};
-use crate::results::{SearchStep, WarmupSettle};
+use crate::results::{Repeats, SearchStep, Trial, WarmupSettle};
 use crate::types::{Progress, ProgressUnit};
 
 /// Raw answers of a timed query loop, `queries × k`, padded with `PointId::MAX` / NaN.
@@ -401,7 +401,54 @@ pub fn run_search(
         warmup_settle,
         load: Vec::new(),
         max_rate_within_slo: None,
+        repeats: None,
     })
+    .and_then(|mut step| {
+        if plan.repeat > 1 {
+            step.repeats = Some(repeat_trials(engine, dataset, plan, &step)?);
+        }
+        Ok(step)
+    })
+}
+
+/// The further timed trials of `--repeat` (the index is warm: no warm-up), with the first
+/// trial's figures from `first`.
+fn repeat_trials(
+    engine: &dyn VectorEngine,
+    dataset: &Dataset,
+    plan: &BenchPlan,
+    first: &SearchStep,
+) -> Result<Repeats, RunError> {
+    let trial = |latency: &LatencySummary, qps: f64| Trial {
+        qps,
+        p50_ms: latency.p50_ms,
+        p90_ms: latency.p90_ms,
+        p95_ms: latency.p95_ms,
+        p99_ms: latency.p99_ms,
+        p999_ms: latency.p999_ms,
+    };
+    let nq = dataset.test.len();
+    let mut trials = vec![trial(&first.latency, first.qps)];
+    for _ in 1..plan.repeat {
+        super::check_interrupt()?;
+        let (answers, wall) = if plan.batch_mode {
+            timed_batch(engine, dataset, plan.k, 0)?
+        } else {
+            timed_single(engine, dataset, plan.k, 0, plan.observer(), &mut Vec::new())?
+        };
+        let mut hist = new_histogram();
+        for d in &answers.latencies {
+            record(&mut hist, *d);
+        }
+        let wall_s = wall.as_secs_f64();
+        let qps = if wall_s > 0.0 {
+            nq as f64 / wall_s
+        } else {
+            0.0
+        };
+        trials.push(trial(&LatencySummary::from_histogram(&hist), qps));
+    }
+    Ok(Repeats::from_trials(trials))
 }
 
 /// Queries whose answer is not exactly the ground truth: the same ids in the same order with

@@ -54,6 +54,9 @@ pub fn resource_warnings(result: &RunResult) -> Vec<Warning> {
     out
 }
 
+/// Coefficient of variation over `--repeat` trials above which a figure is called noisy.
+pub const NOISY_CV: f64 = 0.10;
+
 pub(super) fn check_search_warnings(result: &mut RunResult, step: &SearchStep, in_process: bool) {
     let q = &step.quality;
     if q.queries_with_duplicates > 0 {
@@ -107,6 +110,24 @@ pub(super) fn check_search_warnings(result: &mut RunResult, step: &SearchStep, i
                 count: step.ghost_hits,
             },
         );
+    }
+    if let Some(repeats) = &step.repeats {
+        for f in &repeats.summary {
+            if let Some(cv) = f.cv
+                && cv > NOISY_CV
+            {
+                push_warning(
+                    result,
+                    Warning::NoisyMeasurement {
+                        runbook_step: step.runbook_step,
+                        search_params: step.search_params.label(),
+                        figure: f.figure.clone(),
+                        cv_percent: cv * 100.0,
+                        trials: repeats.trials.len(),
+                    },
+                );
+            }
+        }
     }
     if step.mode == "single" && q.queries < 1000 {
         push_warning(

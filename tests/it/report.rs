@@ -248,3 +248,74 @@ fn browser_check(page: &Path, plots: usize) {
     let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
     assert!(size > 20_000, "screenshot of {size} bytes");
 }
+
+/// `--repeat N`: every search measurement is timed N times; the result holds the trials and,
+/// per figure, the median (between the extremes), its bootstrap interval (around the
+/// median) and the coefficient of variation; the median QPS reaches the table and the CSV.
+#[test]
+fn repeated_trials_are_summarised() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = bench(
+        dir.path(),
+        "repeat",
+        &[
+            "--db",
+            "exact",
+            "--runbook",
+            "build-search",
+            "--repeat",
+            "4",
+        ],
+    );
+    let run = RunResult::load(&path).unwrap();
+    let step = run.configs[0].searches().next().unwrap();
+    let repeats = step.repeats.as_ref().expect("trials recorded");
+    assert_eq!(repeats.trials.len(), 4);
+    assert_eq!(
+        repeats.trials[0].qps, step.qps,
+        "the first trial is the step's own"
+    );
+    assert_eq!(repeats.summary.len(), 6);
+    for f in &repeats.summary {
+        let values: Vec<f64> = repeats
+            .trials
+            .iter()
+            .map(|t| t.figures().iter().find(|(n, _)| *n == f.figure).unwrap().1)
+            .collect();
+        let (min, max) = values
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(*v), b.max(*v))
+            });
+        assert!(f.median >= min && f.median <= max, "{f:?}");
+        let (lo, hi) = f.ci95.expect("an interval");
+        assert!(
+            lo >= min && hi <= max && lo <= f.median && f.median <= hi,
+            "{f:?}"
+        );
+        assert!(f.cv.expect("a cv") >= 0.0);
+    }
+    let table = ragdbeval(dir.path(), &["report", &path.to_string_lossy()]);
+    assert!(stdout(&table).contains("QPS med"), "{}", stdout(&table));
+    let csv = ragdbeval(
+        dir.path(),
+        &["report", &path.to_string_lossy(), "--format", "csv"],
+    );
+    let text = stdout(&csv);
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("qps_median,qps_median_ci_low")
+    );
+    // One trial: no summary, no column.
+    let single = bench(
+        dir.path(),
+        "single",
+        &["--db", "exact", "--runbook", "build-search"],
+    );
+    let run = RunResult::load(&single).unwrap();
+    assert!(run.configs[0].searches().all(|s| s.repeats.is_none()));
+    let table = ragdbeval(dir.path(), &["report", &single.to_string_lossy()]);
+    assert!(!stdout(&table).contains("QPS med"));
+}

@@ -360,6 +360,7 @@ fn plan_for(
         k: 10,
         relevant: 10,
         warmup: 0,
+        repeat: 1,
         batch_mode: false,
         work_dir: work_dir.to_path_buf(),
         keep_work_dir: false,

@@ -130,3 +130,61 @@ fn bootstrap_uses_the_given_indices() {
     assert!(close(lo, 2.125), "{lo}");
     assert!(close(hi, 2.875), "{hi}");
 }
+
+/// (name, statistic, values, resamples, level, seed, low, high): bootstrap intervals with
+/// indices from `SplitMix64::new(seed).below(n)`, as `compare` and `--repeat` draw them. The
+/// bounds are numpy's, computed from the same index stream by `scripts/check_stats_scipy.py`
+/// (which re-derives them and fails on a difference).
+const BOOTSTRAP_CASES: &[(&str, &str, &[f64], usize, f64, u64, f64, f64)] = &[
+    (
+        "mean_of_differences",
+        "mean",
+        &[
+            0.12, -0.05, 0.31, 0.08, 0.27, -0.11, 0.19, 0.04, 0.22, 0.15, -0.02, 0.09,
+        ],
+        2000,
+        0.95,
+        0x5eed_c0de,
+        0.03916666666666666,
+        0.1758541666666666,
+    ),
+    (
+        "median_of_trials",
+        "median",
+        &[
+            1520.0, 1610.5, 1498.25, 1702.0, 1555.5, 1580.0, 1633.75, 1490.5, 1601.0,
+        ],
+        2000,
+        0.95,
+        0x5eed_c0de,
+        1498.25,
+        1633.75,
+    ),
+];
+
+#[test]
+fn bootstrap_intervals_match_numpy_on_the_same_indices() {
+    for &(name, statistic, values, resamples, level, seed, low, high) in BOOTSTRAP_CASES {
+        let mut rng = crate::rng::SplitMix64::new(seed);
+        let draw = |n: usize| rng.below(n as u64) as usize;
+        let (lo, hi) = match statistic {
+            "mean" => bootstrap_mean_ci(values, resamples, level, draw),
+            _ => bootstrap_median_ci(values, resamples, level, draw),
+        }
+        .expect("an interval");
+        assert!(close(lo, low) && close(hi, high), "{name}: ({lo}, {hi})");
+    }
+}
+
+#[test]
+fn median_and_variation() {
+    assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+    assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+    assert!(median(&mut []).is_nan());
+    // sd of [1, 2, 3] is 1 (n − 1), mean 2.
+    assert!(close(
+        coefficient_of_variation(&[1.0, 2.0, 3.0]).expect("cv"),
+        0.5
+    ));
+    assert!(coefficient_of_variation(&[1.0]).is_none());
+}
