@@ -135,7 +135,18 @@ fn bootstrap_uses_the_given_indices() {
 /// indices from `SplitMix64::new(seed).below(n)`, as `compare` and `--repeat` draw them. The
 /// bounds are numpy's, computed from the same index stream by `scripts/check_stats_scipy.py`
 /// (which re-derives them and fails on a difference).
-const BOOTSTRAP_CASES: &[(&str, &str, &[f64], usize, f64, u64, f64, f64)] = &[
+type BootstrapCase = (
+    &'static str,
+    &'static str,
+    &'static [f64],
+    usize,
+    f64,
+    u64,
+    f64,
+    f64,
+);
+
+const BOOTSTRAP_CASES: &[BootstrapCase] = &[
     (
         "mean_of_differences",
         "mean",
