@@ -101,7 +101,7 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = ragdbeval(d, &args);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("8 plots"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("9 plots"), "{}", stdout(&out));
     let rep = d.join("rep");
     for plot in [
         "recall-qps",
@@ -112,6 +112,7 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
         "concurrency-p99",
         "rate-p99",
         "timeline",
+        "latency-cdf",
     ] {
         let path = rep.join(format!("plots/clustered-3000x16-euclidean-s31-{plot}.svg"));
         let svg = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{plot}: {e}"));
@@ -179,9 +180,9 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
     for attr in ["src=\"http", "href=\"http", "url(http", "@import"] {
         assert!(!page.contains(attr), "the page requests {attr}");
     }
-    assert_eq!(page.matches("<svg").count(), 8);
-    assert!(page.contains("data-plots=\"8\""));
-    browser_check(&rep.join("index.html"), 8);
+    assert_eq!(page.matches("<svg").count(), 9);
+    assert!(page.contains("data-plots=\"9\""));
+    browser_check(&rep.join("index.html"), 9);
 }
 
 /// Opens the page in headless Chromium from disk: its DOM must hold the plots the page

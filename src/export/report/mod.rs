@@ -55,6 +55,10 @@ pub struct SearchPoint<'a> {
     /// The table's cells, in [`TABLE_METRICS`] order.
     pub cells: Vec<String>,
     pub search: &'a SearchStep,
+    /// Index of its configuration in the run (the sidecar's `config`).
+    pub config: usize,
+    /// The run's per-query sidecar, if it has one.
+    pub sidecar: Option<PathBuf>,
 }
 
 /// The runs of one dataset.
@@ -117,7 +121,62 @@ fn point<'a>(path: &Path, run: &'a RunResult, row: &Row<'a>) -> SearchPoint<'a> 
             })
             .collect(),
         search: row.search,
+        config: run
+            .configs
+            .iter()
+            .position(|c| std::ptr::eq(c, row.config))
+            .unwrap_or(0),
+        sidecar: run.sidecar.as_ref().map(|name| {
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .join(name)
+        }),
     }
+}
+
+/// Per-query latencies (ms, sorted) of each after-build search of the group, read from the
+/// runs' sidecars: (point index, latencies). Runs without a sidecar, batch-mode steps and
+/// unreadable lines are left out.
+pub fn latencies(group: &Group<'_>) -> Vec<(usize, Vec<f64>)> {
+    #[derive(serde::Deserialize)]
+    struct Line {
+        config: usize,
+        step: usize,
+        latency_us: Option<f64>,
+    }
+    let mut out = Vec::new();
+    let mut cache: Vec<(PathBuf, Vec<Line>)> = Vec::new();
+    for (i, p) in group.points.iter().enumerate() {
+        let Some(path) = &p.sidecar else { continue };
+        if !p.after_build || p.search.mode == "batch" {
+            continue;
+        }
+        if !cache.iter().any(|(c, _)| c == path) {
+            let lines = std::fs::read_to_string(path)
+                .map(|text| {
+                    text.lines()
+                        .filter_map(|l| serde_json::from_str::<Line>(l).ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            cache.push((path.clone(), lines));
+        }
+        let Some((_, lines)) = cache.iter().find(|(c, _)| c == path) else {
+            continue;
+        };
+        let mut ms: Vec<f64> = lines
+            .iter()
+            .filter(|l| l.config == p.config && l.step == p.search.sidecar_step)
+            .filter_map(|l| l.latency_us.map(|us| us / 1000.0))
+            .collect();
+        if ms.is_empty() {
+            continue;
+        }
+        ms.sort_by(f64::total_cmp);
+        out.push((i, ms));
+    }
+    out
 }
 
 /// Groups the runs by dataset, in the order datasets first appear.

@@ -171,8 +171,14 @@ fn chart(
                             .map_err(fail)?;
                     }
                     let colour = s.colour;
+                    // Dense lines (a CDF) carry no markers: the line is the data.
+                    let markers = if s.points.len() <= 50 {
+                        &s.points[..]
+                    } else {
+                        &[]
+                    };
                     chart
-                        .draw_series(s.points.iter().map(|&p| Circle::new(p, 4, style)))
+                        .draw_series(markers.iter().map(|&p| Circle::new(p, 4, style)))
                         .map_err(fail)?
                         .label(s.label.clone())
                         .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
@@ -365,6 +371,22 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             });
         }
     }
+    let cdfs = latency_cdfs(group);
+    if !cdfs.is_empty() {
+        out.push(Plot {
+            name: "latency-cdf",
+            title: format!("{name}: latency distribution per setting (from the per-query sidecar)"),
+            svg: chart(
+                &format!("{name}: latency CDF per setting"),
+                "latency, ms",
+                "fraction of queries at or below",
+                &cdfs,
+                false,
+                true,
+                None,
+            )?,
+        });
+    }
     let closed: Vec<Series> = group.load_series(false, |l| Some((l.concurrency as f64, l.qps)));
     if !closed.is_empty() {
         out.push(Plot {
@@ -434,6 +456,41 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
         });
     }
     Ok(out)
+}
+
+/// Points per CDF line: enough for the shape, small enough for the page.
+const CDF_POINTS: usize = 200;
+
+/// One CDF line per after-build setting with per-query latencies (at most 12, the first ones).
+fn latency_cdfs(group: &Group<'_>) -> Vec<Series> {
+    super::latencies(group)
+        .into_iter()
+        .take(12)
+        .map(|(i, ms)| {
+            let p = &group.points[i];
+            let n = ms.len();
+            let step = (n / CDF_POINTS).max(1);
+            let mut points: Vec<(f64, f64)> = (0..n)
+                .step_by(step)
+                .map(|j| (ms[j], (j + 1) as f64 / n as f64))
+                .collect();
+            if points.last().is_some_and(|l| l.1 < 1.0) {
+                points.push((ms[n - 1], 1.0));
+            }
+            let engine = group
+                .engines
+                .iter()
+                .position(|e| e == &p.engine)
+                .unwrap_or(0);
+            Series {
+                label: format!("{} {}", p.engine, p.setting),
+                colour: colour(engine),
+                hollow: p.invalid,
+                points,
+                line: true,
+            }
+        })
+        .collect()
 }
 
 impl Group<'_> {
