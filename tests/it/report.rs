@@ -101,7 +101,7 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = ragdbeval(d, &args);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("9 plots"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("11 plots"), "{}", stdout(&out));
     let rep = d.join("rep");
     for plot in [
         "recall-qps",
@@ -112,6 +112,8 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
         "concurrency-p99",
         "rate-p99",
         "timeline",
+        "timeline-p99",
+        "timeline-stale",
         "latency-cdf",
     ] {
         let path = rep.join(format!("plots/clustered-3000x16-euclidean-s31-{plot}.svg"));
@@ -180,9 +182,9 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
     for attr in ["src=\"http", "href=\"http", "url(http", "@import"] {
         assert!(!page.contains(attr), "the page requests {attr}");
     }
-    assert_eq!(page.matches("<svg").count(), 9);
-    assert!(page.contains("data-plots=\"9\""));
-    browser_check(&rep.join("index.html"), 9);
+    assert_eq!(page.matches("<svg").count(), 11);
+    assert!(page.contains("data-plots=\"11\""));
+    browser_check(&rep.join("index.html"), 11);
 }
 
 /// Opens the page in headless Chromium from disk: its DOM must hold the plots the page

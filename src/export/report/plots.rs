@@ -435,21 +435,35 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
         });
     }
     // Only runs with more than one search step over the runbook have a timeline.
-    let timeline: Vec<Series> = group
-        .timeline()
-        .into_iter()
-        .filter(|s| s.points.len() > 1)
-        .collect();
-    if !timeline.is_empty() {
+    // Runbook timelines: only runs with more than one search step over the runbook.
+    let timelines: [Timeline; 3] = [
+        ("timeline", "recall@K", |p| p.recall, false),
+        ("timeline-p99", "p99 latency, ms", |p| p.p99_ms, true),
+        (
+            "timeline-stale",
+            "stale hits",
+            |p| p.search.stale_hits as f64,
+            false,
+        ),
+    ];
+    for (file, what, y, log) in timelines {
+        let series: Vec<Series> = group
+            .timeline(y)
+            .into_iter()
+            .filter(|s| s.points.len() > 1)
+            .collect();
+        if series.is_empty() {
+            continue;
+        }
         out.push(Plot {
-            name: "timeline",
-            title: format!("{name}: recall per runbook step"),
+            name: file,
+            title: format!("{name}: {what} per runbook step"),
             svg: chart(
-                &format!("{name}: recall per runbook step"),
+                &format!("{name}: {what} per runbook step"),
                 "runbook step",
-                "recall@K",
-                &timeline,
-                false,
+                what,
+                &series,
+                log,
                 false,
                 None,
             )?,
@@ -457,6 +471,9 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
     }
     Ok(out)
 }
+
+/// A runbook timeline plot: file stem, figure, how to read it, log axis.
+type Timeline = (&'static str, &'static str, fn(&SearchPoint) -> f64, bool);
 
 /// Points per CDF line: enough for the shape, small enough for the page.
 const CDF_POINTS: usize = 200;
@@ -528,12 +545,12 @@ impl Group<'_> {
         out
     }
 
-    /// Recall at each runbook step, one series per run and search setting.
-    fn timeline(&self) -> Vec<Series> {
+    /// A figure at each runbook step, one series per run and search setting.
+    fn timeline(&self, y: fn(&SearchPoint) -> f64) -> Vec<Series> {
         let mut out: Vec<Series> = Vec::new();
         for p in &self.points {
             let label = format!("{} {} [{}]", p.engine, p.setting, p.run);
-            let point = (p.runbook_step as f64, p.recall);
+            let point = (p.runbook_step as f64, y(p));
             match out.iter_mut().find(|s| s.label == label) {
                 Some(s) => s.points.push(point),
                 None => {
