@@ -337,6 +337,10 @@ pub struct BenchArgs {
     /// coefficient of variation (over 10 % is a warning). The index is built once.
     #[arg(long, default_value_t = 1, value_parser = parse_repeat)]
     pub repeat: usize,
+    /// With --repeat N: every trial rebuilds the index (the build and the whole runbook run N
+    /// times), so the trials also cover the build's randomness; build times are kept per trial.
+    #[arg(long)]
+    pub repeat_build: bool,
     /// Untimed queries before each timed loop.
     #[arg(long, default_value_t = 100, value_parser = parse_warmup)]
     pub warmup: usize,

@@ -142,6 +142,9 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
             args.k
         );
     }
+    if args.repeat_build && args.repeat < 2 {
+        bail!("--repeat-build rebuilds the index for each trial: give --repeat N with N ≥ 2");
+    }
     let relevant = args.relevant.unwrap_or(args.k);
     if relevant == 0 {
         bail!("--relevant must be at least 1");
@@ -230,6 +233,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         relevant,
         warmup: args.warmup,
         repeat: args.repeat,
+        repeat_build: args.repeat_build,
         batch_mode: args.mode == QueryMode::Batch,
         work_dir: args
             .work_dir
@@ -272,6 +276,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         "ground_truth_k": gt_k,
         "warmup": args.warmup,
         "repeat": args.repeat,
+        "repeat_build": args.repeat_build,
         "mode": if plan.batch_mode { "batch" } else { "single" },
         "batch_size": plan.connect.batch_size,
         "upload_parallel": plan.connect.upload_parallel,

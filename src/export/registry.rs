@@ -346,6 +346,20 @@ pub const METRICS: &[MetricDef] = &[
         "bulk load plus index-ready wait",
         total_s
     ),
+    metric!(
+        "build_s_median",
+        "build s med",
+        "s",
+        Lower,
+        2,
+        false,
+        "--repeat-build: median build time over the trials",
+        |r| {
+            r.build
+                .filter(|b| !b.rebuild_s.is_empty())
+                .map(|b| crate::metrics::stats::median(&mut b.rebuild_s.clone()))
+        }
+    ),
     build_seconds!("insert_s", "load s", false, "bulk load time", insert_s),
     build_seconds!(
         "ready_wait_s",

@@ -128,6 +128,9 @@ pub struct BuildStep {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub bytes_per_vector: Option<f64>,
     pub resources: PhaseResources,
+    /// `--repeat N --repeat-build`: the build time (`total_s`) of every trial, this one first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rebuild_s: Vec<f64>,
 }
 
 /// How long a write took to become visible to search (read-after-write), over a sample of
@@ -259,6 +262,18 @@ pub struct Trial {
 }
 
 impl Trial {
+    /// The figures of a search step's timed loop.
+    pub fn of(step: &SearchStep) -> Trial {
+        Trial {
+            qps: step.qps,
+            p50_ms: step.latency.p50_ms,
+            p90_ms: step.latency.p90_ms,
+            p95_ms: step.latency.p95_ms,
+            p99_ms: step.latency.p99_ms,
+            p999_ms: step.latency.p999_ms,
+        }
+    }
+
     /// (name, value) of each figure, in a fixed order.
     pub fn figures(&self) -> [(&'static str, f64); 6] {
         [
@@ -476,6 +491,7 @@ mod footprint_tests {
             index_size: None,
             bytes_per_vector: None,
             resources: Default::default(),
+            rebuild_s: Vec::new(),
         }
     }
 

@@ -79,6 +79,7 @@ pub fn run_build(
         bytes_per_vector: None,
         index,
         resources,
+        rebuild_s: Vec::new(),
     })
 }
 

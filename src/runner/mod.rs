@@ -22,7 +22,9 @@ use crate::engine::{CollectionSpec, ConnectOptions, EngineEntry, EngineError};
 use crate::params::{ParamMap, ParamMapExt};
 use crate::results::sidecar::Sidecar;
 use crate::results::warnings::Warning;
-use crate::results::{ConfigRun, ResultFileError, RunResult, RunState, Step, manifest};
+use crate::results::{
+    ConfigRun, Repeats, ResultFileError, RunResult, RunState, SearchStep, Step, Trial, manifest,
+};
 use crate::runbook::Resolved;
 use crate::types::{Progress, ProgressHandle, Silent};
 use ground_truth::StepTruths;
@@ -47,6 +49,9 @@ pub struct BenchPlan {
     pub warmup: usize,
     /// Timed trials of every search measurement (`--repeat`); 1: one trial.
     pub repeat: usize,
+    /// `--repeat-build`: each trial rebuilds the index (the whole configuration is run
+    /// `repeat` times; the first run is recorded, the others give its trials).
+    pub repeat_build: bool,
     pub batch_mode: bool,
     /// Parent of the engines' working directories.
     pub work_dir: PathBuf,
@@ -171,18 +176,85 @@ pub fn run(
             plan,
             dataset,
             result,
-            path,
+            Some(path),
             ci,
             build_params,
             done,
             sidecar.as_deref_mut(),
-        );
+        )
+        .and_then(|()| {
+            if plan.repeat_build && plan.repeat > 1 {
+                rebuild_trials(plan, dataset, result, ci, build_params)?;
+                result.save(path)?;
+            }
+            Ok(())
+        });
         if let Err(e) = outcome {
             if let Some(c) = result.configs.last_mut() {
                 c.error = Some(e.to_string());
             }
             return Err(e);
         }
+    }
+    Ok(())
+}
+
+/// `--repeat-build`: runs configuration `ci` again `plan.repeat − 1` times from scratch, each
+/// into a scratch result that is neither saved nor given the sidecar, and attaches the
+/// trials to the recorded run: per search record its QPS and percentiles (in the order the
+/// records were made), per build its build time.
+fn rebuild_trials(
+    plan: &BenchPlan,
+    dataset: &Dataset,
+    result: &mut RunResult,
+    ci: usize,
+    build_params: &ParamMap,
+) -> Result<(), RunError> {
+    let mut runs: Vec<ConfigRun> = Vec::with_capacity(plan.repeat - 1);
+    for trial in 1..plan.repeat {
+        plan.observer().message(&format!(
+            "[{}] rebuild trial {} of {} ({})",
+            plan.entry.name,
+            trial + 1,
+            plan.repeat,
+            build_params.label()
+        ));
+        let mut scratch = result.clone();
+        scratch.configs = vec![ConfigRun {
+            build_params: build_params.clone(),
+            steps: Vec::new(),
+            error: None,
+        }];
+        run_config(plan, dataset, &mut scratch, None, ci, build_params, 0, None)?;
+        runs.extend(scratch.configs.pop());
+    }
+    let Some(recorded) = result.configs.get_mut(ci) else {
+        return Ok(());
+    };
+    for (j, step) in recorded.steps.iter_mut().enumerate() {
+        match step {
+            Step::Search(s) => {
+                let mut trials = vec![Trial::of(s)];
+                trials.extend(runs.iter().filter_map(|r| match r.steps.get(j) {
+                    Some(Step::Search(t)) => Some(Trial::of(t)),
+                    _ => None,
+                }));
+                s.repeats = Some(Repeats::from_trials(trials));
+            }
+            Step::Build(b) => {
+                b.rebuild_s = std::iter::once(b.total_s)
+                    .chain(runs.iter().filter_map(|r| match r.steps.get(j) {
+                        Some(Step::Build(t)) => Some(t.total_s),
+                        _ => None,
+                    }))
+                    .collect();
+            }
+            Step::Mutation(_) => {}
+        }
+    }
+    let searches: Vec<SearchStep> = recorded.searches().cloned().collect();
+    for s in &searches {
+        warnings::check_repeat_warnings(result, s);
     }
     Ok(())
 }
@@ -196,7 +268,7 @@ fn run_config(
     plan: &BenchPlan,
     dataset: &Dataset,
     result: &mut RunResult,
-    path: &Path,
+    path: Option<&Path>,
     ci: usize,
     build_params: &ParamMap,
     done: usize,
@@ -416,11 +488,15 @@ fn run_config(
                     }
                     check_search_warnings(result, &step, engine.in_process());
                     push_step(result, Step::Search(step));
-                    result.save(path)?;
+                    if let Some(path) = path {
+                        result.save(path)?;
+                    }
                 }
             }
         }
-        result.save(path)?;
+        if let Some(path) = path {
+            result.save(path)?;
+        }
     }
     result.engine.details = engine.describe();
     engine.close().map_err(RunError::engine("close"))?;

@@ -404,7 +404,8 @@ pub fn run_search(
         repeats: None,
     })
     .and_then(|mut step| {
-        if plan.repeat > 1 {
+        // With --repeat-build the trials are whole rebuilt runs (runner::run), not loops here.
+        if plan.repeat > 1 && !plan.repeat_build {
             step.repeats = Some(repeat_trials(engine, dataset, plan, &step)?);
         }
         Ok(step)

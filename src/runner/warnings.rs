@@ -57,6 +57,29 @@ pub fn resource_warnings(result: &RunResult) -> Vec<Warning> {
 /// Coefficient of variation over `--repeat` trials above which a figure is called noisy.
 pub const NOISY_CV: f64 = 0.10;
 
+/// A NOISY warning for each `--repeat` figure of `step` whose trials vary by more than
+/// [`NOISY_CV`].
+pub(super) fn check_repeat_warnings(result: &mut RunResult, step: &SearchStep) {
+    if let Some(repeats) = &step.repeats {
+        for f in &repeats.summary {
+            if let Some(cv) = f.cv
+                && cv > NOISY_CV
+            {
+                push_warning(
+                    result,
+                    Warning::NoisyMeasurement {
+                        runbook_step: step.runbook_step,
+                        search_params: step.search_params.label(),
+                        figure: f.figure.clone(),
+                        cv_percent: cv * 100.0,
+                        trials: repeats.trials.len(),
+                    },
+                );
+            }
+        }
+    }
+}
+
 pub(super) fn check_search_warnings(result: &mut RunResult, step: &SearchStep, in_process: bool) {
     let q = &step.quality;
     if q.queries_with_duplicates > 0 {
@@ -111,24 +134,7 @@ pub(super) fn check_search_warnings(result: &mut RunResult, step: &SearchStep, i
             },
         );
     }
-    if let Some(repeats) = &step.repeats {
-        for f in &repeats.summary {
-            if let Some(cv) = f.cv
-                && cv > NOISY_CV
-            {
-                push_warning(
-                    result,
-                    Warning::NoisyMeasurement {
-                        runbook_step: step.runbook_step,
-                        search_params: step.search_params.label(),
-                        figure: f.figure.clone(),
-                        cv_percent: cv * 100.0,
-                        trials: repeats.trials.len(),
-                    },
-                );
-            }
-        }
-    }
+    check_repeat_warnings(result, step);
     if step.mode == "single" && q.queries < 1000 {
         push_warning(
             result,

@@ -322,3 +322,75 @@ fn repeated_trials_are_summarised() {
     let table = ragdbeval(dir.path(), &["report", &single.to_string_lossy()]);
     assert!(!stdout(&table).contains("QPS med"));
 }
+
+/// `--repeat 3 --repeat-build`: the whole configuration runs three times; the recorded run
+/// keeps its steps (one build, one record per search as without trials), each search carries
+/// three trials and each build three build times; only the recorded run reaches the sidecar.
+#[test]
+fn rebuilt_trials_are_summarised() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = bench(
+        dir.path(),
+        "rebuild",
+        &[
+            "--db",
+            "qdrant-edge",
+            "--runbook",
+            "default",
+            "--repeat",
+            "3",
+            "--repeat-build",
+            "--search-param",
+            "hnsw_ef=16,64",
+        ],
+    );
+    let run = RunResult::load(&path).unwrap();
+    assert_eq!(run.configs.len(), 1);
+    let config = &run.configs[0];
+    assert_eq!(
+        config.steps.len(),
+        1 + 3 + 4 * 2,
+        "build, three writes, 4 × 2 searches"
+    );
+    for s in config.searches() {
+        let r = s.repeats.as_ref().expect("trials");
+        assert_eq!(r.trials.len(), 3);
+        assert_eq!(r.trials[0].qps, s.qps);
+    }
+    let build = config
+        .steps
+        .iter()
+        .find_map(|s| match s {
+            ragdbeval::results::Step::Build(b) => Some(b),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(build.rebuild_s.len(), 3);
+    assert_eq!(build.rebuild_s[0], build.total_s);
+    assert!(build.rebuild_s.iter().all(|s| *s > 0.0));
+    let sidecar =
+        std::fs::read_to_string(dir.path().join("results/rebuild.queries.jsonl")).unwrap();
+    assert_eq!(
+        sidecar.lines().count(),
+        8 * 200,
+        "one line per query per recorded search"
+    );
+
+    let refused = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            DATA,
+            "--repeat-build",
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("--repeat N with N ≥ 2"),
+        "{}",
+        stderr(&refused)
+    );
+}

@@ -361,6 +361,7 @@ fn plan_for(
         relevant: 10,
         warmup: 0,
         repeat: 1,
+        repeat_build: false,
         batch_mode: false,
         work_dir: work_dir.to_path_buf(),
         keep_work_dir: false,
