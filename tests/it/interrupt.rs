@@ -81,6 +81,14 @@ fn ctrl_c_after_the_build_leaves_an_interrupted_result_and_no_temp_files() {
     assert!(err.contains("interrupted"), "{err}");
     let r = RunResult::load(&result).unwrap();
     assert_eq!(r.status.state, RunState::Interrupted);
+    // What it kept agrees with its sidecar and dataset.
+    let verified = crate::common::ragdbeval(dir.path(), &["verify", "results/r.json"]);
+    assert!(
+        verified.status.success(),
+        "{}{}",
+        crate::common::stdout(&verified),
+        crate::common::stderr(&verified)
+    );
     assert!(
         !r.configs[0].steps.is_empty(),
         "the finished steps are kept"

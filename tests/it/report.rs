@@ -119,6 +119,19 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
         let path = rep.join(format!("plots/clustered-3000x16-euclidean-s31-{plot}.svg"));
         let svg = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{plot}: {e}"));
         assert!(svg.starts_with("<svg") && svg.contains("</svg>"), "{plot}");
+        // The same plot as PNG: signature, IHDR size 760 × 460, more than a blank image.
+        let png =
+            std::fs::read(path.with_extension("png")).unwrap_or_else(|e| panic!("{plot}.png: {e}"));
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{plot}.png");
+        assert_eq!(
+            u32::from_be_bytes([png[16], png[17], png[18], png[19]]),
+            760
+        );
+        assert_eq!(
+            u32::from_be_bytes([png[20], png[21], png[22], png[23]]),
+            460
+        );
+        assert!(png.len() > 5_000, "{plot}.png has {} bytes", png.len());
     }
     let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
     assert!(md.contains("QPS at recall ≥ target"), "{md}");
@@ -300,6 +313,16 @@ fn repeated_trials_are_summarised() {
     }
     let table = ragdbeval(dir.path(), &["report", &path.to_string_lossy()]);
     assert!(stdout(&table).contains("QPS med"), "{}", stdout(&table));
+    let page = ragdbeval(
+        dir.path(),
+        &["report", &path.to_string_lossy(), "--out", "rep/"],
+    );
+    assert!(page.status.success(), "{}", stderr(&page));
+    let html = std::fs::read_to_string(dir.path().join("rep/index.html")).unwrap();
+    assert!(
+        html.contains("QPS median [95% CI], CV"),
+        "the comparison table shows the median"
+    );
     let csv = ragdbeval(
         dir.path(),
         &["report", &path.to_string_lossy(), "--format", "csv"],

@@ -2,7 +2,8 @@
 //!
 //! Writes, per dataset (grouped by dataset SHA-256), a comparison table of every engine and
 //! setting, the throughput each engine reaches at recall ≥ 0.90 / 0.95 / 0.99 (interpolated
-//! on its Pareto frontier, "not reached" otherwise), and the plots (`plots/*.svg`); then
+//! on its Pareto frontier, "not reached" otherwise), and the plots (`plots/*.svg` and the
+//! same as `plots/*.png`); then
 //! `index.html` (one self-contained page: inline SVG, no script, no network request),
 //! `results.csv` (see [`crate::export::results_csv`]) and `report.md`.
 
@@ -267,8 +268,14 @@ impl Group<'_> {
     }
 }
 
+/// Whether any search of the group was repeated (`--repeat`): the table then shows the
+/// median QPS with its interval.
+fn repeated(group: &Group<'_>) -> bool {
+    group.points.iter().any(|p| p.search.repeats.is_some())
+}
+
 /// The comparison table's header.
-pub fn table_header() -> Vec<String> {
+pub fn table_header(group: &Group<'_>) -> Vec<String> {
     let mut h = vec![
         "engine".to_string(),
         "setting".into(),
@@ -280,12 +287,31 @@ pub fn table_header() -> Vec<String> {
             .iter()
             .map(|k| metric(k).map_or_else(|| (*k).to_string(), |m| m.header.to_string())),
     );
+    if repeated(group) {
+        h.push("QPS median [95% CI], CV".into());
+    }
     h.push("warnings".into());
     h
 }
 
+/// The warning kinds of a run, deduplicated, in order (`few_queries, noisy_measurement`).
+fn warning_kinds(run: &RunResult) -> String {
+    let mut kinds: Vec<String> = Vec::new();
+    for w in &run.warnings {
+        let kind = serde_json::to_value(w)
+            .ok()
+            .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(String::from))
+            .unwrap_or_else(|| "warning".into());
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    kinds.join(", ")
+}
+
 /// The comparison table's rows of a group.
 pub fn table_rows(group: &Group<'_>) -> Vec<Vec<String>> {
+    let repeated = repeated(group);
     group
         .points
         .iter()
@@ -297,15 +323,35 @@ pub fn table_rows(group: &Group<'_>) -> Vec<Vec<String>> {
                 p.run.clone(),
             ];
             r.extend(p.cells.iter().cloned());
-            let warnings = group
+            if repeated {
+                r.push(
+                    p.search
+                        .repeats
+                        .as_ref()
+                        .and_then(|rep| rep.figure("qps"))
+                        .map_or_else(
+                            || "-".into(),
+                            |f| {
+                                let ci = f.ci95.map_or_else(String::new, |(lo, hi)| {
+                                    format!(" [{lo:.0}, {hi:.0}]")
+                                });
+                                let cv = f.cv.map_or_else(String::new, |cv| {
+                                    format!(", {:.1} %", cv * 100.0)
+                                });
+                                format!("{:.0}{ci}{cv}", f.median)
+                            },
+                        ),
+                );
+            }
+            let kinds = group
                 .runs
                 .iter()
                 .find(|(path, _)| stem(path) == p.run)
-                .map_or(0, |(_, run)| run.warnings.len());
+                .map_or_else(String::new, |(_, run)| warning_kinds(run));
             r.push(if p.invalid {
-                format!("INVALID (possible full scan); {warnings}")
+                format!("INVALID (possible full scan): {kinds}")
             } else {
-                warnings.to_string()
+                kinds
             });
             r
         })
@@ -329,7 +375,7 @@ fn markdown(groups: &[Group<'_>], plots: &[Vec<plots::Plot>]) -> String {
             g.dataset,
             &g.sha256[..g.sha256.len().min(12)]
         );
-        let header = table_header();
+        let header = table_header(g);
         let _ = writeln!(out, "| {} |", header.join(" | "));
         let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
         for r in table_rows(g) {
@@ -403,10 +449,9 @@ pub fn write_dir(runs: &[(PathBuf, RunResult)], dir: &Path) -> Result<Written, E
     let mut count = 0;
     for (g, ps) in groups.iter().zip(&plots) {
         for p in ps {
-            write(
-                plots_dir.join(format!("{}-{}.svg", slug(g.dataset), p.name)),
-                p.svg.as_bytes(),
-            )?;
+            let stem = format!("{}-{}", slug(g.dataset), p.name);
+            write(plots_dir.join(format!("{stem}.svg")), p.svg.as_bytes())?;
+            write(plots_dir.join(format!("{stem}.png")), &p.png)?;
             count += 1;
         }
     }

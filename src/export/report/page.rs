@@ -61,7 +61,7 @@ pub fn render(groups: &[Group<'_>], plots: &[Vec<Plot>]) -> String {
             escape(g.dataset),
             escape(g.sha256)
         );
-        table(&mut out, &table_header(), &table_rows(g));
+        table(&mut out, &table_header(g), &table_rows(g));
         out.push_str("<h3>QPS at recall ≥ target</h3>");
         let header: Vec<String> = ["engine", "≥ 0.90", "≥ 0.95", "≥ 0.99"]
             .iter()

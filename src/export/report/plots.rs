@@ -14,6 +14,19 @@ pub struct Plot {
     pub name: &'static str,
     pub title: String,
     pub svg: String,
+    /// The same plot as a PNG image.
+    pub png: Vec<u8>,
+}
+
+impl Plot {
+    fn new(name: &'static str, title: String, (svg, png): (String, Vec<u8>)) -> Plot {
+        Plot {
+            name,
+            title,
+            svg,
+            png,
+        }
+    }
 }
 
 const SIZE: (u32, u32) = (760, 460);
@@ -103,6 +116,23 @@ struct Series {
     line: bool,
 }
 
+/// The font every plot's text is drawn with, compiled in so that no system font is needed
+/// (DejaVu Sans, licence beside it in assets/fonts).
+const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+
+/// Registers [`FONT`] as plotters' sans-serif once per process.
+fn register_font() -> Result<(), ExportError> {
+    static REGISTERED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+                .map_err(|_| "the embedded font cannot be read".to_string())
+        })
+        .clone()
+        .map_err(fail)
+}
+
+/// A plot as SVG text and PNG bytes, drawn from the same description.
 #[allow(clippy::too_many_arguments)]
 fn chart(
     title: &str,
@@ -112,10 +142,58 @@ fn chart(
     y_log: bool,
     x_log: bool,
     hline: Option<(f64, &str)>,
-) -> Result<String, ExportError> {
+) -> Result<(String, Vec<u8>), ExportError> {
+    register_font()?;
     let mut svg = String::new();
+    draw(
+        SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
+        title,
+        x_desc,
+        y_desc,
+        series,
+        y_log,
+        x_log,
+        hline,
+    )?;
+    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+    draw(
+        BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(),
+        title,
+        x_desc,
+        y_desc,
+        series,
+        y_log,
+        x_log,
+        hline,
+    )?;
+    Ok((svg, encode_png(&rgb)?))
+}
+
+/// RGB pixels of a [`SIZE`] plot as a PNG file.
+fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, ExportError> {
+    let mut out = Vec::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let mut encoder = png::Encoder::new(&mut out, SIZE.0, SIZE.1);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().map_err(fail)?;
+        writer.write_image_data(rgb).map_err(fail)?;
+    }
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[Series],
+    y_log: bool,
+    x_log: bool,
+    hline: Option<(f64, &str)>,
+) -> Result<(), ExportError> {
+    {
         root.fill(&WHITE).map_err(fail)?;
         let xs = || series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
         let ys = || {
@@ -240,7 +318,7 @@ fn chart(
         }
         root.present().map_err(fail)?;
     }
-    Ok(svg)
+    Ok(())
 }
 
 /// Points of each engine after a build, one series per engine (frontier line joined).
@@ -311,10 +389,10 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
     if group.points.iter().any(|p| p.after_build) {
         let mut qps = per_engine(group, |p| Some(p.qps), recall, true);
         frontier_only(&mut qps);
-        out.push(Plot {
-            name: "recall-qps",
-            title: format!("{name}: recall vs QPS (Pareto frontier per engine)"),
-            svg: chart(
+        out.push(Plot::new(
+            "recall-qps",
+            format!("{name}: recall vs QPS (Pareto frontier per engine)"),
+            chart(
                 &format!("{name}: recall vs QPS"),
                 "recall@K",
                 "queries per second",
@@ -323,12 +401,12 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
                 false,
                 None,
             )?,
-        });
+        ));
         let p99 = per_engine(group, |p| Some(p.p99_ms), recall, false);
-        out.push(Plot {
-            name: "recall-p99",
-            title: format!("{name}: recall vs p99 latency"),
-            svg: chart(
+        out.push(Plot::new(
+            "recall-p99",
+            format!("{name}: recall vs p99 latency"),
+            chart(
                 &format!("{name}: recall vs p99 latency"),
                 "recall@K",
                 "p99 latency, ms",
@@ -337,13 +415,13 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
                 false,
                 None,
             )?,
-        });
+        ));
         let build = per_engine(group, |p| p.build_s, recall, false);
         if !build.is_empty() {
-            out.push(Plot {
-                name: "recall-build",
-                title: format!("{name}: recall vs build time"),
-                svg: chart(
+            out.push(Plot::new(
+                "recall-build",
+                format!("{name}: recall vs build time"),
+                chart(
                     &format!("{name}: recall vs build time"),
                     "recall@K",
                     "build time, s",
@@ -352,14 +430,14 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
                     false,
                     None,
                 )?,
-            });
+            ));
         }
         let size = per_engine(group, |p| p.index_mb, recall, false);
         if !size.is_empty() {
-            out.push(Plot {
-                name: "recall-index-size",
-                title: format!("{name}: recall vs index size"),
-                svg: chart(
+            out.push(Plot::new(
+                "recall-index-size",
+                format!("{name}: recall vs index size"),
+                chart(
                     &format!("{name}: recall vs index size"),
                     "recall@K",
                     "index size, MB",
@@ -368,15 +446,15 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
                     false,
                     None,
                 )?,
-            });
+            ));
         }
     }
     let cdfs = latency_cdfs(group);
     if !cdfs.is_empty() {
-        out.push(Plot {
-            name: "latency-cdf",
-            title: format!("{name}: latency distribution per setting (from the per-query sidecar)"),
-            svg: chart(
+        out.push(Plot::new(
+            "latency-cdf",
+            format!("{name}: latency distribution per setting (from the per-query sidecar)"),
+            chart(
                 &format!("{name}: latency CDF per setting"),
                 "latency, ms",
                 "fraction of queries at or below",
@@ -385,14 +463,14 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
                 true,
                 None,
             )?,
-        });
+        ));
     }
     let closed: Vec<Series> = group.load_series(false, |l| Some((l.concurrency as f64, l.qps)));
     if !closed.is_empty() {
-        out.push(Plot {
-            name: "concurrency-qps",
-            title: format!("{name}: QPS vs concurrency"),
-            svg: chart(
+        out.push(Plot::new(
+            "concurrency-qps",
+            format!("{name}: QPS vs concurrency"),
+            chart(
                 &format!("{name}: QPS vs concurrency (closed loop)"),
                 "concurrent clients",
                 "queries per second",
@@ -401,12 +479,12 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
                 false,
                 None,
             )?,
-        });
+        ));
         let p99 = group.load_series(false, |l| Some((l.concurrency as f64, l.latency.p99_ms)));
-        out.push(Plot {
-            name: "concurrency-p99",
-            title: format!("{name}: p99 latency vs concurrency"),
-            svg: chart(
+        out.push(Plot::new(
+            "concurrency-p99",
+            format!("{name}: p99 latency vs concurrency"),
+            chart(
                 &format!("{name}: p99 vs concurrency (closed loop)"),
                 "concurrent clients",
                 "p99 latency, ms",
@@ -415,15 +493,15 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
                 false,
                 None,
             )?,
-        });
+        ));
     }
     let open = group.load_series(true, |l| Some((l.target_rate?, l.latency.p99_ms)));
     if !open.is_empty() {
         let slo = group.slo_ms.map(|ms| (ms, "SLO"));
-        out.push(Plot {
-            name: "rate-p99",
-            title: format!("{name}: p99 latency vs offered rate"),
-            svg: chart(
+        out.push(Plot::new(
+            "rate-p99",
+            format!("{name}: p99 latency vs offered rate"),
+            chart(
                 &format!("{name}: p99 vs offered rate (open loop)"),
                 "offered rate, queries/s",
                 "p99 latency, ms",
@@ -432,7 +510,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
                 false,
                 slo,
             )?,
-        });
+        ));
     }
     // Only runs with more than one search step over the runbook have a timeline.
     // Runbook timelines: only runs with more than one search step over the runbook.
@@ -455,10 +533,10 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
         if series.is_empty() {
             continue;
         }
-        out.push(Plot {
-            name: file,
-            title: format!("{name}: {what} per runbook step"),
-            svg: chart(
+        out.push(Plot::new(
+            file,
+            format!("{name}: {what} per runbook step"),
+            chart(
                 &format!("{name}: {what} per runbook step"),
                 "runbook step",
                 what,
@@ -467,7 +545,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
                 false,
                 None,
             )?,
-        });
+        ));
     }
     Ok(out)
 }
