@@ -7,6 +7,7 @@
 //! `index.html` (one self-contained page: inline SVG, no script, no network request),
 //! `results.csv` (see [`crate::export::results_csv`]) and `report.md`.
 
+mod chart;
 mod page;
 pub mod plots;
 
