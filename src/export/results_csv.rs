@@ -121,3 +121,32 @@ pub fn render(runs: &[(&Path, &RunResult)]) -> Result<String, ExportError> {
     let bytes = w.into_inner().map_err(|e| err(&e))?;
     String::from_utf8(bytes).map_err(|e| err(&e))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::export::registry::METRICS;
+
+    /// The README documents every column: a metric added to the registry without a line
+    /// there fails here.
+    #[test]
+    fn the_readme_documents_every_column() {
+        let readme = include_str!("../../README.md");
+        let section = readme
+            .split("### `results.csv` columns")
+            .nth(1)
+            .expect("the README's results.csv section");
+        for m in METRICS {
+            assert!(
+                section.contains(&format!("| `{}` |", m.key)),
+                "README: no line for `{}`",
+                m.key
+            );
+        }
+        for column in super::ANN_BENCHMARKS_COLUMNS {
+            assert!(
+                section.contains(&format!("`{column}`")),
+                "README: `{column}`"
+            );
+        }
+    }
+}
