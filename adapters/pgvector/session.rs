@@ -171,17 +171,21 @@ impl PgVector {
         f: impl FnOnce(&mut Conn) -> Result<T, Fail>,
     ) -> EngineResult<T> {
         let mut conn = self.take_conn(operation)?;
-        let slot = conn.slot.clone();
+        // Held outside the session while the call runs (no reference count touched on the
+        // search path), put back before the session returns to the pool.
+        let slot = conn.slot.take();
         let outcome = {
             let _armed = slot.as_deref().zip(self.watchdog.as_deref()).map(|(s, w)| s.arm(w));
             f(&mut conn)
         };
+        let expired = slot.as_deref().is_some_and(Slot::expired);
+        conn.slot = slot;
         match outcome {
             Ok(v) => {
                 self.put_conn(conn);
                 Ok(v)
             }
-            Err(_) if slot.as_deref().is_some_and(Slot::expired) => {
+            Err(_) if expired => {
                 let limit = self.watchdog.as_deref().map_or(Duration::ZERO, |w| w.limit);
                 Err(EngineError::op(
                     ENGINE,

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::export::html::{escape, table};
 use crate::results::compare::{Comparison, MetricComparison, StepComparison};
 
 const METRIC_HEADER: [&str; 9] = [
@@ -198,29 +199,6 @@ pub fn markdown(c: &Comparison) -> String {
     out
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn html_table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
-    out.push_str("<table><thead><tr>");
-    for h in head {
-        let _ = write!(out, "<th>{}</th>", escape(h));
-    }
-    out.push_str("</tr></thead><tbody>");
-    for r in rows {
-        out.push_str("<tr>");
-        for cell in r {
-            let _ = write!(out, "<td>{}</td>", escape(cell));
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</tbody></table>\n");
-}
-
 /// One self-contained page (no script, no external resource).
 pub fn html(c: &Comparison) -> String {
     let mut out = String::from(
@@ -241,10 +219,10 @@ pub fn html(c: &Comparison) -> String {
     for p in &c.pairs {
         let _ = writeln!(out, "<h2>{}</h2>", escape(&pair_title(p)));
         let rows: Vec<_> = p.metrics.iter().map(metric_row).collect();
-        html_table(&mut out, &METRIC_HEADER, &rows);
+        table(&mut out, &METRIC_HEADER, &rows);
         let _ = writeln!(out, "<p>{}</p>", escape(&outcome_line(p)));
         if !p.worst_regressions.is_empty() {
-            html_table(&mut out, &REGRESSION_HEADER, &regression_rows(p));
+            table(&mut out, &REGRESSION_HEADER, &regression_rows(p));
         }
     }
     out.push_str("</body></html>\n");

@@ -47,6 +47,15 @@ pub struct LatencySummary {
 }
 
 impl LatencySummary {
+    /// The summary of individual latencies, recorded as the runner records them.
+    pub fn of(latencies: impl IntoIterator<Item = Duration>) -> LatencySummary {
+        let mut h = new_histogram();
+        for d in latencies {
+            record(&mut h, d);
+        }
+        LatencySummary::from_histogram(&h)
+    }
+
     pub fn from_histogram(h: &Histogram<u64>) -> LatencySummary {
         if h.is_empty() {
             return LatencySummary::default();

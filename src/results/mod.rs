@@ -264,13 +264,18 @@ pub struct Trial {
 impl Trial {
     /// The figures of a search step's timed loop.
     pub fn of(step: &SearchStep) -> Trial {
+        Trial::from_summary(&step.latency, step.qps)
+    }
+
+    /// A trial's figures from its latency summary and throughput.
+    pub fn from_summary(latency: &crate::metrics::latency::LatencySummary, qps: f64) -> Trial {
         Trial {
-            qps: step.qps,
-            p50_ms: step.latency.p50_ms,
-            p90_ms: step.latency.p90_ms,
-            p95_ms: step.latency.p95_ms,
-            p99_ms: step.latency.p99_ms,
-            p999_ms: step.latency.p999_ms,
+            qps,
+            p50_ms: latency.p50_ms,
+            p90_ms: latency.p90_ms,
+            p95_ms: latency.p95_ms,
+            p99_ms: latency.p99_ms,
+            p999_ms: latency.p999_ms,
         }
     }
 

@@ -11,10 +11,8 @@ use super::{BenchPlan, RunError};
 use crate::dataset::Dataset;
 use crate::engine::{Neighbor, PointId, VectorEngine};
 use crate::groundtruth::GroundTruth;
-use crate::metrics::latency::{LatencySummary, new_histogram, record};
-use crate::metrics::quality::{
-    DISTANCE_EPSILON, QueryInput, score_query, score_query_marking, summarize,
-};
+use crate::metrics::latency::LatencySummary;
+use crate::metrics::quality::{DISTANCE_EPSILON, QueryInput, score_query_marking, summarize};
 use crate::params::ParamMap;
 use crate::resources::{Sampler, Watch};
 use crate::results::sidecar::{QueryRecord, Sidecar};
@@ -229,11 +227,7 @@ pub fn run_search(
     let resources = sampler.stop();
     let (answers, wall) = timed?;
 
-    let mut hist = new_histogram();
-    for d in &answers.latencies {
-        record(&mut hist, *d);
-    }
-    let latency = LatencySummary::from_histogram(&hist);
+    let latency = LatencySummary::of(answers.latencies.iter().copied());
 
     // Distances are recomputed from the dataset, with each id's current vector: the engine's
     // scores are never trusted. Ids that are not live get NaN (never relevant).
@@ -247,12 +241,16 @@ pub fn run_search(
             None => f32::NAN,
         })
         .collect();
-    let per_query: Vec<_> = (0..nq)
+    // Each query scored once; the positions of its relevant results are kept only for the
+    // sidecar, which records them.
+    let keep_positions = sidecar.is_some();
+    let (per_query, relevant_at): (Vec<_>, Vec<Vec<u32>>) = (0..nq)
         .into_par_iter()
         .map(|q| {
             let row = &answers.ids[q * k..(q + 1) * k];
             let returned = row.iter().take_while(|id| **id != PointId::MAX).count();
-            score_query(
+            let mut positions = Vec::new();
+            let quality = score_query_marking(
                 &QueryInput {
                     gt_ids: gt.ids_of(q),
                     gt_distances: gt.distances_of(q),
@@ -261,9 +259,15 @@ pub fn run_search(
                 },
                 k,
                 plan.relevant,
-            )
+                |pos| {
+                    if keep_positions {
+                        positions.push(pos as u32);
+                    }
+                },
+            );
+            (quality, positions)
         })
-        .collect();
+        .unzip();
     let quality = summarize(&per_query, k, plan.relevant);
     let stale_hits = answers
         .ids
@@ -304,7 +308,6 @@ pub fn run_search(
         .then(|| count_truth_mismatches(&answers, &distances, gt));
 
     if let Some(sidecar) = sidecar {
-        let mut relevant: Vec<u32> = Vec::with_capacity(k);
         for q in 0..nq {
             let lat = if plan.batch_mode {
                 None
@@ -315,18 +318,6 @@ pub fn run_search(
                 .iter()
                 .take_while(|id| **id != PointId::MAX)
                 .count();
-            relevant.clear();
-            score_query_marking(
-                &QueryInput {
-                    gt_ids: gt.ids_of(q),
-                    gt_distances: gt.distances_of(q),
-                    returned_ids: &answers.ids[q * k..q * k + returned],
-                    returned_distances: &distances[q * k..q * k + returned],
-                },
-                k,
-                plan.relevant,
-                |pos| relevant.push(pos as u32),
-            );
             let quality = &per_query[q];
             sidecar
                 .write(&QueryRecord {
@@ -340,7 +331,7 @@ pub fn run_search(
                     recall: quality.recall,
                     ndcg: quality.ndcg,
                     rr: quality.reciprocal_rank,
-                    relevant: &relevant,
+                    relevant: &relevant_at[q],
                 })
                 .map_err(RunError::Results)?;
         }
@@ -375,17 +366,9 @@ pub fn run_search(
             warmup
         },
         quality,
-        qps: if wall_s > 0.0 {
-            nq as f64 / wall_s
-        } else {
-            0.0
-        },
+        qps: per_second(nq, wall),
         qps_from_mean_latency: if plan.batch_mode || latency.mean_ms <= 0.0 {
-            if wall_s > 0.0 {
-                nq as f64 / wall_s
-            } else {
-                0.0
-            }
+            per_second(nq, wall)
         } else {
             1000.0 / latency.mean_ms
         },
@@ -420,16 +403,7 @@ fn repeat_trials(
     plan: &BenchPlan,
     first: &SearchStep,
 ) -> Result<Repeats, RunError> {
-    let trial = |latency: &LatencySummary, qps: f64| Trial {
-        qps,
-        p50_ms: latency.p50_ms,
-        p90_ms: latency.p90_ms,
-        p95_ms: latency.p95_ms,
-        p99_ms: latency.p99_ms,
-        p999_ms: latency.p999_ms,
-    };
-    let nq = dataset.test.len();
-    let mut trials = vec![trial(&first.latency, first.qps)];
+    let mut trials = vec![Trial::of(first)];
     for _ in 1..plan.repeat {
         super::check_interrupt()?;
         let (answers, wall) = if plan.batch_mode {
@@ -437,19 +411,18 @@ fn repeat_trials(
         } else {
             timed_single(engine, dataset, plan.k, 0, plan.observer(), &mut Vec::new())?
         };
-        let mut hist = new_histogram();
-        for d in &answers.latencies {
-            record(&mut hist, *d);
-        }
-        let wall_s = wall.as_secs_f64();
-        let qps = if wall_s > 0.0 {
-            nq as f64 / wall_s
-        } else {
-            0.0
-        };
-        trials.push(trial(&LatencySummary::from_histogram(&hist), qps));
+        trials.push(Trial::from_summary(
+            &LatencySummary::of(answers.latencies),
+            per_second(dataset.test.len(), wall),
+        ));
     }
     Ok(Repeats::from_trials(trials))
+}
+
+/// Queries per second of `count` queries answered in `wall` (0 for no time).
+fn per_second(count: usize, wall: Duration) -> f64 {
+    let s = wall.as_secs_f64();
+    if s > 0.0 { count as f64 / s } else { 0.0 }
 }
 
 /// Queries whose answer is not exactly the ground truth: the same ids in the same order with

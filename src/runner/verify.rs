@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::ground_truth;
 use super::search::LiveState;
 use crate::dataset::Dataset;
-use crate::metrics::latency::{LatencySummary, new_histogram, record};
+use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::{QualitySummary, QueryInput, score_query, summarize};
 use crate::results::{RunResult, SearchStep, Step};
 use crate::runbook::{Resolved, Runbook};
@@ -224,18 +224,12 @@ fn check_step(
     // Latency: the sidecar keeps each query's latency at nanosecond resolution.
     let latencies: Option<Vec<f64>> = rows.iter().map(|r| r.latency_us).collect();
     if let Some(latencies) = latencies {
-        let mut hist = new_histogram();
-        for us in latencies {
-            record(
-                &mut hist,
-                std::time::Duration::from_nanos((us * 1000.0).round().max(0.0) as u64),
-            );
-        }
-        compare_latency(
-            &step.latency,
-            &LatencySummary::from_histogram(&hist),
-            &mut mismatches,
+        let again = LatencySummary::of(
+            latencies
+                .iter()
+                .map(|us| std::time::Duration::from_nanos((us * 1000.0).round().max(0.0) as u64)),
         );
+        compare_latency(&step.latency, &again, &mut mismatches);
     }
     StepCheck {
         config: ci + 1,
@@ -243,6 +237,15 @@ fn check_step(
         search_params: crate::params::ParamMapExt::label(&step.search_params),
         queries: rows.len(),
         mismatches,
+    }
+}
+
+/// Records each (figure, stored, recomputed) whose two values differ.
+fn push_differences(pairs: &[(&str, f64, f64)], out: &mut Vec<(String, f64, f64)>) {
+    for &(name, stored, again) in pairs {
+        if differs(stored, again) {
+            out.push((name.to_string(), stored, again));
+        }
     }
 }
 
@@ -280,11 +283,7 @@ fn compare_quality(
             again.queries_short as f64,
         ),
     ];
-    for (name, a, b) in pairs {
-        if differs(a, b) {
-            out.push((name.to_string(), a, b));
-        }
-    }
+    push_differences(&pairs, out);
 }
 
 fn compare_latency(
@@ -303,9 +302,5 @@ fn compare_latency(
         ("latency max_ms", stored.max_ms, again.max_ms),
         ("latency min_ms", stored.min_ms, again.min_ms),
     ];
-    for (name, a, b) in pairs {
-        if differs(a, b) {
-            out.push((name.to_string(), a, b));
-        }
-    }
+    push_differences(&pairs, out);
 }

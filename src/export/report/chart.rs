@@ -109,39 +109,59 @@ fn register_font() -> Result<(), ExportError> {
         .map_err(fail)
 }
 
+/// Axes of a plot: descriptions, log scales (used where the data spans a decade), an optional
+/// horizontal reference line.
+#[derive(Clone, Copy)]
+pub(super) struct Axes<'a> {
+    pub(super) x: &'a str,
+    pub(super) y: &'a str,
+    pub(super) x_log: bool,
+    pub(super) y_log: bool,
+    pub(super) hline: Option<(f64, &'a str)>,
+}
+
+impl<'a> Axes<'a> {
+    pub(super) fn new(x: &'a str, y: &'a str) -> Axes<'a> {
+        Axes {
+            x,
+            y,
+            x_log: false,
+            y_log: false,
+            hline: None,
+        }
+    }
+
+    pub(super) fn log_y(mut self) -> Axes<'a> {
+        self.y_log = true;
+        self
+    }
+
+    pub(super) fn log_x(mut self) -> Axes<'a> {
+        self.x_log = true;
+        self
+    }
+}
+
 /// A plot as SVG text and PNG bytes, drawn from the same description.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn chart(
     title: &str,
-    x_desc: &str,
-    y_desc: &str,
+    axes: &Axes<'_>,
     series: &[Series],
-    y_log: bool,
-    x_log: bool,
-    hline: Option<(f64, &str)>,
 ) -> Result<(String, Vec<u8>), ExportError> {
     register_font()?;
     let mut svg = String::new();
     draw(
         SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
         title,
-        x_desc,
-        y_desc,
+        axes,
         series,
-        y_log,
-        x_log,
-        hline,
     )?;
     let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
     draw(
         BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(),
         title,
-        x_desc,
-        y_desc,
+        axes,
         series,
-        y_log,
-        x_log,
-        hline,
     )?;
     Ok((svg, encode_png(&rgb)?))
 }
@@ -159,17 +179,19 @@ fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, ExportError> {
     Ok(out)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
-    x_desc: &str,
-    y_desc: &str,
+    axes: &Axes<'_>,
     series: &[Series],
-    y_log: bool,
-    x_log: bool,
-    hline: Option<(f64, &str)>,
 ) -> Result<(), ExportError> {
+    let Axes {
+        x: x_desc,
+        y: y_desc,
+        x_log,
+        y_log,
+        hline,
+    } = *axes;
     {
         root.fill(&WHITE).map_err(fail)?;
         let xs = || series.iter().flat_map(|s| s.points.iter().map(|p| p.0));

@@ -7,34 +7,7 @@ use std::fmt::Write as _;
 
 use super::plots::Plot;
 use super::{Group, at_recall_cell, table_header, table_rows};
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
-    out.push_str("<table><thead><tr>");
-    for h in header {
-        let _ = write!(out, "<th>{}</th>", escape(h));
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for r in rows {
-        out.push_str("<tr>");
-        for c in r {
-            let class = if c.starts_with("INVALID") {
-                " class=\"invalid\""
-            } else {
-                ""
-            };
-            let _ = write!(out, "<td{class}>{}</td>", escape(c));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table>\n");
-}
+use crate::export::html::{escape, table};
 
 const STYLE: &str = "body{font-family:sans-serif;margin:1.5em 2em;color:#222}\
 table{border-collapse:collapse;margin:.8em 0;font-size:.85em}\

@@ -3,7 +3,7 @@
 //! bypassed the index (a possible-full-scan warning) is drawn with hollow markers and
 //! "(invalid)" in its legend.
 
-use super::chart::{Series, chart, colour};
+use super::chart::{Axes, Series, chart, colour};
 use super::{Group, SearchPoint};
 use crate::export::ExportError;
 
@@ -88,38 +88,6 @@ fn frontier_only(series: &mut [Series]) {
     }
 }
 
-/// Axes of a plot: descriptions, log scales (used where the data spans a decade), an optional
-/// horizontal reference line.
-struct Axes<'a> {
-    x: &'a str,
-    y: &'a str,
-    x_log: bool,
-    y_log: bool,
-    hline: Option<(f64, &'a str)>,
-}
-
-impl<'a> Axes<'a> {
-    fn new(x: &'a str, y: &'a str) -> Axes<'a> {
-        Axes {
-            x,
-            y,
-            x_log: false,
-            y_log: false,
-            hline: None,
-        }
-    }
-
-    fn log_y(mut self) -> Axes<'a> {
-        self.y_log = true;
-        self
-    }
-
-    fn log_x(mut self) -> Axes<'a> {
-        self.x_log = true;
-        self
-    }
-}
-
 /// Draws `series` as plot `name` (none when there is nothing to draw); the page caption is
 /// `caption`, the picture's title `title`.
 fn add(
@@ -133,9 +101,7 @@ fn add(
     if series.is_empty() {
         return Ok(());
     }
-    let drawn = chart(
-        &title, axes.x, axes.y, series, axes.y_log, axes.x_log, axes.hline,
-    )?;
+    let drawn = chart(&title, &axes, series)?;
     out.push(Plot::new(name, caption, drawn));
     Ok(())
 }
