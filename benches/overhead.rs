@@ -35,6 +35,7 @@ fn overhead(c: &mut Criterion) {
             expected_points: train.len(),
             build_params: build,
             work_dir: dir.path().to_path_buf(),
+            attributes: None,
         })
         .expect("create");
     let ids: Vec<PointId> = (0..train.len() as PointId).collect();

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::distance::Distance;
 use crate::engine_meta::EngineMeta;
+use crate::filter::{Attributes, Predicate};
 use crate::params::ParamMap;
 
 /// Stable point identifier: the row number of the vector in the dataset's `train` array.
@@ -42,6 +43,11 @@ pub struct CollectionSpec {
     /// A directory the engine may use for its files; removed by the runner afterwards unless
     /// the user asked to keep it.
     pub work_dir: PathBuf,
+    /// Attributes of the points, indexed by point id, when the run searches with filters.
+    /// An adapter stores each point's attributes with it on every insert and upsert (looking
+    /// them up by id), and creates during `create`/`wait_until_ready` the index that makes
+    /// its engine filter fast (payload index, B-tree, ...): that time is build time.
+    pub attributes: Option<std::sync::Arc<Attributes>>,
 }
 
 /// Facts reported when the index has become ready after a bulk load.
@@ -218,6 +224,52 @@ pub trait VectorEngine: Send + Sync {
 
     /// Top-`k` search for one query. Results go into `out` (cleared first), best first.
     fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()>;
+
+    /// Checks that the engine can express `predicate` over `attributes` natively, before
+    /// anything is built. An engine that cannot must refuse with
+    /// [`EngineError::Unsupported`], never search unfiltered. The default refuses filters.
+    fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
+        let _ = (attributes, predicate);
+        Err(EngineError::Unsupported {
+            engine: self.name().to_string(),
+            what: "filtered search".into(),
+        })
+    }
+
+    /// Top-`k` among the points that satisfy `filter`, with the engine's own filtering
+    /// mechanism (never a post-filter in the adapter). Results go into `out` (cleared first).
+    fn search_filtered(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &Predicate,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        let _ = (query, k, filter, out);
+        Err(EngineError::Unsupported {
+            engine: self.name().to_string(),
+            what: "filtered search".into(),
+        })
+    }
+
+    /// [`VectorEngine::search_filtered`] for many queries, `filters[i]` for query `i`.
+    /// Engines with a batch API override this; the default loops.
+    fn batch_search_filtered(
+        &self,
+        queries: &[f32],
+        dim: usize,
+        k: usize,
+        filters: &[Predicate],
+    ) -> EngineResult<Vec<Vec<Neighbor>>> {
+        queries
+            .chunks_exact(dim)
+            .zip(filters)
+            .map(|(q, f)| {
+                let mut out = Vec::with_capacity(k);
+                self.search_filtered(q, k, f, &mut out).map(|()| out)
+            })
+            .collect()
+    }
 
     /// Search many queries at once (`queries` holds rows of `dim` floats). Engines with a batch
     /// API override this; the default loops over [`VectorEngine::search`].

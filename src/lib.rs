@@ -12,6 +12,7 @@ pub mod distance;
 pub mod engine;
 pub mod engine_meta;
 pub mod export;
+pub mod filter;
 pub mod groundtruth;
 pub mod interrupt;
 pub mod metrics;

@@ -92,6 +92,7 @@ fn collection_spec(
         expected_points: n,
         build_params,
         work_dir: dir.to_path_buf(),
+        attributes: None,
     }
 }
 

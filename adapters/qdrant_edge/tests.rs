@@ -19,6 +19,7 @@ fn spec(dir: &tempfile::TempDir, n: usize, dim: usize, build_params: ParamMap) -
         expected_points: n,
         build_params,
         work_dir: dir.path().to_path_buf(),
+        attributes: None,
     }
 }
 

@@ -254,6 +254,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
             histogram_prefix: String::new(),
         },
         visibility_timeout: args.visibility_timeout,
+        filters: None,
     };
 
     let stem = args.name.clone().unwrap_or_else(|| {

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use crate::dataset::Dataset;
 use crate::engine::{CollectionSpec, ConnectOptions, EngineEntry, EngineError};
+use crate::filter::FilterSetup;
 use crate::params::{ParamMap, ParamMapExt};
 use crate::results::sidecar::Sidecar;
 use crate::results::warnings::Warning;
@@ -65,6 +66,27 @@ pub struct BenchPlan {
     pub load: LoadPlan,
     /// How long a sampled write is polled for read-after-write visibility.
     pub visibility_timeout: Duration,
+    /// `--filter`: attributes, the levels measured at every search step, and their truths.
+    pub filters: Option<FilterPlan>,
+}
+
+/// Filtered search: every search step measures each level (each search-parameter set at
+/// each level), against the truth of that level at that step.
+#[derive(Debug, Clone)]
+pub struct FilterPlan {
+    pub setup: FilterSetup,
+    /// `truths[level][step]`, indexed like [`BenchPlan::steps`].
+    pub truths: Vec<StepTruths>,
+    /// `selectivity[level][step]`: the mean fraction of the live points that pass a query's
+    /// predicate at a search step (0 elsewhere).
+    pub selectivity: Vec<Vec<f64>>,
+}
+
+impl FilterPlan {
+    /// Search measurements per search step and search-parameter set.
+    pub fn levels(&self) -> usize {
+        self.setup.levels.len()
+    }
 }
 
 /// Concurrency sweeps, fixed-rate runs and rate sweeps (`--concurrency`, `--rate`,
@@ -308,6 +330,7 @@ fn run_config(
             .sum(),
         build_params: build_params.clone(),
         work_dir,
+        attributes: plan.filters.as_ref().map(|f| f.setup.attributes.clone()),
     };
     // Reject a bad value anywhere in a build sweep before the first build: a typo in the last
     // configuration must not cost the user the hours of the ones before it.

@@ -114,6 +114,7 @@ impl Data {
             expected_points: self.train.len(),
             build_params: build,
             work_dir: std::env::temp_dir(),
+            attributes: None,
         }
     }
 

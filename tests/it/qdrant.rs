@@ -59,6 +59,7 @@ fn spec(name: &str, dim: usize, n: usize, build: ParamMap) -> CollectionSpec {
         expected_points: n,
         build_params: build,
         work_dir: std::env::temp_dir(),
+        attributes: None,
     }
 }
 

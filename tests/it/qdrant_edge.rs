@@ -56,6 +56,7 @@ fn build(
             expected_points: train.len(),
             build_params,
             work_dir: dir.path().to_path_buf(),
+            attributes: None,
         })
         .expect("create");
     let t = Instant::now();
@@ -322,6 +323,7 @@ fn unknown_parameters_are_rejected() {
         expected_points: 100,
         build_params,
         work_dir: dir.path().to_path_buf(),
+        attributes: None,
     };
     let mut engine = qdrant_edge::open(&options()).expect("open");
     let err = engine

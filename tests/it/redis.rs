@@ -69,6 +69,7 @@ fn spec(name: &str, dim: usize, n: usize, distance: Distance, build: ParamMap) -
         expected_points: n,
         build_params: build,
         work_dir: std::env::temp_dir(),
+        attributes: None,
     }
 }
 

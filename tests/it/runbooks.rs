@@ -371,5 +371,6 @@ fn plan_for(
         load: Default::default(),
         // Ignored deletes never become visible: do not wait long for them.
         visibility_timeout: Duration::from_millis(50),
+        filters: None,
     }
 }
