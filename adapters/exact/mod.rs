@@ -21,6 +21,7 @@ use crate::engine::{
     CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
     PointId, SourcedBytes, VectorEngine,
 };
+use crate::filter::{Attributes, Predicate};
 use crate::groundtruth::{BaseSet, exact_knn};
 use crate::params::{ParamMap, ParamMapExt};
 use crate::vectors::Vectors;
@@ -63,6 +64,8 @@ pub struct ExactEngine {
     own_ids: Vec<PointId>,
     own_live: Vec<bool>,
     slots: HashMap<PointId, Slot>,
+    /// The points' attributes (by id), for filtered search.
+    attributes: Option<Arc<Attributes>>,
 }
 
 /// Max-heap entry ordered by (distance, id): the worst candidate sits on top.
@@ -121,6 +124,76 @@ impl ExactEngine {
     fn live_points(&self) -> usize {
         self.slots.len()
     }
+
+    /// Top-`k` of the live points `keep` accepts, by (distance, id).
+    fn scan(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: impl Fn(PointId) -> bool + Sync,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        let distance = self.metric()?;
+        rows::check(NAME, "search", self.dim, 1, query.len())?;
+        out.clear();
+        if k == 0 {
+            return Ok(());
+        }
+        // Scan shared blocks in chunks (in parallel when the set is large enough to pay for
+        // the threads), then merge the per-chunk heaps.
+        let dim = self.dim;
+        let chunk_rows = 16_384;
+        let chunks: Vec<(&SharedBlock, usize, usize)> = self
+            .shared
+            .iter()
+            .flat_map(|b| {
+                let n = b.ids.len();
+                (0..n.div_ceil(chunk_rows))
+                    .map(move |c| (b, c * chunk_rows, ((c + 1) * chunk_rows).min(n)))
+            })
+            .collect();
+        let scan = |&(b, lo, hi): &(&SharedBlock, usize, usize)| {
+            let mut heap = BinaryHeap::with_capacity(k + 1);
+            let data = b.rows.rows(b.start + lo, b.start + hi);
+            for (i, x) in data.chunks_exact(dim).enumerate() {
+                if b.live[lo + i] && keep(b.ids[lo + i]) {
+                    push_top(
+                        &mut heap,
+                        k,
+                        Candidate(distance.between(query, x), b.ids[lo + i]),
+                    );
+                }
+            }
+            heap
+        };
+        let merge = |mut a: BinaryHeap<Candidate>, b: BinaryHeap<Candidate>| {
+            for c in b {
+                push_top(&mut a, k, c);
+            }
+            a
+        };
+        let mut heap = if chunks.len() > 2 {
+            chunks.par_iter().map(scan).reduce(BinaryHeap::new, merge)
+        } else {
+            chunks.iter().map(scan).fold(BinaryHeap::new(), merge)
+        };
+        for (i, x) in self.own.chunks_exact(dim).enumerate() {
+            if self.own_live[i] && keep(self.own_ids[i]) {
+                push_top(
+                    &mut heap,
+                    k,
+                    Candidate(distance.between(query, x), self.own_ids[i]),
+                );
+            }
+        }
+        let mut best = heap.into_vec();
+        best.sort();
+        out.extend(
+            best.into_iter()
+                .map(|Candidate(d, id)| Neighbor { id, score: d }),
+        );
+        Ok(())
+    }
 }
 
 impl VectorEngine for ExactEngine {
@@ -143,6 +216,7 @@ impl VectorEngine for ExactEngine {
         *self = ExactEngine {
             distance: Some(spec.distance),
             dim: spec.dim,
+            attributes: spec.attributes.clone(),
             ..ExactEngine::default()
         };
         Ok(())
@@ -214,66 +288,32 @@ impl VectorEngine for ExactEngine {
     }
 
     fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        let distance = self.metric()?;
-        rows::check(NAME, "search", self.dim, 1, query.len())?;
-        out.clear();
-        if k == 0 {
-            return Ok(());
-        }
-        // Scan shared blocks in chunks (in parallel when the set is large enough to pay for
-        // the threads), then merge the per-chunk heaps.
-        let dim = self.dim;
-        let chunk_rows = 16_384;
-        let chunks: Vec<(&SharedBlock, usize, usize)> = self
-            .shared
-            .iter()
-            .flat_map(|b| {
-                let n = b.ids.len();
-                (0..n.div_ceil(chunk_rows))
-                    .map(move |c| (b, c * chunk_rows, ((c + 1) * chunk_rows).min(n)))
-            })
-            .collect();
-        let scan = |&(b, lo, hi): &(&SharedBlock, usize, usize)| {
-            let mut heap = BinaryHeap::with_capacity(k + 1);
-            let data = b.rows.rows(b.start + lo, b.start + hi);
-            for (i, x) in data.chunks_exact(dim).enumerate() {
-                if b.live[lo + i] {
-                    push_top(
-                        &mut heap,
-                        k,
-                        Candidate(distance.between(query, x), b.ids[lo + i]),
-                    );
-                }
-            }
-            heap
-        };
-        let merge = |mut a: BinaryHeap<Candidate>, b: BinaryHeap<Candidate>| {
-            for c in b {
-                push_top(&mut a, k, c);
-            }
-            a
-        };
-        let mut heap = if chunks.len() > 2 {
-            chunks.par_iter().map(scan).reduce(BinaryHeap::new, merge)
-        } else {
-            chunks.iter().map(scan).fold(BinaryHeap::new(), merge)
-        };
-        for (i, x) in self.own.chunks_exact(dim).enumerate() {
-            if self.own_live[i] {
-                push_top(
-                    &mut heap,
-                    k,
-                    Candidate(distance.between(query, x), self.own_ids[i]),
-                );
-            }
-        }
-        let mut best = heap.into_vec();
-        best.sort();
-        out.extend(
-            best.into_iter()
-                .map(|Candidate(d, id)| Neighbor { id, score: d }),
-        );
-        Ok(())
+        self.scan(query, k, |_| true, out)
+    }
+
+    /// Any predicate over the points' attributes: the reference for every other engine.
+    fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
+        predicate
+            .compile(attributes)
+            .map(|_| ())
+            .map_err(|e| EngineError::bad_param(NAME, "filter", e))
+    }
+
+    /// The scan over the points that pass: exact, ties by id, like the filtered truth.
+    fn search_filtered(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &Predicate,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        let attributes = self.attributes.as_deref().ok_or_else(|| {
+            EngineError::op(NAME, "filtered search", "the collection has no attributes")
+        })?;
+        let compiled = filter
+            .compile(attributes)
+            .map_err(|e| EngineError::bad_param(NAME, "filter", e))?;
+        self.scan(query, k, |id| compiled.passes(id), out)
     }
 
     /// The whole batch through the blocked SGEMM kernel of the ground truth: same ordering

@@ -150,6 +150,11 @@ impl Attributes {
         Ok(())
     }
 
+    /// The values of field `field`.
+    pub fn column(&self, field: usize) -> &Column {
+        &self.columns[field]
+    }
+
     /// Value of field `field` for point `id`.
     pub fn value(&self, field: usize, id: PointId) -> Value<'_> {
         let i = id as usize;

@@ -19,6 +19,7 @@ mod conformance;
 mod datasets;
 mod deadlines;
 mod download;
+mod filtered;
 mod interrupt;
 mod load;
 mod pgvector;

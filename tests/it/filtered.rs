@@ -1,0 +1,270 @@
+//! Filtered search through the adapter contract, the same cases for every engine: the label,
+//! range and tenant predicates at 1 %, 10 % and 50 % selectivity, plus a conjunction, on a
+//! small random set. Each answer must satisfy its predicate (0 violations), and recall is
+//! measured against the exact top-k of the passing points. Then an update and a delete: a
+//! point keeps its attributes when its vector changes, and a deleted point is never returned.
+//!
+//! Each engine's test module calls [`check_filtered_search`] with a freshly opened engine and
+//! its own collection spec (the engine's server URL and build parameters).
+
+use std::sync::Arc;
+
+use ragdbeval::distance::Distance;
+use ragdbeval::engine::{CollectionSpec, Neighbor, PointId, VectorEngine};
+use ragdbeval::filter::generate::{Correlation, FilterRequest, generate};
+use ragdbeval::filter::{Attributes, Predicate};
+use ragdbeval::groundtruth::naive_knn;
+use ragdbeval::rng::SplitMix64;
+use ragdbeval::vectors::Vectors;
+
+/// Points and queries of the filtered cases.
+pub const POINTS: usize = 2000;
+const QUERIES: usize = 40;
+const DIM: usize = 16;
+const K: usize = 10;
+
+/// One case's outcome.
+#[derive(Debug)]
+pub struct FilteredOutcome {
+    pub case: String,
+    pub recall: f64,
+    pub violations: usize,
+    /// Queries answered with fewer than K results although at least K points pass.
+    pub short: usize,
+}
+
+fn data(seed: u64, n: usize) -> Vectors {
+    let mut rng = SplitMix64::new(seed);
+    Vectors::new((0..n * DIM).map(|_| rng.next_gaussian()).collect(), DIM).unwrap()
+}
+
+/// The cases: generated filters over the same points, by name.
+fn cases(train: &Vectors, queries: &Vectors) -> (Arc<Attributes>, Vec<(String, Vec<Predicate>)>) {
+    let mut attributes = Attributes::new(train.len());
+    let mut out = Vec::new();
+    // One generation per case would give each its own attribute table; the engine holds one,
+    // so every case's field is generated into the same table under its own name.
+    let specs: [(&str, &[&str]); 5] = [
+        ("label 1%", &["label:0.01"]),
+        ("int-range 10%", &["int-range:0.1"]),
+        ("tenant 1/2 (50%)", &["tenant:2"]),
+        (
+            "label 1% AND int-range 50%",
+            &["label:0.01", "int-range:0.5"],
+        ),
+        ("tenant 1/10 (10%)", &["tenant:10"]),
+    ];
+    for (i, (name, args)) in specs.iter().enumerate() {
+        let setup = generate(
+            train,
+            queries,
+            &FilterRequest {
+                args: args.iter().map(|a| a.parse().unwrap()).collect(),
+                sweep: false,
+                correlation: Correlation::None,
+                seed: 100 + i as u64,
+            },
+            Attributes::new(train.len()),
+        )
+        .unwrap();
+        // Rename the generated fields so the cases do not collide: `label` → `label_c0`.
+        let mut predicates = setup.levels[0].predicates.clone();
+        for field in setup.attributes.fields() {
+            let renamed = format!("{}_c{i}", field.name);
+            let f = setup.attributes.field_index(&field.name).unwrap();
+            attributes
+                .push(&renamed, setup.attributes.column(f).clone())
+                .unwrap();
+            for p in &mut predicates {
+                for c in &mut p.all {
+                    match c {
+                        ragdbeval::filter::Condition::Equals { field: name, .. }
+                        | ragdbeval::filter::Condition::Range { field: name, .. }
+                            if *name == field.name =>
+                        {
+                            *name = renamed.clone();
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        out.push((name.to_string(), predicates));
+    }
+    // Selectivities of the 50 % and 1 % cases as the Done-when names them are covered:
+    // 1 % (label), 10 % (range, tenant 1/10), 50 % (tenant 1/2, range in the conjunction).
+    (Arc::new(attributes), out)
+}
+
+/// Scores `answers` (one list per query) against the exact filtered truth over the points
+/// `live` (id → row of `base`).
+fn score(
+    case: &str,
+    base: &Vectors,
+    live: &[(PointId, usize)],
+    queries: &Vectors,
+    distance: Distance,
+    attributes: &Attributes,
+    predicates: &[Predicate],
+    answers: &[Vec<Neighbor>],
+) -> FilteredOutcome {
+    let (mut hits, mut relevant, mut violations, mut short) = (0, 0, 0, 0);
+    for (q, (predicate, answer)) in predicates.iter().zip(answers).enumerate() {
+        let c = predicate.compile(attributes).unwrap();
+        let passing: Vec<&(PointId, usize)> = live.iter().filter(|(id, _)| c.passes(*id)).collect();
+        let vectors: Vec<f32> = passing
+            .iter()
+            .flat_map(|(_, row)| base.row(*row).iter().copied())
+            .collect();
+        let ids: Vec<PointId> = passing.iter().map(|(id, _)| *id).collect();
+        let truth = naive_knn(&vectors, &ids, DIM, queries.row(q), distance, K);
+        violations += answer.iter().filter(|n| !c.passes(n.id)).count();
+        if answer.len() < K.min(passing.len()) {
+            short += 1;
+        }
+        let Some(kth) = truth.last().map(|(_, d)| *d) else {
+            continue;
+        };
+        let limit = kth + 1e-4 * kth.abs().max(1.0);
+        relevant += truth.len();
+        let row_of = |id: PointId| live.iter().find(|(i, _)| *i == id).map(|(_, r)| *r);
+        hits += answer
+            .iter()
+            .take(K)
+            .filter(|n| c.passes(n.id))
+            .filter_map(|n| row_of(n.id))
+            .filter(|r| distance.between(queries.row(q), base.row(*r)) <= limit)
+            .count()
+            .min(truth.len());
+    }
+    FilteredOutcome {
+        case: case.to_string(),
+        recall: hits as f64 / relevant.max(1) as f64,
+        violations,
+        short,
+    }
+}
+
+/// Builds a collection of [`POINTS`] random points with the cases' attributes in `engine`
+/// (with `spec`'s name, distance, build parameters and directory), searches every case with
+/// the engine's current search parameters (one call per query and one batch), updates and
+/// deletes some points and searches again. Returns every outcome; panics on any violation,
+/// on an engine error, or on a recall below `min_recall`.
+pub fn check_filtered_search(
+    engine: &mut dyn VectorEngine,
+    spec: CollectionSpec,
+    min_recall: f64,
+) -> Vec<FilteredOutcome> {
+    let distance = spec.distance;
+    let base = data(1, POINTS);
+    let queries = data(2, QUERIES);
+    let (attributes, cases) = cases(&base, &queries);
+    let spec = CollectionSpec {
+        dim: DIM,
+        expected_points: POINTS,
+        attributes: Some(attributes.clone()),
+        ..spec
+    };
+    for (_, predicates) in &cases {
+        engine
+            .check_filter(&attributes, &predicates[0])
+            .unwrap_or_else(|e| panic!("{}: check_filter: {e}", engine.name()));
+    }
+    engine.create(&spec).expect("create");
+    let ids: Vec<PointId> = (0..POINTS as PointId).collect();
+    for (chunk, rows) in ids.chunks(500).zip(base.as_flat().chunks(500 * DIM)) {
+        engine.insert_batch(chunk, rows).expect("insert");
+    }
+    engine.wait_until_ready().expect("ready");
+    let mut live: Vec<(PointId, usize)> = (0..POINTS).map(|i| (i as PointId, i)).collect();
+    let mut outcomes = Vec::new();
+    let mut run = |engine: &dyn VectorEngine, live: &[(PointId, usize)], when: &str| {
+        for (name, predicates) in &cases {
+            let batch = engine
+                .batch_search_filtered(queries.as_flat(), DIM, K, predicates)
+                .unwrap_or_else(|e| panic!("{} {name}: {e}", engine.name()));
+            let single: Vec<Vec<Neighbor>> = predicates
+                .iter()
+                .enumerate()
+                .map(|(q, p)| {
+                    let mut out = Vec::new();
+                    engine
+                        .search_filtered(queries.row(q), K, p, &mut out)
+                        .unwrap_or_else(|e| panic!("{} {name}: {e}", engine.name()));
+                    out
+                })
+                .collect();
+            for (how, answers) in [("batch", &batch), ("single", &single)] {
+                let o = score(
+                    &format!("{name} ({how}, {when})"),
+                    &base,
+                    live,
+                    &queries,
+                    distance,
+                    &attributes,
+                    predicates,
+                    answers,
+                );
+                println!(
+                    "{}: {}: recall {:.3}, violations {}, short {}",
+                    engine.name(),
+                    o.case,
+                    o.recall,
+                    o.violations,
+                    o.short
+                );
+                outcomes.push(o);
+            }
+        }
+    };
+    run(&*engine, &live, "after build");
+    // Points 0..100 get the vectors of points 1000..1100 (their attributes stay theirs), and
+    // points 1900..2000 are deleted.
+    let updated: Vec<PointId> = (0..100).collect();
+    engine
+        .upsert_batch(&updated, base.rows(1000, 1100))
+        .expect("update");
+    let deleted: Vec<PointId> = (1900..2000).collect();
+    engine.delete_batch(&deleted).expect("delete");
+    engine.wait_until_ready().expect("ready after writes");
+    for (id, row) in &mut live {
+        if *id < 100 {
+            *row += 1000;
+        }
+    }
+    live.retain(|(id, _)| *id < 1900);
+    run(&*engine, &live, "after update and delete");
+    engine.close().expect("close");
+    for o in &outcomes {
+        assert_eq!(o.violations, 0, "{}: filter violations", o.case);
+        assert!(
+            o.recall >= min_recall,
+            "{}: recall {:.3} < {min_recall}",
+            o.case,
+            o.recall
+        );
+    }
+    outcomes
+}
+
+/// The reference: recall 1.000 on every case, before and after writes.
+#[test]
+fn exact_is_exact_under_every_filter() {
+    let entry = ragdbeval::adapters::find("exact").unwrap();
+    let mut engine = (entry.open)(&Default::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let outcomes = check_filtered_search(
+        engine.as_mut(),
+        CollectionSpec {
+            name: "filtered".into(),
+            dim: DIM,
+            distance: Distance::Euclidean,
+            expected_points: POINTS,
+            build_params: Default::default(),
+            work_dir: dir.path().to_path_buf(),
+            attributes: None,
+        },
+        1.0,
+    );
+    assert!(outcomes.iter().all(|o| o.short == 0), "{outcomes:?}");
+}
