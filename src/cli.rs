@@ -20,6 +20,12 @@ Examples:
   ragdbeval bench --db exact --runbook datasets/runbooks/churn.toml
       Any sequence of build, insert, update, delete and search steps; every search is
       scored against ground truth recomputed for the points live at that step.
+  ragdbeval bench --db pgvector --filter label:0.01 --search-param iterative_scan=relaxed_order
+      Filtered search: each query restricted to a label 1 % of the points carry; recall
+      against the exact top-k of the passing points, and every answer checked against
+      its filter (any violation marks the run invalid).
+  ragdbeval bench --db qdrant-edge --filter int-range --filter-sweep --filter-correlation negative
+      Recall and QPS from 0.1 % to 99 % selectivity, passing points far from the query.
   ragdbeval bench --resume results/20261124T101500Z-pgvector-sift-128-euclidean.json
       Continue a run that stopped (server died, deadline, Ctrl-C) where it stopped.";
 
@@ -373,6 +379,29 @@ pub struct BenchArgs {
     /// How long a sampled write is polled until search sees it (read-after-write).
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub visibility_timeout: std::time::Duration,
+    /// Search with a filter; repeat for a conjunction. `label:0.01`: a keyword attribute,
+    /// each query's label matching 1 % of the points; `int-range:0.1`: an integer attribute,
+    /// each query's range passing 10 %; `tenant:1000`: 1000 tenants, each query in one; the
+    /// kind alone with --filter-sweep; `FIELD=VALUE` or `FIELD=LO..HI` (HI excluded) on
+    /// attributes from --attributes.
+    #[arg(long = "filter", value_name = "FILTER")]
+    pub filters: Vec<String>,
+    /// Measure every selectivity of the grid 0.1 %, 0.2 %, 0.5 %, 1 %, 2 %, 5 %, 10 %, 20 %,
+    /// 50 %, 99 % (one search per level) for the one --filter kind given without a value.
+    #[arg(long)]
+    pub filter_sweep: bool,
+    /// Whether the points that pass a query's filter are its near neighbours (`positive`),
+    /// far ones (`negative`) or neither (`none`).
+    #[arg(long, default_value = "none", value_name = "none|positive|negative")]
+    pub filter_correlation: String,
+    /// Seed of the generated attributes and predicates.
+    #[arg(long, default_value_t = 42)]
+    pub filter_seed: u64,
+    /// Point attributes from a JSONL file: one object per line, `id` (train row) and one
+    /// member per attribute (strings: keywords; integers: ranges). Use with
+    /// `--filter FIELD=VALUE` or `--filter FIELD=LO..HI`.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub attributes: Option<PathBuf>,
     /// Points per insert request.
     #[arg(long, default_value_t = 1000, value_parser = parse_count)]
     pub batch_size: usize,

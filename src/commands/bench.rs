@@ -192,6 +192,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         );
     }
 
+    let filter_spec = super::filters::spec(&args)?;
     let runbook = resolve_runbook(&args.runbook)?;
     let steps = runbook
         .resolve(ds.train.len())
@@ -205,6 +206,17 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         &*crate::output::progress::terminal(quiet),
     )
     .context("computing the ground truth of the runbook's search steps")?;
+    let filters = match &filter_spec {
+        Some(spec) => Some(super::filters::plan(
+            spec,
+            &ds,
+            &steps,
+            gt_k.min(1000),
+            &opts.cache_dir,
+            quiet,
+        )?),
+        None => None,
+    };
 
     let api_key = match &args.api_key_env {
         Some(var) => Some(std::env::var(var).with_context(|| {
@@ -254,7 +266,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
             histogram_prefix: String::new(),
         },
         visibility_timeout: args.visibility_timeout,
-        filters: None,
+        filters,
     };
 
     let stem = args.name.clone().unwrap_or_else(|| {
@@ -295,6 +307,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         "load_duration_s": args.duration.as_secs_f64(),
         "workers": args.workers,
         "url": args.url,
+        "filter": filter_spec,
     });
     let mut result = RunResult {
         schema: SCHEMA.to_string(),
@@ -302,6 +315,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
             state: RunState::Running,
             error: None,
             resumed: Vec::new(),
+            invalid: Vec::new(),
         },
         manifest: Manifest::new(settings.as_object().cloned().unwrap_or_default()),
         dataset: dataset_info(&ds),

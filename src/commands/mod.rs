@@ -5,6 +5,7 @@ mod bench;
 mod compare;
 mod dataset;
 mod engines;
+mod filters;
 mod merge;
 mod report;
 mod resume;

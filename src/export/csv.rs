@@ -1,6 +1,6 @@
 //! CSV: one row per search step, identity columns then every registry metric.
 
-use super::{ExportError, Exporter, IDENTITY_HEADERS, identity_columns};
+use super::{ExportError, Exporter, IDENTITY_HEADERS, filter_name, identity_columns};
 use crate::export::registry::{METRICS, format_value, rows};
 use crate::results::RunResult;
 
@@ -23,6 +23,7 @@ impl Exporter for CsvExporter {
             .iter()
             .copied()
             .chain(METRICS.iter().map(|m| m.key))
+            .chain(["filter"])
             .collect();
         w.write_record(&header).map_err(|e| err(&e))?;
         for run in runs {
@@ -33,6 +34,7 @@ impl Exporter for CsvExporter {
                     Some(v) if v.is_finite() => v.to_string(),
                     v => format_value(m, v),
                 }));
+                record.push(filter_name(&row));
                 w.write_record(&record).map_err(|e| err(&e))?;
             }
         }

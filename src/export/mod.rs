@@ -66,6 +66,15 @@ pub(crate) fn identity_columns(
     ]
 }
 
+/// The filter level of a row (`label 1%`), empty for an unfiltered search: the last column
+/// of both CSV exports (columns are only ever appended).
+pub(crate) fn filter_name(row: &crate::export::registry::Row<'_>) -> String {
+    row.search
+        .filter
+        .as_ref()
+        .map_or(String::new(), |f| f.name.clone())
+}
+
 pub(crate) const IDENTITY_HEADERS: &[&str] = &[
     "engine",
     "engine_version",

@@ -494,6 +494,36 @@ pub const METRICS: &[MetricDef] = &[
             .as_ref()
             .map(|e| e.mean_cpu_percent)
     ),
+    metric!(
+        "filter_selectivity",
+        "pass %",
+        "%",
+        Higher,
+        2,
+        true,
+        "filtered search: mean share of the live points that pass a query's predicate",
+        |r| r.search.filter.as_ref().map(|f| f.selectivity * 100.0)
+    ),
+    metric!(
+        "filter_violations",
+        "violations",
+        "",
+        Lower,
+        0,
+        true,
+        "filtered search: returned ids that fail their query's predicate (must be 0; any makes the run invalid)",
+        |r| r.search.filter.as_ref().map(|f| f.violations as f64)
+    ),
+    metric!(
+        "filter_short_results",
+        "short",
+        "",
+        Lower,
+        0,
+        true,
+        "filtered search: queries with fewer than K results although at least K points passed",
+        |r| r.search.filter.as_ref().map(|f| f.short_results as f64)
+    ),
 ];
 
 /// A `--repeat` summary figure of the row's search.

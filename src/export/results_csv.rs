@@ -101,6 +101,7 @@ pub fn render(runs: &[(&Path, &RunResult)]) -> Result<String, ExportError> {
         .chain(["run", "state"])
         .chain(IDENTITY_HEADERS.iter().copied())
         .chain(METRICS.iter().map(|m| m.key))
+        .chain(["filter"])
         .collect();
     w.write_record(&header).map_err(|e| err(&e))?;
     for (path, run) in runs {
@@ -115,6 +116,7 @@ pub fn render(runs: &[(&Path, &RunResult)]) -> Result<String, ExportError> {
             record.push(state.clone());
             record.extend(identity_columns(run, &row));
             record.extend(METRICS.iter().map(|m| cell((m.value)(&row))));
+            record.push(super::filter_name(&row));
             w.write_record(&record).map_err(|e| err(&e))?;
         }
     }

@@ -23,7 +23,6 @@
 use std::str::FromStr;
 
 use rayon::prelude::*;
-use serde_json::json;
 
 use super::{
     Attributes, Column, Condition, FilterError, FilterLevel, FilterSetup, Predicate, invalid,
@@ -469,25 +468,8 @@ pub fn generate(
             p.compile(&attributes)?;
         }
     }
-    let args: Vec<String> = request
-        .args
-        .iter()
-        .map(|a| match a {
-            FilterArg::Generated { kind, amount } => match amount {
-                Some(v) => format!("{}:{v}", kind.as_str()),
-                None => kind.as_str().to_string(),
-            },
-            FilterArg::Literal(c) => c.to_string(),
-        })
-        .collect();
     Ok(FilterSetup {
         attributes: std::sync::Arc::new(attributes),
         levels,
-        description: json!({
-            "filters": args,
-            "sweep": request.sweep,
-            "correlation": request.correlation.as_str(),
-            "seed": request.seed,
-        }),
     })
 }

@@ -379,8 +379,59 @@ pub struct FilterLevel {
 pub struct FilterSetup {
     pub attributes: std::sync::Arc<Attributes>,
     pub levels: Vec<FilterLevel>,
-    /// How they were made, for the result's settings (`label:0.01`, correlation, seed).
-    pub description: serde_json::Value,
+}
+
+/// The filter options of a run as the user gave them (`--filter`, `--filter-sweep`,
+/// `--filter-correlation`, `--filter-seed`, `--attributes`): stored in the result's settings,
+/// and enough to make the same attributes and predicates again (`verify`, `--resume`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FilterSpec {
+    pub filters: Vec<String>,
+    #[serde(default)]
+    pub sweep: bool,
+    #[serde(default = "default_correlation")]
+    pub correlation: String,
+    #[serde(default)]
+    pub seed: u64,
+    /// A JSONL attribute file, as given (relative to the directory the run started in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attributes: Option<std::path::PathBuf>,
+}
+
+fn default_correlation() -> String {
+    "none".into()
+}
+
+impl FilterSpec {
+    /// Reads the attribute file, if any, and generates attributes and predicates for the
+    /// points of `train` and the `queries`.
+    pub fn setup(
+        &self,
+        train: &crate::vectors::Vectors,
+        queries: &crate::vectors::Vectors,
+    ) -> Result<FilterSetup, FilterError> {
+        let request = generate::FilterRequest {
+            args: self
+                .filters
+                .iter()
+                .map(|f| {
+                    f.parse()
+                        .map_err(|e: String| invalid(format!("--filter {e}")))
+                })
+                .collect::<Result<_, _>>()?,
+            sweep: self.sweep,
+            correlation: self
+                .correlation
+                .parse()
+                .map_err(|e: String| invalid(format!("--filter-correlation: {e}")))?,
+            seed: self.seed,
+        };
+        let base = match &self.attributes {
+            Some(path) => file::read_jsonl(path, train.len())?,
+            None => Attributes::new(train.len()),
+        };
+        generate::generate(train, queries, &request, base)
+    }
 }
 
 #[cfg(test)]

@@ -75,7 +75,21 @@ impl GroundTruth {
         };
         let mut row: Vec<PointId> = Vec::with_capacity(self.k);
         for q in 0..self.queries() {
+            // A row may end in padding (id MAX at +inf) where fewer than k points exist or
+            // pass a filter; the rules apply to the points before it.
             let (ids, dists) = (self.ids_of(q), self.distances_of(q));
+            let depth = ids.iter().take_while(|id| **id != PointId::MAX).count();
+            if ids[depth..]
+                .iter()
+                .zip(&dists[depth..])
+                .any(|(id, d)| *id != PointId::MAX || *d != f32::INFINITY)
+            {
+                return Err(format!(
+                    "query {q}: padding (id {} at +inf) is followed by a point",
+                    PointId::MAX
+                ));
+            }
+            let (ids, dists) = (&ids[..depth], &dists[..depth]);
             if let Some(id) = ids.iter().find(|&&id| !id_known(id)) {
                 return Err(format!(
                     "query {q}: neighbour id {id} is not in the dataset"

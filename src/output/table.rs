@@ -16,7 +16,11 @@ pub fn render(run: &RunResult) -> String {
         .filter(|m| m.in_table)
         .filter(|m| all_rows.iter().any(|r| (m.value)(r).is_some()) || m.key == "recall")
         .collect();
+    let filtered = all_rows.iter().any(|r| r.search.filter.is_some());
     let mut header: Vec<String> = vec!["step".into(), "build".into(), "search".into()];
+    if filtered {
+        header.push("filter".into());
+    }
     header.extend(metrics.iter().map(|m| m.header.to_string()));
     let mut lines: Vec<Vec<String>> = vec![header];
     for row in all_rows {
@@ -25,10 +29,18 @@ pub fn render(run: &RunResult) -> String {
             row.config.build_params.label(),
             row.search.search_params.label(),
         ];
+        if filtered {
+            cells.push(
+                row.search
+                    .filter
+                    .as_ref()
+                    .map_or("-".into(), |f| f.name.clone()),
+            );
+        }
         cells.extend(metrics.iter().map(|m| format_value(m, (m.value)(&row))));
         lines.push(cells);
     }
-    let mut out = align(&lines, 3);
+    let mut out = align(&lines, if filtered { 4 } else { 3 });
     let mutations = mutation_lines(run);
     if mutations.len() > 1 {
         out.push('\n');

@@ -48,6 +48,10 @@ pub struct RunStatus {
     /// in one go).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub resumed: Vec<Resumption>,
+    /// Why the run's figures must not be used, if anything makes it invalid (an engine that
+    /// broke a filter). Empty: valid.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub invalid: Vec<String>,
 }
 
 /// One continuation of a run by `bench --resume`.
@@ -248,6 +252,32 @@ pub struct SearchStep {
     /// (and its sidecar lines) are the first trial's.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub repeats: Option<Repeats>,
+    /// `--filter`: the level this measurement searched with, and what the filter did.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub filter: Option<FilterOutcome>,
+}
+
+/// A filtered search measurement: which predicates, how many points they let through, and
+/// whether the engine kept to them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FilterOutcome {
+    /// Index of the level in the run's filter settings (`settings.filter.levels`).
+    pub level: usize,
+    /// `label 1%`, `tenant 1/1000`, `color = "red"`, ...
+    pub name: String,
+    /// The fraction of points each predicate was generated to pass (absent for literal
+    /// predicates).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub target_selectivity: Option<f64>,
+    /// The mean fraction of the live points that passed a query's predicate at this step.
+    pub selectivity: f64,
+    /// Returned ids that do not satisfy their query's predicate. Any makes the run invalid.
+    pub violations: usize,
+    /// Queries with at least one violation.
+    pub violating_queries: usize,
+    /// Queries answered with fewer than K results although at least K live points passed
+    /// (or fewer than all of them, when fewer than K passed).
+    pub short_results: usize,
 }
 
 /// The figures of one timed trial.
@@ -352,6 +382,9 @@ pub struct WarmupSettle {
 pub struct StepCurve {
     pub runbook_step: usize,
     pub after: String,
+    /// The filter level of the searches on this curve, if filtered.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub filter: Option<String>,
     #[serde(flatten)]
     pub curve: crate::metrics::pareto::Curve,
 }

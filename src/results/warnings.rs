@@ -57,6 +57,14 @@ pub enum Warning {
         cv_percent: f64,
         trials: usize,
     },
+    /// The engine returned points that fail their query's filter: it ignored or
+    /// mis-translated the predicate. The run is invalid (`status.invalid`).
+    FilterViolations {
+        count: usize,
+        queries: usize,
+        level: String,
+        runbook_step: usize,
+    },
     /// Anything else an adapter or phase wants the reader to know.
     Note { detail: String },
 }
@@ -140,6 +148,15 @@ impl std::fmt::Display for Warning {
                 "NOISY: {figure} varied by {cv_percent:.1} % (coefficient of variation) over \
                  {trials} trials at runbook step {runbook_step} ({search_params}); compare \
                  medians with their intervals, or rerun on a quieter machine"
+            ),
+            Warning::FilterViolations {
+                count,
+                queries,
+                level,
+                runbook_step,
+            } => write!(
+                f,
+                "FILTER VIOLATIONS (the run is invalid): {count} returned id(s) in {queries}                  query(ies) fail their predicate ({level}, runbook step {runbook_step}); the                  engine did not apply the filter as asked"
             ),
             Warning::Note { detail } => f.write_str(detail),
         }

@@ -161,6 +161,27 @@ pub fn step_truths(
     Ok(out)
 }
 
+/// Loads the truths cached in `cache` for `steps` of `dataset` (an error when absent or not
+/// exactly for them).
+pub(super) fn read_cache(
+    cache: &GtCache,
+    steps: &[Resolved],
+    dataset: &Dataset,
+) -> std::io::Result<StepTruths> {
+    read(
+        &cache.path,
+        &cache.key,
+        steps,
+        dataset.test.len(),
+        dataset.distance,
+    )
+}
+
+/// Writes `truths` to `cache`.
+pub(super) fn write_cache(cache: &GtCache, truths: &StepTruths) -> std::io::Result<()> {
+    write(&cache.path, &cache.key, truths)
+}
+
 fn write(path: &Path, key: &str, truths: &StepTruths) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;

@@ -3,6 +3,7 @@
 //! keeps everything measured before it.
 
 pub mod build;
+pub mod filtered_truth;
 pub mod ground_truth;
 mod levels;
 pub mod load;
@@ -111,6 +112,12 @@ pub struct LoadPlan {
 }
 
 impl BenchPlan {
+    /// Measurements per search step and search-parameter set: one per filter level, or one
+    /// unfiltered.
+    pub fn filter_levels(&self) -> usize {
+        self.filters.as_ref().map_or(1, FilterPlan::levels)
+    }
+
     /// The observer phases report to: silent when `quiet`.
     pub fn observer(&self) -> &dyn Progress {
         if self.quiet { &Silent } else { &*self.progress }
@@ -171,7 +178,7 @@ pub fn run(
         .steps
         .iter()
         .map(|s| match s {
-            Resolved::Search { .. } => plan.searches.len(),
+            Resolved::Search { .. } => plan.searches.len() * plan.filter_levels(),
             _ => 1,
         })
         .sum();
@@ -344,6 +351,16 @@ fn run_config(
                 .check_build_params(&candidate)
                 .map_err(RunError::engine("check build parameters"))?;
         }
+        // An engine that cannot express a predicate refuses it here, before any build.
+        if let Some(f) = &plan.filters {
+            for level in &f.setup.levels {
+                if let Some(p) = level.predicates.first() {
+                    engine
+                        .check_filter(&f.setup.attributes, p)
+                        .map_err(RunError::engine("check filter"))?;
+                }
+            }
+        }
     }
     let mut live = LiveState::empty(dataset.train.len());
     let mut after = "build";
@@ -463,56 +480,84 @@ fn run_config(
                 push_step(result, Step::Mutation(m));
             }
             Resolved::Search { .. } => {
-                let gt = plan
-                    .truths
-                    .get(si)
-                    .and_then(|t| t.as_ref())
-                    .ok_or_else(|| {
+                // Unfiltered: one measurement per parameter set; filtered: one per level and
+                // parameter set, each against the truth of its level.
+                let levels: Vec<Option<usize>> = match &plan.filters {
+                    Some(f) => (0..f.levels()).map(Some).collect(),
+                    None => vec![None],
+                };
+                for level in levels {
+                    let truths = match (level, &plan.filters) {
+                        (Some(l), Some(f)) => &f.truths[l],
+                        _ => &plan.truths,
+                    };
+                    let gt = truths.get(si).and_then(|t| t.as_ref()).ok_or_else(|| {
                         RunError::Setup(format!("no ground truth for runbook step {runbook_step}"))
                     })?;
-                for params in &plan.searches {
-                    record += 1;
-                    if record <= done {
-                        changed = false;
-                        continue;
-                    }
-                    engine
-                        .set_search_params(params)
-                        .map_err(RunError::engine("set search parameters"))?;
-                    let ctx = StepContext {
-                        config_index: ci,
-                        step_index: result.configs.last().map_or(0, |c| c.steps.len()),
-                        runbook_step,
-                        after,
-                        first_after_change: changed,
+                    let active = match (level, &plan.filters) {
+                        (Some(l), Some(f)) => Some(search::ActiveFilter {
+                            index: l,
+                            level: &f.setup.levels[l],
+                            attributes: &f.setup.attributes,
+                            selectivity: f.selectivity[l][si],
+                        }),
+                        _ => None,
                     };
-                    changed = false;
-                    let mut step = search::run_search(
-                        engine.as_ref(),
-                        dataset,
-                        plan,
-                        params,
-                        gt,
-                        &live,
-                        sidecar.as_deref_mut(),
-                        &ctx,
-                    )?;
-                    plan.observer().message(&format!(
-                        "[{}] search after {after} {}: recall {:.4}, {:.0} QPS, p99 {:.3} ms",
-                        plan.entry.name,
-                        params.label(),
-                        step.quality.recall,
-                        step.qps,
-                        step.latency.p99_ms
-                    ));
-                    if !plan.load.is_empty() {
-                        let label = format!("c{ci}-s{runbook_step}-{}", params.label());
-                        run_load(engine.as_ref(), dataset, plan, &mut step, &label, result)?;
-                    }
-                    check_search_warnings(result, &step, engine.in_process());
-                    push_step(result, Step::Search(step));
-                    if let Some(path) = path {
-                        result.save(path)?;
+                    for params in &plan.searches {
+                        record += 1;
+                        if record <= done {
+                            changed = false;
+                            continue;
+                        }
+                        engine
+                            .set_search_params(params)
+                            .map_err(RunError::engine("set search parameters"))?;
+                        let ctx = StepContext {
+                            config_index: ci,
+                            step_index: result.configs.last().map_or(0, |c| c.steps.len()),
+                            runbook_step,
+                            after,
+                            first_after_change: changed,
+                        };
+                        changed = false;
+                        let mut step = search::run_search(
+                            engine.as_ref(),
+                            dataset,
+                            plan,
+                            params,
+                            gt,
+                            &live,
+                            active.as_ref(),
+                            sidecar.as_deref_mut(),
+                            &ctx,
+                        )?;
+                        let filtered = step
+                            .filter
+                            .as_ref()
+                            .map(|f| {
+                                format!(
+                                    " [{}: {} violations, {} short]",
+                                    f.name, f.violations, f.short_results
+                                )
+                            })
+                            .unwrap_or_default();
+                        plan.observer().message(&format!(
+                            "[{}] search after {after} {}{filtered}: recall {:.4}, {:.0} QPS, p99 {:.3} ms",
+                            plan.entry.name,
+                            params.label(),
+                            step.quality.recall,
+                            step.qps,
+                            step.latency.p99_ms
+                        ));
+                        if !plan.load.is_empty() {
+                            let label = format!("c{ci}-s{runbook_step}-{}", params.label());
+                            run_load(engine.as_ref(), dataset, plan, &mut step, &label, result)?;
+                        }
+                        check_search_warnings(result, &step, engine.in_process());
+                        push_step(result, Step::Search(step));
+                        if let Some(path) = path {
+                            result.save(path)?;
+                        }
                     }
                 }
             }
@@ -529,23 +574,30 @@ fn run_config(
 /// Recall/QPS curves per runbook step, across all configurations.
 pub fn compute_curves(result: &mut RunResult) {
     use crate::metrics::pareto::{Curve, CurvePoint};
-    let mut steps: Vec<(usize, String)> = Vec::new();
+    // One curve per runbook step and filter level.
+    let level_of = |s: &SearchStep| s.filter.as_ref().map(|f| (f.level, f.name.clone()));
+    let mut steps: Vec<(usize, String, Option<(usize, String)>)> = Vec::new();
     for c in &result.configs {
         for s in c.searches() {
-            if !steps.iter().any(|(n, _)| *n == s.runbook_step) {
-                steps.push((s.runbook_step, s.after.clone()));
+            let level = level_of(s);
+            if !steps
+                .iter()
+                .any(|(n, _, l)| *n == s.runbook_step && *l == level)
+            {
+                steps.push((s.runbook_step, s.after.clone(), level));
             }
         }
     }
     result.curves = steps
         .into_iter()
-        .map(|(n, after)| {
+        .map(|(n, after, level)| {
             let points: Vec<CurvePoint> = result
                 .configs
                 .iter()
                 .flat_map(|c| {
+                    let level = level.clone();
                     c.searches()
-                        .filter(move |s| s.runbook_step == n)
+                        .filter(move |s| s.runbook_step == n && level_of(s) == level)
                         .map(move |s| CurvePoint {
                             recall: s.quality.recall,
                             qps: s.qps,
@@ -561,6 +613,7 @@ pub fn compute_curves(result: &mut RunResult) {
             crate::results::StepCurve {
                 runbook_step: n,
                 after,
+                filter: level.map(|(_, name)| name),
                 curve: Curve::from_points(&points),
             }
         })

@@ -10,13 +10,14 @@ use rayon::prelude::*;
 use super::{BenchPlan, RunError};
 use crate::dataset::Dataset;
 use crate::engine::{Neighbor, PointId, VectorEngine};
+use crate::filter::{Attributes, CompiledPredicate, FilterLevel, Predicate};
 use crate::groundtruth::GroundTruth;
 use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::{DISTANCE_EPSILON, QueryInput, score_query_marking, summarize};
 use crate::params::ParamMap;
 use crate::resources::{Sampler, Watch};
 use crate::results::sidecar::{QueryRecord, Sidecar};
-use crate::results::{Repeats, SearchStep, Trial, WarmupSettle};
+use crate::results::{FilterOutcome, Repeats, SearchStep, Trial, WarmupSettle};
 use crate::types::{Progress, ProgressUnit};
 
 /// Raw answers of a timed query loop, `queries × k`, padded with `PointId::MAX` / NaN.
@@ -82,21 +83,26 @@ fn copy_answer(out: &[Neighbor], ids: &mut [PointId], scores: &mut [f32]) {
 
 /// Runs warm-up and the timed loop, one call per query. Warm-up calls are timed too (into
 /// `warmup_latencies`, never into the results) to report cold start and settling.
+#[allow(clippy::too_many_arguments)]
 fn timed_single(
     engine: &dyn VectorEngine,
     dataset: &Dataset,
     k: usize,
     warmup: usize,
+    filters: Option<&[Predicate]>,
     progress: &dyn Progress,
     warmup_latencies: &mut Vec<Duration>,
 ) -> Result<(Answers, Duration), RunError> {
     let nq = dataset.test.len();
     let mut out: Vec<Neighbor> = Vec::with_capacity(k * 2);
+    // One call, filtered or not: the branch is outside the timed call.
+    let call = |q: usize, out: &mut Vec<Neighbor>| match filters {
+        Some(f) => engine.search_filtered(dataset.test.row(q), k, &f[q], out),
+        None => engine.search(dataset.test.row(q), k, out),
+    };
     for i in 0..warmup {
         let t = Instant::now();
-        engine
-            .search(dataset.test.row(i % nq), k, &mut out)
-            .map_err(RunError::engine("warm-up search"))?;
+        call(i % nq, &mut out).map_err(RunError::engine("warm-up search"))?;
         warmup_latencies.push(t.elapsed());
     }
     let mut ids = vec![PointId::MAX; nq * k];
@@ -104,11 +110,9 @@ fn timed_single(
     let mut latencies = vec![Duration::ZERO; nq];
     let bar = progress.task("queries", Some(nq as u64), ProgressUnit::Items);
     let loop_start = Instant::now();
-    for (qi, query) in dataset.test.iter().enumerate() {
+    for qi in 0..nq {
         let t = Instant::now();
-        engine
-            .search(query, k, &mut out)
-            .map_err(RunError::engine("search"))?;
+        call(qi, &mut out).map_err(RunError::engine("search"))?;
         latencies[qi] = t.elapsed();
         copy_answer(
             &out,
@@ -141,22 +145,27 @@ fn timed_batch(
     dataset: &Dataset,
     k: usize,
     warmup: usize,
+    filters: Option<&[Predicate]>,
 ) -> Result<(Answers, Duration), RunError> {
     let nq = dataset.test.len();
+    let dim = dataset.test.dim();
+    let call = |queries: &[f32], predicates: Option<&[Predicate]>| match predicates {
+        Some(p) => engine.batch_search_filtered(queries, dim, k, p),
+        None => engine.batch_search(queries, dim, k),
+    };
     if warmup > 0 {
-        let dim = dataset.test.dim();
-        let mut batch = Vec::with_capacity(warmup.min(nq * 4) * dim);
-        for i in 0..warmup.min(nq * 4) {
-            batch.extend_from_slice(dataset.test.row(i % nq));
+        let rows: Vec<usize> = (0..warmup.min(nq * 4)).map(|i| i % nq).collect();
+        let mut batch = Vec::with_capacity(rows.len() * dim);
+        for q in &rows {
+            batch.extend_from_slice(dataset.test.row(*q));
         }
-        engine
-            .batch_search(&batch, dim, k)
-            .map_err(RunError::engine("warm-up batch search"))?;
+        let predicates: Option<Vec<Predicate>> =
+            filters.map(|f| rows.iter().map(|q| f[*q].clone()).collect());
+        call(&batch, predicates.as_deref()).map_err(RunError::engine("warm-up batch search"))?;
     }
     let t = Instant::now();
-    let results = engine
-        .batch_search(dataset.test.as_flat(), dataset.test.dim(), k)
-        .map_err(RunError::engine("batch search"))?;
+    let results =
+        call(dataset.test.as_flat(), filters).map_err(RunError::engine("batch search"))?;
     let wall = t.elapsed();
     let mut ids = vec![PointId::MAX; nq * k];
     let mut scores = vec![f32::NAN; nq * k];
@@ -192,8 +201,18 @@ pub struct StepContext<'a> {
     pub first_after_change: bool,
 }
 
+/// The filter level a search measurement runs with.
+pub struct ActiveFilter<'a> {
+    /// Index of the level in the run's filter settings.
+    pub index: usize,
+    pub level: &'a FilterLevel,
+    pub attributes: &'a Attributes,
+    /// Mean fraction of live points passing a predicate at this step.
+    pub selectivity: f64,
+}
+
 /// Measures one search configuration and scores it against `gt`, the exact top-k of the
-/// live set.
+/// live set (of the live points that pass each query's predicate, under a filter).
 #[allow(clippy::too_many_arguments)]
 pub fn run_search(
     engine: &dyn VectorEngine,
@@ -202,6 +221,7 @@ pub fn run_search(
     params: &ParamMap,
     gt: &GroundTruth,
     live: &LiveState,
+    filter: Option<&ActiveFilter<'_>>,
     sidecar: Option<&mut Sidecar>,
     ctx: &StepContext<'_>,
 ) -> Result<SearchStep, RunError> {
@@ -212,14 +232,16 @@ pub fn run_search(
         plan.sample_interval,
     );
     let mut warmup_latencies = Vec::with_capacity(warmup);
+    let predicates = filter.map(|f| f.level.predicates.as_slice());
     let timed = if plan.batch_mode {
-        timed_batch(engine, dataset, k, warmup)
+        timed_batch(engine, dataset, k, warmup, predicates)
     } else {
         timed_single(
             engine,
             dataset,
             k,
             warmup,
+            predicates,
             plan.observer(),
             &mut warmup_latencies,
         )
@@ -232,7 +254,7 @@ pub fn run_search(
     // Distances are recomputed from the dataset, with each id's current vector: the engine's
     // scores are never trusted. Ids that are not live get NaN (never relevant).
     let nq = dataset.test.len();
-    let distances: Vec<f32> = (0..nq * k)
+    let mut distances: Vec<f32> = (0..nq * k)
         .into_par_iter()
         .map(|i| match live.get(answers.ids[i]) {
             Some(row) => dataset
@@ -241,6 +263,12 @@ pub fn run_search(
             None => f32::NAN,
         })
         .collect();
+    // Under a filter, an id that fails its query's predicate is never relevant, however
+    // close: its distance is NaN like that of a point that is not live.
+    let filter_outcome = match filter {
+        Some(f) => Some(check_filter(f, &answers, &mut distances, gt)?),
+        None => None,
+    };
     // Each query scored once; the positions of its relevant results are kept only for the
     // sidecar, which records them.
     let keep_positions = sidecar.is_some();
@@ -385,11 +413,12 @@ pub fn run_search(
         load: Vec::new(),
         max_rate_within_slo: None,
         repeats: None,
+        filter: filter_outcome,
     })
     .and_then(|mut step| {
         // With --repeat-build the trials are whole rebuilt runs (runner::run), not loops here.
         if plan.repeat > 1 && !plan.repeat_build {
-            step.repeats = Some(repeat_trials(engine, dataset, plan, &step)?);
+            step.repeats = Some(repeat_trials(engine, dataset, plan, predicates, &step)?);
         }
         Ok(step)
     })
@@ -401,15 +430,24 @@ fn repeat_trials(
     engine: &dyn VectorEngine,
     dataset: &Dataset,
     plan: &BenchPlan,
+    predicates: Option<&[Predicate]>,
     first: &SearchStep,
 ) -> Result<Repeats, RunError> {
     let mut trials = vec![Trial::of(first)];
     for _ in 1..plan.repeat {
         super::check_interrupt()?;
         let (answers, wall) = if plan.batch_mode {
-            timed_batch(engine, dataset, plan.k, 0)?
+            timed_batch(engine, dataset, plan.k, 0, predicates)?
         } else {
-            timed_single(engine, dataset, plan.k, 0, plan.observer(), &mut Vec::new())?
+            timed_single(
+                engine,
+                dataset,
+                plan.k,
+                0,
+                predicates,
+                plan.observer(),
+                &mut Vec::new(),
+            )?
         };
         trials.push(Trial::from_summary(
             &LatencySummary::of(answers.latencies),
@@ -417,6 +455,63 @@ fn repeat_trials(
         ));
     }
     Ok(Repeats::from_trials(trials))
+}
+
+/// Checks every returned id against its query's predicate: violations are counted and their
+/// distances set to NaN (never relevant); short answers are counted against the number of
+/// points that passed (the depth of the filtered truth).
+fn check_filter(
+    filter: &ActiveFilter<'_>,
+    answers: &Answers,
+    distances: &mut [f32],
+    gt: &GroundTruth,
+) -> Result<FilterOutcome, RunError> {
+    let k = answers.k;
+    let mut compiled: std::collections::BTreeMap<&Predicate, CompiledPredicate<'_>> =
+        std::collections::BTreeMap::new();
+    for p in &filter.level.predicates {
+        if !compiled.contains_key(p) {
+            let c = p
+                .compile(filter.attributes)
+                .map_err(|e| RunError::Setup(format!("filter {}: {e}", filter.level.name)))?;
+            compiled.insert(p, c);
+        }
+    }
+    let (mut violations, mut violating_queries, mut short_results) = (0, 0, 0);
+    for (q, p) in filter.level.predicates.iter().enumerate() {
+        let c = &compiled[p];
+        let row = &answers.ids[q * k..(q + 1) * k];
+        let returned = row.iter().take_while(|id| **id != PointId::MAX).count();
+        let mut bad = 0;
+        for (j, id) in row[..returned].iter().enumerate() {
+            if !c.passes(*id) {
+                bad += 1;
+                distances[q * k + j] = f32::NAN;
+            }
+        }
+        violations += bad;
+        violating_queries += usize::from(bad > 0);
+        let depth = gt
+            .ids_of(q)
+            .iter()
+            .take_while(|id| **id != PointId::MAX)
+            .count();
+        let mut distinct: Vec<PointId> = row[..returned].to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct.len() < k.min(depth) {
+            short_results += 1;
+        }
+    }
+    Ok(FilterOutcome {
+        level: filter.index,
+        name: filter.level.name.clone(),
+        target_selectivity: filter.level.target_selectivity,
+        selectivity: filter.selectivity,
+        violations,
+        violating_queries,
+        short_results,
+    })
 }
 
 /// Queries per second of `count` queries answered in `wall` (0 for no time).

@@ -14,9 +14,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::filtered_truth::filtered_truths;
 use super::ground_truth;
 use super::search::LiveState;
 use crate::dataset::Dataset;
+use crate::filter::{Attributes, FilterLevel, FilterSpec};
 use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::{QualitySummary, QueryInput, score_query, summarize};
 use crate::results::{RunResult, SearchStep, Step};
@@ -108,6 +110,21 @@ pub fn verify(
     let cache = ground_truth::cache_path(cache_dir, dataset, &steps, depth);
     let truths = ground_truth::step_truths(dataset, &steps, depth, Some(&cache), progress)
         .map_err(|e| invalid(format!("computing the ground truth: {e}")))?;
+    // A filtered run: the same attributes and predicates made again from its settings, and
+    // the truth of each level.
+    let filtered = match result.manifest.settings.get("filter") {
+        Some(v) if !v.is_null() => {
+            let spec: FilterSpec = serde_json::from_value(v.clone())
+                .map_err(|e| invalid(format!("the recorded filter settings: {e}")))?;
+            let setup = spec
+                .setup(&dataset.train, &dataset.test)
+                .map_err(|e| invalid(format!("the recorded filter: {e}")))?;
+            let t = filtered_truths(dataset, &steps, &setup, depth, Some(cache_dir), progress)
+                .map_err(|e| invalid(format!("computing the filtered ground truth: {e}")))?;
+            Some((setup, t))
+        }
+        _ => None,
+    };
 
     let lines = read_lines(sidecar)?;
     let mut checks = Vec::new();
@@ -127,6 +144,27 @@ pub fn verify(
                         continue;
                     };
                     for s in searches.iter().filter(|s| s.runbook_step == si + 1) {
+                        let (truth, filter) = match (&s.filter, &filtered) {
+                            (None, _) => (truth, None),
+                            (Some(f), Some((setup, t))) => {
+                                let level = setup.levels.get(f.level).ok_or_else(|| {
+                                    invalid(format!("filter level {} is not recorded", f.level))
+                                })?;
+                                let truth = t
+                                    .truths
+                                    .get(f.level)
+                                    .and_then(|l| l.get(si))
+                                    .and_then(|t| t.as_ref())
+                                    .ok_or_else(|| invalid("no filtered truth".into()))?;
+                                (truth, Some((level, &*setup.attributes)))
+                            }
+                            (Some(_), None) => {
+                                return Err(invalid(
+                                    "a search step is filtered but the settings record no filter"
+                                        .into(),
+                                ));
+                            }
+                        };
                         let rows = lines.get(&(ci, s.sidecar_step)).ok_or_else(|| {
                             invalid(format!(
                                 "the sidecar has no lines for configuration {} search step {}",
@@ -134,7 +172,7 @@ pub fn verify(
                                 s.sidecar_step
                             ))
                         })?;
-                        checks.push(check_step(ci, s, rows, truth, &live, dataset));
+                        checks.push(check_step(ci, s, rows, truth, &live, filter, dataset)?);
                     }
                 }
             }
@@ -177,8 +215,9 @@ fn check_step(
     rows: &[Line],
     truth: &crate::groundtruth::GroundTruth,
     live: &LiveState,
+    filter: Option<(&FilterLevel, &Attributes)>,
     dataset: &Dataset,
-) -> StepCheck {
+) -> Result<StepCheck, VerifyError> {
     let stored = &step.quality;
     let k = stored.k;
     let mut mismatches = Vec::new();
@@ -192,18 +231,41 @@ fn check_step(
             rows.len() as f64,
         ));
     }
+    // Under a filter, an id that fails its query's predicate is never relevant (as in the
+    // runner) and is a violation.
+    let compiled = match filter {
+        Some((level, attributes)) => Some(
+            level
+                .predicates
+                .iter()
+                .map(|p| p.compile(attributes))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| VerifyError::Invalid(format!("the recorded filter: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut violations = 0usize;
     let per_query: Vec<_> = rows
         .iter()
         .filter(|r| r.query < dataset.test.len())
         .map(|r| {
             let query = dataset.test.row(r.query);
+            let passes = |id: PointId| {
+                compiled
+                    .as_ref()
+                    .and_then(|c| c.get(r.query))
+                    .is_none_or(|c| c.passes(id))
+            };
+            violations += r.ids.iter().filter(|id| !passes(**id)).count();
             let distances: Vec<f32> = r
                 .ids
                 .iter()
                 .map(
                     |id| match live.row_of.get(*id as usize).copied().flatten() {
-                        Some(row) => dataset.distance.between(query, dataset.train.row(row)),
-                        None => f32::NAN,
+                        Some(row) if passes(*id) => {
+                            dataset.distance.between(query, dataset.train.row(row))
+                        }
+                        _ => f32::NAN,
                     },
                 )
                 .collect();
@@ -221,6 +283,15 @@ fn check_step(
         .collect();
     let again = summarize(&per_query, k, stored.relevant);
     compare_quality(stored, &again, &mut mismatches);
+    if let Some(f) = &step.filter
+        && f.violations != violations
+    {
+        mismatches.push((
+            "filter violations".into(),
+            f.violations as f64,
+            violations as f64,
+        ));
+    }
     // Latency: the sidecar keeps each query's latency at nanosecond resolution.
     let latencies: Option<Vec<f64>> = rows.iter().map(|r| r.latency_us).collect();
     if let Some(latencies) = latencies {
@@ -231,13 +302,13 @@ fn check_step(
         );
         compare_latency(&step.latency, &again, &mut mismatches);
     }
-    StepCheck {
+    Ok(StepCheck {
         config: ci + 1,
         runbook_step: step.runbook_step,
         search_params: crate::params::ParamMapExt::label(&step.search_params),
         queries: rows.len(),
         mismatches,
-    }
+    })
 }
 
 /// Records each (figure, stored, recomputed) whose two values differ.

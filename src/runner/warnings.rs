@@ -90,13 +90,33 @@ pub(super) fn check_search_warnings(result: &mut RunResult, step: &SearchStep, i
             },
         );
     }
-    if q.queries_short > 0 {
+    // Under a filter, fewer than K results are only short when more points passed.
+    let short = step
+        .filter
+        .as_ref()
+        .map_or(q.queries_short, |f| f.short_results);
+    if short > 0 {
+        push_warning(result, Warning::ShortResults { queries: short });
+    }
+    if let Some(f) = &step.filter
+        && f.violations > 0
+    {
         push_warning(
             result,
-            Warning::ShortResults {
-                queries: q.queries_short,
+            Warning::FilterViolations {
+                count: f.violations,
+                queries: f.violating_queries,
+                level: f.name.clone(),
+                runbook_step: step.runbook_step,
             },
         );
+        let why = format!(
+            "the engine returned {} id(s) that fail their query's filter ({}, runbook step {})",
+            f.violations, f.name, step.runbook_step
+        );
+        if !result.status.invalid.contains(&why) {
+            result.status.invalid.push(why);
+        }
     }
     if step.stale_hits > 0 {
         push_warning(

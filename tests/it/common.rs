@@ -85,6 +85,7 @@ pub fn empty_result() -> ragdbeval::results::RunResult {
             state: RunState::Running,
             error: None,
             resumed: Vec::new(),
+            invalid: Vec::new(),
         },
         manifest: Manifest::new(serde_json::Map::new()),
         dataset: DatasetInfo {

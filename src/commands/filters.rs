@@ -1,0 +1,63 @@
+//! The filter options of `bench`: attributes and predicates made from them, and the exact
+//! truth of every level at every search step.
+
+use anyhow::{Context, bail};
+
+use crate::cli::BenchArgs;
+use crate::dataset::Dataset;
+use crate::filter::FilterSpec;
+use crate::runbook::Resolved;
+use crate::runner::FilterPlan;
+use crate::runner::filtered_truth::filtered_truths;
+
+/// The spec of `args`' filter options, `None` without `--filter`.
+pub(super) fn spec(args: &BenchArgs) -> anyhow::Result<Option<FilterSpec>> {
+    if args.filters.is_empty() {
+        if args.filter_sweep || args.attributes.is_some() || args.filter_correlation != "none" {
+            bail!(
+                "--filter-sweep, --filter-correlation and --attributes need --filter (e.g. \
+                 --filter label:0.01)"
+            );
+        }
+        return Ok(None);
+    }
+    if !args.concurrency.is_empty() || !args.rate.is_empty() || args.rate_sweep {
+        bail!(
+            "load levels (--concurrency, --rate, --rate-sweep) do not run filtered searches \
+             yet: measure filtered search without them"
+        );
+    }
+    Ok(Some(FilterSpec {
+        filters: args.filters.clone(),
+        sweep: args.filter_sweep,
+        correlation: args.filter_correlation.clone(),
+        seed: args.filter_seed,
+        attributes: args.attributes.clone(),
+    }))
+}
+
+/// Attributes, levels and their truths for `spec` on `ds`.
+pub(super) fn plan(
+    spec: &FilterSpec,
+    ds: &Dataset,
+    steps: &[Resolved],
+    k: usize,
+    cache_dir: &std::path::Path,
+    quiet: bool,
+) -> anyhow::Result<FilterPlan> {
+    let setup = spec.setup(&ds.train, &ds.test).context("--filter")?;
+    let truths = filtered_truths(
+        ds,
+        steps,
+        &setup,
+        k,
+        Some(cache_dir),
+        &*crate::output::progress::terminal(quiet),
+    )
+    .context("computing the filtered ground truth")?;
+    Ok(FilterPlan {
+        setup,
+        truths: truths.truths,
+        selectivity: truths.selectivity,
+    })
+}
