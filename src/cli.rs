@@ -387,9 +387,10 @@ pub struct BenchArgs {
     #[arg(long = "filter", value_name = "FILTER")]
     pub filters: Vec<String>,
     /// Measure every selectivity of the grid 0.1 %, 0.2 %, 0.5 %, 1 %, 2 %, 5 %, 10 %, 20 %,
-    /// 50 %, 99 % (one search per level) for the one --filter kind given without a value.
-    #[arg(long)]
-    pub filter_sweep: bool,
+    /// 50 %, 99 % (one search per level) for the one --filter kind given without a value;
+    /// `--filter-sweep=0.01,0.1,0.5` measures the levels given instead.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "", value_name = "FRACTIONS")]
+    pub filter_sweep: Option<String>,
     /// Whether the points that pass a query's filter are its near neighbours (`positive`),
     /// far ones (`negative`) or neither (`none`).
     #[arg(long, default_value = "none", value_name = "none|positive|negative")]

@@ -13,7 +13,10 @@ use crate::runner::filtered_truth::filtered_truths;
 /// The spec of `args`' filter options, `None` without `--filter`.
 pub(super) fn spec(args: &BenchArgs) -> anyhow::Result<Option<FilterSpec>> {
     if args.filters.is_empty() {
-        if args.filter_sweep || args.attributes.is_some() || args.filter_correlation != "none" {
+        if args.filter_sweep.is_some()
+            || args.attributes.is_some()
+            || args.filter_correlation != "none"
+        {
             bail!(
                 "--filter-sweep, --filter-correlation and --attributes need --filter (e.g. \
                  --filter label:0.01)"
@@ -27,9 +30,26 @@ pub(super) fn spec(args: &BenchArgs) -> anyhow::Result<Option<FilterSpec>> {
              yet: measure filtered search without them"
         );
     }
+    let levels = match args.filter_sweep.as_deref() {
+        None | Some("") => Vec::new(),
+        Some(list) => list
+            .split(',')
+            .map(|v| {
+                let x: f64 = v
+                    .trim()
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("--filter-sweep: `{v}` is not a number"))?;
+                if !(x > 0.0 && x <= 1.0) {
+                    bail!("--filter-sweep: {x} is not a fraction in (0, 1]");
+                }
+                Ok(x)
+            })
+            .collect::<anyhow::Result<Vec<f64>>>()?,
+    };
     Ok(Some(FilterSpec {
         filters: args.filters.clone(),
-        sweep: args.filter_sweep,
+        sweep: args.filter_sweep.is_some(),
+        levels,
         correlation: args.filter_correlation.clone(),
         seed: args.filter_seed,
         attributes: args.attributes.clone(),

@@ -167,6 +167,8 @@ impl Correlation {
 pub struct FilterRequest {
     pub args: Vec<FilterArg>,
     pub sweep: bool,
+    /// The selectivities a sweep measures (usually [`SWEEP`]).
+    pub levels: Vec<f64>,
     pub correlation: Correlation,
     pub seed: u64,
 }
@@ -352,7 +354,7 @@ pub fn generate(
             ));
         };
         let ranking = ranking(train, queries, request.correlation, request.seed);
-        for (i, s) in SWEEP.iter().enumerate() {
+        for (i, s) in request.levels.iter().enumerate() {
             let field = match kind {
                 Kind::IntRange => "num".to_string(),
                 _ => format!("{}_{i}", kind.as_str().replace('-', "_")),

@@ -389,6 +389,9 @@ pub struct FilterSpec {
     pub filters: Vec<String>,
     #[serde(default)]
     pub sweep: bool,
+    /// The selectivities of the sweep; empty: [`generate::SWEEP`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<f64>,
     #[serde(default = "default_correlation")]
     pub correlation: String,
     #[serde(default)]
@@ -420,6 +423,11 @@ impl FilterSpec {
                 })
                 .collect::<Result<_, _>>()?,
             sweep: self.sweep,
+            levels: if self.levels.is_empty() {
+                generate::SWEEP.to_vec()
+            } else {
+                self.levels.clone()
+            },
             correlation: self
                 .correlation
                 .parse()

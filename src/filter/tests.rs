@@ -13,6 +13,7 @@ fn request(args: &[&str], sweep: bool, correlation: Correlation) -> FilterReques
     FilterRequest {
         args: args.iter().map(|a| a.parse().unwrap()).collect(),
         sweep,
+        levels: SWEEP.to_vec(),
         correlation,
         seed: 7,
     }

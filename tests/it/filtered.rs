@@ -61,6 +61,7 @@ fn cases(train: &Vectors, queries: &Vectors) -> (Arc<Attributes>, Vec<(String, V
             &FilterRequest {
                 args: args.iter().map(|a| a.parse().unwrap()).collect(),
                 sweep: false,
+                levels: Vec::new(),
                 correlation: Correlation::None,
                 seed: 100 + i as u64,
             },
@@ -267,4 +268,161 @@ fn exact_is_exact_under_every_filter() {
         1.0,
     );
     assert!(outcomes.iter().all(|o| o.short == 0), "{outcomes:?}");
+}
+
+/// Runs `bench` on `exact` with `filter_args` over the default runbook (build, insert,
+/// update, delete, a search after each) and checks every search: recall 1.000, answers equal
+/// to the filtered truth id for id and bit for bit, 0 violations, 0 short results; and
+/// `verify` recomputes every figure (the `ragdbeval` helper runs it).
+fn exact_bench(filter_args: &[&str]) -> ragdbeval::results::RunResult {
+    use crate::common::{ragdbeval, stderr};
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "bench",
+        "--db",
+        "exact",
+        "--dataset",
+        "gen:clustered:n=3000,dim=16,queries=60,seed=5",
+        "-q",
+        "--name",
+        "f",
+        "--warmup",
+        "0",
+    ];
+    args.extend_from_slice(filter_args);
+    let out = ragdbeval(dir.path(), &args);
+    assert!(out.status.success(), "{filter_args:?}: {}", stderr(&out));
+    let r = ragdbeval::results::RunResult::load(&dir.path().join("results/f.json")).unwrap();
+    assert!(r.status.invalid.is_empty(), "{:?}", r.status.invalid);
+    for s in r.configs[0].searches() {
+        let f = s.filter.as_ref().expect("a filtered search");
+        let at = format!("{filter_args:?} {} step {}", f.name, s.runbook_step);
+        assert_eq!(s.quality.recall, 1.0, "{at}");
+        assert_eq!(s.truth_mismatches, Some(0), "{at}");
+        assert_eq!(f.violations, 0, "{at}");
+        assert_eq!(f.short_results, 0, "{at}");
+    }
+    r
+}
+
+#[test]
+fn exact_scores_one_at_every_selectivity_correlation_and_runbook_step() {
+    for correlation in ["none", "positive", "negative"] {
+        for kind in ["label", "int-range", "tenant"] {
+            let r = exact_bench(&[
+                "--filter",
+                kind,
+                "--filter-sweep",
+                "--filter-correlation",
+                correlation,
+            ]);
+            // Ten levels after each of the four search steps.
+            assert_eq!(r.configs[0].searches().count(), 40, "{kind} {correlation}");
+            let first = r.configs[0].searches().next().unwrap();
+            let f = first.filter.as_ref().unwrap();
+            // The build step holds 90 % of the points: 0.1 % of 3000 is 3 points of 2700.
+            assert!(f.selectivity < 0.01, "{kind}: {}", f.selectivity);
+        }
+    }
+    // A conjunction, and a literal predicate on attributes from a file.
+    exact_bench(&["--filter", "label:0.1", "--filter", "int-range:0.5"]);
+    let dir = tempfile::tempdir().unwrap();
+    let attrs = dir.path().join("attrs.jsonl");
+    let lines: Vec<String> = (0..3000)
+        .map(|i| {
+            format!(
+                "{{\"id\": {i}, \"color\": \"c{}\", \"price\": {}}}",
+                i % 7,
+                i * 3
+            )
+        })
+        .collect();
+    std::fs::write(&attrs, lines.join("\n")).unwrap();
+    let path = attrs.to_string_lossy().into_owned();
+    let r = exact_bench(&[
+        "--attributes",
+        &path,
+        "--filter",
+        "color=c3",
+        "--filter",
+        "price=100..5000",
+    ]);
+    let f = r.configs[0]
+        .searches()
+        .next()
+        .unwrap()
+        .filter
+        .clone()
+        .unwrap();
+    assert_eq!(f.name, "color = \"c3\" AND 100 <= price < 5000");
+    assert_eq!(f.target_selectivity, None);
+}
+
+/// A test engine that answers filtered searches unfiltered is caught: violations counted,
+/// the run marked invalid, the warning given, and its recall not inflated by the points it
+/// should not have returned.
+#[test]
+fn an_engine_that_drops_the_filter_is_caught() {
+    use ragdbeval::dataset::{self, LoadOptions};
+    use ragdbeval::engine::{ConnectOptions, EngineEntry, EngineResult};
+    use ragdbeval::filter::FilterSpec;
+    use ragdbeval::runbook::Runbook;
+    use ragdbeval::runner::{self, FilterPlan, filtered_truth::filtered_truths, ground_truth};
+
+    fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
+        Ok(Box::new(
+            crate::runbooks::exact_as("drops-filters", opts)?.dropping_filters(),
+        ))
+    }
+    static DROPS: EngineEntry = EngineEntry {
+        name: "drops-filters",
+        // test double: exact that ignores filters: it wraps exact, so it declares what exact declares.
+        meta: &ragdbeval::adapters::exact::meta::ENGINE,
+        config_toml: "",
+        open,
+    };
+    let ds = dataset::load(
+        "gen:clustered:n=2000,dim=8,queries=50,seed=1",
+        &LoadOptions {
+            gt_k: 10,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
+    let steps = Runbook::build_and_search().resolve(ds.train.len()).unwrap();
+    let truths =
+        ground_truth::step_truths(&ds, &steps, 10, None, &ragdbeval::types::Silent).unwrap();
+    let setup = FilterSpec {
+        filters: vec!["label:0.1".into()],
+        sweep: false,
+        levels: Vec::new(),
+        correlation: "none".into(),
+        seed: 1,
+        attributes: None,
+    }
+    .setup(&ds.train, &ds.test)
+    .unwrap();
+    let filtered =
+        filtered_truths(&ds, &steps, &setup, 10, None, &ragdbeval::types::Silent).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan = crate::runbooks::plan_for(&DROPS, steps, truths, dir.path());
+    plan.filters = Some(FilterPlan {
+        setup,
+        truths: filtered.truths,
+        selectivity: filtered.selectivity,
+    });
+    let mut result = crate::common::empty_result();
+    runner::run(&plan, &ds, &mut result, &dir.path().join("r.json"), None).unwrap();
+    let search = result.configs[0].searches().next().unwrap();
+    let f = search.filter.as_ref().unwrap();
+    assert!(f.violations > 0, "{f:?}");
+    assert!(f.violating_queries > 40, "{f:?}");
+    assert!(search.quality.recall < 0.5, "{:?}", search.quality);
+    assert!(!result.status.invalid.is_empty());
+    assert!(
+        result
+            .warnings
+            .iter()
+            .any(|w| w.to_string().contains("FILTER VIOLATIONS"))
+    );
 }

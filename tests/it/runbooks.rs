@@ -172,7 +172,7 @@ fn bad_runbook_is_a_clear_error() {
 }
 
 /// The real `exact` engine behind a stub named `name`, to inject a fault into.
-fn exact_as(name: &'static str, opts: &ConnectOptions) -> EngineResult<Stub> {
+pub(crate) fn exact_as(name: &'static str, opts: &ConnectOptions) -> EngineResult<Stub> {
     let exact = adapters::find("exact").expect("exact is registered");
     Ok(Stub::wrapping(name, (exact.open)(opts)?))
 }
@@ -340,7 +340,7 @@ fn an_engine_dying_mid_run_keeps_the_finished_steps() {
 }
 
 /// A one-configuration plan over `steps` for a test engine, with short timeouts.
-fn plan_for(
+pub(crate) fn plan_for(
     entry: &'static EngineEntry,
     steps: Vec<ragdbeval::runbook::Resolved>,
     truths: ground_truth::StepTruths,

@@ -47,6 +47,9 @@ pub struct Stub {
     ignores_deletes: bool,
     /// Every search after `wait_until_ready` fails, as on a crashed server.
     dies_after_build: bool,
+    /// Filtered searches are answered unfiltered: what qdrant's vector-db-benchmark does on
+    /// pgvector, and what an adapter that forgets the filter would do.
+    drops_filters: bool,
     built: AtomicBool,
 }
 
@@ -59,6 +62,7 @@ impl Stub {
             calls: AtomicU64::new(0),
             ignores_deletes: false,
             dies_after_build: false,
+            drops_filters: false,
             built: AtomicBool::new(false),
         }
     }
@@ -91,6 +95,12 @@ impl Stub {
     /// Drops deletes silently.
     pub fn ignoring_deletes(mut self) -> Stub {
         self.ignores_deletes = true;
+        self
+    }
+
+    /// Answers filtered searches without the filter.
+    pub fn dropping_filters(mut self) -> Stub {
+        self.drops_filters = true;
         self
     }
 
@@ -167,6 +177,28 @@ impl VectorEngine for Stub {
         out.clear();
         out.extend((0..k as u64).map(|id| Neighbor { id, score: 0.0 }));
         Ok(())
+    }
+    fn check_filter(
+        &self,
+        attributes: &ragdbeval::filter::Attributes,
+        predicate: &ragdbeval::filter::Predicate,
+    ) -> EngineResult<()> {
+        match &self.inner {
+            Some(e) => e.check_filter(attributes, predicate),
+            None => Ok(()),
+        }
+    }
+    fn search_filtered(
+        &self,
+        q: &[f32],
+        k: usize,
+        filter: &ragdbeval::filter::Predicate,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        match &self.inner {
+            Some(e) if !self.drops_filters => e.search_filtered(q, k, filter, out),
+            _ => self.search(q, k, out),
+        }
     }
     fn footprint(&self) -> EngineResult<Footprint> {
         self.inner.as_ref().map_or_else(
