@@ -533,6 +533,22 @@ pub struct GtArgs {
     /// Ground-truth depth (at most 1000).
     #[arg(short = 'k', long, default_value_t = 100)]
     pub k: usize,
+    /// With --runbook: also the filtered truth of these filters, as `bench --filter` makes
+    /// them (same options, same cache), timed on its own.
+    #[arg(long = "filter", value_name = "FILTER", requires = "runbook")]
+    pub filters: Vec<String>,
+    /// See `bench --filter-sweep`.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "", value_name = "FRACTIONS", requires = "runbook")]
+    pub filter_sweep: Option<String>,
+    /// See `bench --filter-correlation`.
+    #[arg(long, default_value = "none", value_name = "none|positive|negative")]
+    pub filter_correlation: String,
+    /// See `bench --filter-seed`.
+    #[arg(long, default_value_t = 42)]
+    pub filter_seed: u64,
+    /// See `bench --attributes`.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub attributes: Option<PathBuf>,
     /// Output HDF5 file (train, test and the new neighbors/distances); required without
     /// --runbook.
     #[arg(long, short = 'o', required_unless_present = "runbook")]

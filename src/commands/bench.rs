@@ -192,7 +192,8 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         );
     }
 
-    let filter_spec = super::filters::spec(&args)?;
+    super::filters::check_bench(&args)?;
+    let filter_spec = super::filters::spec(&super::filters::FilterOptions::of_bench(&args))?;
     let runbook = resolve_runbook(&args.runbook)?;
     let steps = runbook
         .resolve(ds.train.len())

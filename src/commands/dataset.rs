@@ -164,6 +164,42 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
             started.elapsed().as_secs_f64(),
             cache.path.display()
         );
+        if let Some(spec) = super::filters::spec(&super::filters::FilterOptions::of_gt(&args))? {
+            let started = std::time::Instant::now();
+            let setup = spec.setup(&ds.train, &ds.test).context("--filter")?;
+            let setup_s = started.elapsed().as_secs_f64();
+            let started = std::time::Instant::now();
+            let truths = crate::runner::filtered_truth::filtered_truths(
+                &ds,
+                &steps,
+                &setup,
+                args.k,
+                Some(&opts.cache_dir),
+                &*progress::terminal(args.quiet),
+            )
+            .context("computing the filtered ground truth")?;
+            println!(
+                "filtered ground truth for {} level(s) ({}) in {:.3} s on {} threads (attributes \
+                 and predicates made in {setup_s:.3} s); mean passing points per query at the \
+                 first search step: {:.0}",
+                setup.levels.len(),
+                setup
+                    .levels
+                    .iter()
+                    .map(|l| l.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                started.elapsed().as_secs_f64(),
+                rayon::current_num_threads(),
+                truths
+                    .selectivity
+                    .first()
+                    .and_then(|s| s.iter().find(|x| **x > 0.0))
+                    .copied()
+                    .unwrap_or(0.0)
+                    * ds.train.len() as f64
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let Some(out) = &args.out else {

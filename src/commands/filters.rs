@@ -3,20 +3,61 @@
 
 use anyhow::{Context, bail};
 
-use crate::cli::BenchArgs;
+use crate::cli::{BenchArgs, GtArgs};
 use crate::dataset::Dataset;
 use crate::filter::FilterSpec;
 use crate::runbook::Resolved;
 use crate::runner::FilterPlan;
 use crate::runner::filtered_truth::filtered_truths;
 
-/// The spec of `args`' filter options, `None` without `--filter`.
-pub(super) fn spec(args: &BenchArgs) -> anyhow::Result<Option<FilterSpec>> {
+/// The filter options as `bench` and `dataset gt` take them.
+pub(super) struct FilterOptions<'a> {
+    pub filters: &'a [String],
+    pub sweep: Option<&'a str>,
+    pub correlation: &'a str,
+    pub seed: u64,
+    pub attributes: Option<&'a std::path::Path>,
+}
+
+impl<'a> FilterOptions<'a> {
+    pub fn of_bench(args: &'a BenchArgs) -> Self {
+        FilterOptions {
+            filters: &args.filters,
+            sweep: args.filter_sweep.as_deref(),
+            correlation: &args.filter_correlation,
+            seed: args.filter_seed,
+            attributes: args.attributes.as_deref(),
+        }
+    }
+
+    pub fn of_gt(args: &'a GtArgs) -> Self {
+        FilterOptions {
+            filters: &args.filters,
+            sweep: args.filter_sweep.as_deref(),
+            correlation: &args.filter_correlation,
+            seed: args.filter_seed,
+            attributes: args.attributes.as_deref(),
+        }
+    }
+}
+
+/// Load levels cannot be filtered yet: refused rather than run unfiltered.
+pub(super) fn check_bench(args: &BenchArgs) -> anyhow::Result<()> {
+    if !args.filters.is_empty()
+        && (!args.concurrency.is_empty() || !args.rate.is_empty() || args.rate_sweep)
+    {
+        bail!(
+            "load levels (--concurrency, --rate, --rate-sweep) do not run filtered searches \
+             yet: measure filtered search without them"
+        );
+    }
+    Ok(())
+}
+
+/// The spec of the filter options, `None` without `--filter`.
+pub(super) fn spec(args: &FilterOptions<'_>) -> anyhow::Result<Option<FilterSpec>> {
     if args.filters.is_empty() {
-        if args.filter_sweep.is_some()
-            || args.attributes.is_some()
-            || args.filter_correlation != "none"
-        {
+        if args.sweep.is_some() || args.attributes.is_some() || args.correlation != "none" {
             bail!(
                 "--filter-sweep, --filter-correlation and --attributes need --filter (e.g. \
                  --filter label:0.01)"
@@ -24,13 +65,7 @@ pub(super) fn spec(args: &BenchArgs) -> anyhow::Result<Option<FilterSpec>> {
         }
         return Ok(None);
     }
-    if !args.concurrency.is_empty() || !args.rate.is_empty() || args.rate_sweep {
-        bail!(
-            "load levels (--concurrency, --rate, --rate-sweep) do not run filtered searches \
-             yet: measure filtered search without them"
-        );
-    }
-    let levels = match args.filter_sweep.as_deref() {
+    let levels = match args.sweep {
         None | Some("") => Vec::new(),
         Some(list) => list
             .split(',')
@@ -47,12 +82,12 @@ pub(super) fn spec(args: &BenchArgs) -> anyhow::Result<Option<FilterSpec>> {
             .collect::<anyhow::Result<Vec<f64>>>()?,
     };
     Ok(Some(FilterSpec {
-        filters: args.filters.clone(),
-        sweep: args.filter_sweep.is_some(),
+        filters: args.filters.to_vec(),
+        sweep: args.sweep.is_some(),
         levels,
-        correlation: args.filter_correlation.clone(),
-        seed: args.filter_seed,
-        attributes: args.attributes.clone(),
+        correlation: args.correlation.to_string(),
+        seed: args.seed,
+        attributes: args.attributes.map(std::path::Path::to_path_buf),
     }))
 }
 

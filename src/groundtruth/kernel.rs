@@ -22,18 +22,41 @@ pub(super) fn knn(
     queries: &[f32],
     distance: Distance,
     k: usize,
+    blocks: Blocking,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> GroundTruth {
-    knn_counted(base, queries, distance, k, on_progress).0
+    knn_blocked(base, queries, distance, k, blocks, on_progress).0
+}
+
+/// How the queries of one call are split into SGEMM blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Blocking {
+    /// Several blocks per thread, so that one call keeps every core busy.
+    Spread,
+    /// As few blocks as possible (each base block is gathered once per query block): for
+    /// many small calls that the caller runs in parallel.
+    Fewest,
 }
 
 /// [`knn`], also returning how many candidates were re-ranked exactly over all queries (the
 /// cost of the error bound; tests check it stays near k per query).
+#[cfg(test)]
 pub(super) fn knn_counted(
     base: &Base<'_>,
     queries: &[f32],
     distance: Distance,
     k: usize,
+    on_progress: &(dyn Fn(usize) + Sync),
+) -> (GroundTruth, usize) {
+    knn_blocked(base, queries, distance, k, Blocking::Spread, on_progress)
+}
+
+fn knn_blocked(
+    base: &Base<'_>,
+    queries: &[f32],
+    distance: Distance,
+    k: usize,
+    blocks: Blocking,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> (GroundTruth, usize) {
     let dim = base.dim();
@@ -87,7 +110,10 @@ pub(super) fn knn_counted(
 
     // Keep several blocks per thread so both cores stay busy on small query sets.
     let threads = rayon::current_num_threads().max(1);
-    let qblock = QUERY_BLOCK.min(nq.div_ceil(threads * 4)).max(8);
+    let qblock = match blocks {
+        Blocking::Spread => QUERY_BLOCK.min(nq.div_ceil(threads * 4)).max(8),
+        Blocking::Fewest => QUERY_BLOCK.min(nq),
+    };
     let done = AtomicUsize::new(0);
     let reranked = AtomicUsize::new(0);
 

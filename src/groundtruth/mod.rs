@@ -25,7 +25,7 @@ use crate::distance::Distance;
 use crate::types::PointId;
 
 use base::Base;
-use kernel::knn;
+use kernel::{Blocking, knn};
 
 /// True neighbours of each query: `ids` and `distances` are `queries × k`, best first.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,7 +156,14 @@ pub fn exact_knn(
     k: usize,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> GroundTruth {
-    knn(&Base::All(base), queries, distance, k, on_progress)
+    knn(
+        &Base::All(base),
+        queries,
+        distance,
+        k,
+        Blocking::Spread,
+        on_progress,
+    )
 }
 
 /// [`exact_knn`] over selected rows of a matrix (a live set after mutations).
@@ -167,7 +174,44 @@ pub fn exact_knn_rows(
     k: usize,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> GroundTruth {
-    knn(&Base::Rows(base), queries, distance, k, on_progress)
+    knn(
+        &Base::Rows(base),
+        queries,
+        distance,
+        k,
+        Blocking::Spread,
+        on_progress,
+    )
+}
+
+/// [`exact_knn_rows`] for one of many small query groups that the caller searches in
+/// parallel (filtered truth: one group per predicate). The selected rows are copied once into
+/// a contiguous block (one pass of scattered reads instead of one per kernel pass) and the
+/// queries are one SGEMM block (up to 256), so each base block is prepared once for all of
+/// them.
+pub fn exact_knn_rows_group(
+    base: &RowSelection<'_>,
+    queries: &[f32],
+    distance: Distance,
+    k: usize,
+) -> GroundTruth {
+    let mut vectors = Vec::with_capacity(base.rows.len() * base.dim);
+    for row in base.rows {
+        vectors.extend_from_slice(&base.vectors[row * base.dim..(row + 1) * base.dim]);
+    }
+    let whole = BaseSet {
+        vectors: &vectors,
+        ids: Some(base.ids),
+        dim: base.dim,
+    };
+    knn(
+        &Base::All(&whole),
+        queries,
+        distance,
+        k,
+        Blocking::Fewest,
+        &|_| {},
+    )
 }
 
 /// Brute force over explicit ids, used where the base is small or scattered (tests, live sets

@@ -12,14 +12,19 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sha2::{Digest, Sha256};
 
 use super::RunError;
 use super::ground_truth::{self, GtCache, StepTruths};
 use crate::dataset::Dataset;
-use crate::filter::{FilterLevel, FilterSetup, Predicate};
-use crate::groundtruth::{GroundTruth, RowSelection, exact_knn_rows};
+use rayon::prelude::*;
+
+use crate::filter::{
+    Attributes, Column, CompiledPredicate, Condition, FilterLevel, FilterSetup, Predicate,
+};
+use crate::groundtruth::{GroundTruth, RowSelection, exact_knn_rows, exact_knn_rows_group};
 use crate::runbook::Resolved;
 use crate::types::{PointId, Progress, ProgressUnit};
 
@@ -28,6 +33,9 @@ pub struct FilteredTruths {
     pub truths: Vec<StepTruths>,
     pub selectivity: Vec<Vec<f64>>,
 }
+
+/// Queries a group may have to be searched as one SGEMM block (the kernel's block size).
+const GROUP_BLOCK: usize = 256;
 
 /// Where the cached truth of one level lives.
 fn cache_of(
@@ -122,6 +130,7 @@ fn level_truth(
     for (q, p) in level.predicates.iter().enumerate() {
         groups.entry(p).or_default().push(q);
     }
+    let group_predicates: Vec<&Predicate> = groups.keys().copied().collect();
     let compiled = groups
         .keys()
         .map(|p| p.compile(&setup.attributes))
@@ -152,45 +161,58 @@ fn level_truth(
         });
         let mut ids = vec![PointId::MAX; nq * k];
         let mut distances = vec![f32::INFINITY; nq * k];
-        let mut passing_sum = 0.0;
-        let mut done = 0usize;
-        for ((_, queries), predicate) in groups.iter().zip(&compiled) {
-            let (rows, pass_ids): (Vec<usize>, Vec<PointId>) = live
-                .iter()
-                .filter(|(id, _)| predicate.passes(*id))
-                .map(|(id, row)| (*row, *id))
-                .unzip();
-            passing_sum += queries.len() as f64 * rows.len() as f64 / live.len().max(1) as f64;
-            if !compute || rows.is_empty() {
-                done += queries.len();
-                continue;
-            }
-            let mut flat = Vec::with_capacity(queries.len() * dim);
-            for q in queries {
-                flat.extend_from_slice(dataset.test.row(*q));
-            }
-            let base = done;
-            let gt = exact_knn_rows(
-                &RowSelection {
-                    vectors: dataset.train.as_flat(),
-                    rows: &rows,
-                    ids: &pass_ids,
-                    dim,
-                },
-                &flat,
-                dataset.distance,
-                k,
-                &|n| {
-                    if let Some(b) = &bar {
-                        b.set((base + n) as u64);
+        let passing = passing_sets(live, &group_predicates, &compiled, &setup.attributes);
+        let passing_sum: f64 = groups
+            .values()
+            .zip(&passing)
+            .map(|(queries, (rows, _))| {
+                queries.len() as f64 * rows.len() as f64 / live.len().max(1) as f64
+            })
+            .sum();
+        if compute {
+            // Groups run in parallel; a group of up to 256 queries is one SGEMM block (its
+            // passing points gathered once), a larger one spreads over the cores itself.
+            let done = AtomicUsize::new(0);
+            let found: Vec<GroundTruth> = groups
+                .values()
+                .zip(&passing)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|(queries, (rows, pass_ids))| {
+                    let mut flat = Vec::with_capacity(queries.len() * dim);
+                    for q in queries {
+                        flat.extend_from_slice(dataset.test.row(*q));
                     }
-                },
-            );
-            for (j, q) in queries.iter().enumerate() {
-                ids[q * k..(q + 1) * k].copy_from_slice(gt.ids_of(j));
-                distances[q * k..(q + 1) * k].copy_from_slice(gt.distances_of(j));
+                    let base = RowSelection {
+                        vectors: dataset.train.as_flat(),
+                        rows,
+                        ids: pass_ids,
+                        dim,
+                    };
+                    let gt = if rows.is_empty() {
+                        GroundTruth {
+                            k,
+                            ids: vec![PointId::MAX; queries.len() * k],
+                            distances: vec![f32::INFINITY; queries.len() * k],
+                        }
+                    } else if queries.len() <= GROUP_BLOCK {
+                        exact_knn_rows_group(&base, &flat, dataset.distance, k)
+                    } else {
+                        exact_knn_rows(&base, &flat, dataset.distance, k, &|_| {})
+                    };
+                    let n = done.fetch_add(queries.len(), Ordering::Relaxed) + queries.len();
+                    if let Some(b) = &bar {
+                        b.set(n as u64);
+                    }
+                    gt
+                })
+                .collect();
+            for (queries, gt) in groups.values().zip(&found) {
+                for (j, q) in queries.iter().enumerate() {
+                    ids[q * k..(q + 1) * k].copy_from_slice(gt.ids_of(j));
+                    distances[q * k..(q + 1) * k].copy_from_slice(gt.distances_of(j));
+                }
             }
-            done += queries.len();
         }
         drop(bar);
         selectivity[si] = passing_sum / nq.max(1) as f64;
@@ -200,4 +222,94 @@ fn level_truth(
         super::check_interrupt()?;
     }
     Ok((out, selectivity))
+}
+
+/// The live points (rows and ids, ids ascending) that pass each group's predicate.
+///
+/// Two shapes are selected without testing every point against every predicate: one keyword
+/// equality on one field for every group (one pass over the points, each to its value's
+/// group) and one range on one integer field for every group (the points sorted by value
+/// once, each range a binary search). Anything else tests each point against each group.
+fn passing_sets(
+    live: &[(PointId, usize)],
+    predicates: &[&Predicate],
+    compiled: &[CompiledPredicate<'_>],
+    attributes: &Attributes,
+) -> Vec<(Vec<usize>, Vec<PointId>)> {
+    let conditions: Option<Vec<&Condition>> = predicates
+        .iter()
+        .map(|p| match p.all.as_slice() {
+            [c] => Some(c),
+            _ => None,
+        })
+        .collect();
+    let covered = |id: PointId| attributes.covers(id);
+    if let Some(conditions) = conditions
+        && let Some(first) = conditions.first()
+    {
+        let field = match first {
+            Condition::Equals { field, .. } | Condition::Range { field, .. } => field,
+        };
+        let same_field = conditions.iter().all(|c| match (c, first) {
+            (Condition::Equals { field: f, .. }, Condition::Equals { .. })
+            | (Condition::Range { field: f, .. }, Condition::Range { .. }) => f == field,
+            _ => false,
+        });
+        let column = attributes.field_index(field).map(|f| attributes.column(f));
+        match (same_field, column) {
+            (true, Some(Column::Keyword { dictionary, codes })) => {
+                let mut group_of = vec![usize::MAX; dictionary.len()];
+                for (g, c) in conditions.iter().enumerate() {
+                    if let Condition::Equals { value, .. } = c
+                        && let Some(code) = dictionary.iter().position(|d| d == value)
+                    {
+                        group_of[code] = g;
+                    }
+                }
+                let mut out = vec![(Vec::new(), Vec::new()); conditions.len()];
+                for (id, row) in live.iter().filter(|(id, _)| covered(*id)) {
+                    let g = group_of[codes[*id as usize] as usize];
+                    if g != usize::MAX {
+                        out[g].0.push(*row);
+                        out[g].1.push(*id);
+                    }
+                }
+                return out;
+            }
+            (true, Some(Column::Integer(values))) => {
+                let mut by_value: Vec<(i64, PointId, usize)> = live
+                    .iter()
+                    .filter(|(id, _)| covered(*id))
+                    .map(|(id, row)| (values[*id as usize], *id, *row))
+                    .collect();
+                by_value.par_sort_unstable();
+                return conditions
+                    .par_iter()
+                    .map(|c| {
+                        let Condition::Range { gte, lt, .. } = c else {
+                            return (Vec::new(), Vec::new());
+                        };
+                        let lo = by_value.partition_point(|(v, _, _)| v < gte);
+                        let hi = by_value.partition_point(|(v, _, _)| v < lt);
+                        let mut hits: Vec<(PointId, usize)> = by_value[lo..hi.max(lo)]
+                            .iter()
+                            .map(|(_, id, row)| (*id, *row))
+                            .collect();
+                        hits.sort_unstable();
+                        hits.into_iter().map(|(id, row)| (row, id)).unzip()
+                    })
+                    .collect();
+            }
+            _ => {}
+        }
+    }
+    compiled
+        .par_iter()
+        .map(|c| {
+            live.iter()
+                .filter(|(id, _)| c.passes(*id))
+                .map(|(id, row)| (*row, *id))
+                .unzip()
+        })
+        .collect()
 }
