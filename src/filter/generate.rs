@@ -6,7 +6,8 @@
 //!   run get a value of their own that no query asks for.
 //! - `tenant:T`: the same with `w = round(n / T)`: T tenants of equal size, one per query.
 //! - `int-range:S`: the rank itself is an integer attribute `num`; each query asks for a
-//!   window of `w` consecutive ranks.
+//!   window of `w` consecutive ranks, starting on a multiple of `w / 4` (so queries share
+//!   windows, and their truth is computed once per window).
 //!
 //! The key decides the correlation between a query's predicate and its neighbours:
 //! - `none`: a random permutation; each query picks its run or window at random;
@@ -294,9 +295,14 @@ fn generated(
                 let values = ranking.rank.iter().map(|r| *r as i64).collect();
                 attributes.push(field, Column::Integer(values))?;
             }
+            // Windows start on a grid of a quarter window, so that queries share windows
+            // (the filtered truth searches each distinct window's points once) while a
+            // window still sits within a quarter of its width of where the query asks.
+            let step = (w / 4).max(1);
+            let snap = |start: usize| ((start / step) * step).min(n - w);
             Ok((0..queries)
                 .map(|q| {
-                    let start = match (&ranking.query_rank, correlation) {
+                    let start = snap(match (&ranking.query_rank, correlation) {
                         (Some(qr), Correlation::Positive) => qr[q].saturating_sub(w / 2).min(n - w),
                         (Some(qr), Correlation::Negative) => {
                             if qr[q] < n / 2 {
@@ -306,7 +312,7 @@ fn generated(
                             }
                         }
                         _ => rng.below((n - w + 1) as u64) as usize,
-                    };
+                    });
                     Condition::Range {
                         field: field.to_string(),
                         gte: start as i64,
