@@ -324,6 +324,41 @@ fn exact_scores_one_at_every_selectivity_correlation_and_runbook_step() {
             assert!(f.selectivity < 0.01, "{kind}: {}", f.selectivity);
         }
     }
+    // The report of a sweep plots recall and QPS against selectivity.
+    let dir = tempfile::tempdir().unwrap();
+    let out = crate::common::ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            "gen:clustered:n=2000,dim=8,queries=20",
+            "-q",
+            "--name",
+            "s",
+            "--runbook",
+            "build-search",
+            "--filter",
+            "label",
+            "--filter-sweep",
+        ],
+    );
+    assert!(out.status.success(), "{}", crate::common::stderr(&out));
+    let out = crate::common::ragdbeval(
+        dir.path(),
+        &["report", "results/s.json", "--out", "report/"],
+    );
+    assert!(out.status.success(), "{}", crate::common::stderr(&out));
+    let plots = crate::common::files_in(&dir.path().join("report/plots"));
+    for plot in ["-selectivity-recall.svg", "-selectivity-qps.svg"] {
+        let path = plots
+            .iter()
+            .find(|p| p.to_string_lossy().ends_with(plot))
+            .unwrap_or_else(|| panic!("no {plot} in {plots:?}"));
+        let svg = std::fs::read_to_string(path).unwrap();
+        assert!(svg.contains("selectivity"), "{plot}");
+    }
     // A conjunction, and a literal predicate on attributes from a file.
     exact_bench(&["--filter", "label:0.1", "--filter", "int-range:0.5"]);
     let dir = tempfile::tempdir().unwrap();

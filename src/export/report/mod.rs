@@ -101,11 +101,19 @@ fn point<'a>(path: &Path, run: &'a RunResult, row: &Row<'a>) -> SearchPoint<'a> 
     SearchPoint {
         run: stem(path),
         engine: run.engine.name.clone(),
-        setting: format!(
-            "{} {}",
-            row.config.build_params.label(),
-            row.search.search_params.label()
-        ),
+        setting: match &row.search.filter {
+            Some(f) => format!(
+                "{} {} [{}]",
+                row.config.build_params.label(),
+                row.search.search_params.label(),
+                f.name
+            ),
+            None => format!(
+                "{} {}",
+                row.config.build_params.label(),
+                row.search.search_params.label()
+            ),
+        },
         runbook_step: row.search.runbook_step,
         after: row.search.after.clone(),
         after_build: row.build.is_some(),

@@ -28,6 +28,72 @@ impl Plot {
     }
 }
 
+/// True when the group's searches ran under more than one filter level (or some filtered,
+/// some not): their recall and QPS describe different problems and share no frontier, so the
+/// recall plots keep the unfiltered points only, and the selectivity plots show the rest.
+fn mixed_filter_levels(group: &Group<'_>) -> bool {
+    let mut levels = group
+        .points
+        .iter()
+        .map(|p| p.search.filter.as_ref().map(|f| f.name.as_str()));
+    match levels.next() {
+        Some(first) => levels.any(|l| l != first),
+        None => false,
+    }
+}
+
+/// Per engine, after a build, one point per filter level: the search with the highest
+/// recall there (then the highest QPS), at x = the level's measured selectivity in %.
+fn per_selectivity(group: &Group<'_>, y: fn(&SearchPoint) -> f64) -> Vec<Series> {
+    group
+        .engines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, engine)| {
+            let mut best: Vec<(f64, &SearchPoint)> = Vec::new();
+            for p in group
+                .points
+                .iter()
+                .filter(|p| &p.engine == engine && p.after_build)
+            {
+                let Some(f) = &p.search.filter else { continue };
+                let x = f.selectivity * 100.0;
+                match best.iter_mut().find(|(bx, _)| *bx == x) {
+                    Some(slot) => {
+                        if (p.recall, p.qps) > (slot.1.recall, slot.1.qps) {
+                            slot.1 = p;
+                        }
+                    }
+                    None => best.push((x, p)),
+                }
+            }
+            let mut points: Vec<(f64, f64)> = best
+                .iter()
+                .map(|(x, p)| (*x, y(p)))
+                .filter(|(a, b)| *a > 0.0 && b.is_finite())
+                .collect();
+            if points.len() < 2 {
+                return None;
+            }
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let violated = best
+                .iter()
+                .any(|(_, p)| p.search.filter.as_ref().is_some_and(|f| f.violations > 0));
+            Some(Series {
+                label: if violated {
+                    format!("{engine} (invalid: filter violations)")
+                } else {
+                    engine.clone()
+                },
+                colour: colour(i),
+                hollow: violated,
+                points,
+                line: true,
+            })
+        })
+        .collect()
+}
+
 /// Points of each engine after a build, one series per engine (frontier line joined).
 fn per_engine(
     group: &Group<'_>,
@@ -35,6 +101,7 @@ fn per_engine(
     x: impl Fn(&SearchPoint) -> Option<f64>,
     frontier_line: bool,
 ) -> Vec<Series> {
+    let mixed_filters = mixed_filter_levels(group);
     group
         .engines
         .iter()
@@ -44,6 +111,7 @@ fn per_engine(
                 .points
                 .iter()
                 .filter(|p| &p.engine == engine && p.after_build)
+                .filter(|p| !mixed_filters || p.search.filter.is_none())
                 .collect();
             let mut points: Vec<(f64, f64)> = pts
                 .iter()
@@ -140,6 +208,24 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             &per_engine(group, y, recall, false),
         )?;
     }
+    add(
+        &mut out,
+        "selectivity-recall",
+        format!("{name}: recall vs filter selectivity (best setting per level)"),
+        format!("{name}: recall vs selectivity"),
+        Axes::new("points passing the filter, %", "recall@K").log_x(),
+        &per_selectivity(group, |p| p.recall),
+    )?;
+    add(
+        &mut out,
+        "selectivity-qps",
+        format!("{name}: QPS vs filter selectivity (the setting of the recall plot)"),
+        format!("{name}: QPS vs selectivity"),
+        Axes::new("points passing the filter, %", "queries per second")
+            .log_x()
+            .log_y(),
+        &per_selectivity(group, |p| p.qps),
+    )?;
     add(
         &mut out,
         "latency-cdf",
