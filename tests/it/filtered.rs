@@ -461,3 +461,108 @@ fn an_engine_that_drops_the_filter_is_caught() {
             .any(|w| w.to_string().contains("FILTER VIOLATIONS"))
     );
 }
+
+/// Every registered engine through `bench --filter` against its real engine: the label,
+/// range and tenant predicates at 1 %, 10 % and 50 % selectivity, 0 violations, and a result
+/// that `verify` recomputes. Gated like the conformance tests (server engines run when their
+/// server is up; under CI a missing server fails, Qdrant excepted).
+mod every_engine {
+    use crate::common::{ragdbeval, server_url, stderr};
+    use ragdbeval::results::{RunResult, RunState};
+
+    macro_rules! engines {
+        ($($(#[$only_if:meta])? $module:ident => $name:literal,)*) => {
+            $(
+                $(#[$only_if])?
+                #[test]
+                #[cfg_attr(
+                    not(engine_runs = $name),
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                )]
+                fn $module() {
+                    run_case($name);
+                }
+            )*
+        };
+    }
+
+    include!(concat!(env!("CARGO_MANIFEST_DIR"), "/adapters/engines.rs"));
+
+    fn run_case(engine: &str) {
+        let entry = ragdbeval::adapters::find(engine).expect("a registered engine");
+        let case = &entry.meta.conformance;
+        let url = entry
+            .meta
+            .server
+            .as_ref()
+            .map(|server| server_url(server.url_env, server.how_to_get));
+        let dataset = format!(
+            "gen:clustered:n=4000,dim=32,queries=100,distance={},seed=11",
+            case.distance
+        );
+        // The highest effort of the engine's conformance sweep: filtered search needs it most.
+        let effort = case
+            .effort_sweep
+            .split_once('=')
+            .and_then(|(name, values)| Some(format!("{name}={}", values.split(',').next_back()?)));
+        for kind in ["label", "int-range", "tenant"] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut args = vec![
+                "bench",
+                "--db",
+                engine,
+                "--dataset",
+                &dataset,
+                "-q",
+                "--name",
+                "f",
+                "--recreate",
+                "--warmup",
+                "10",
+                "--runbook",
+                "build-search",
+                "--filter",
+                kind,
+                "--filter-sweep=0.01,0.1,0.5",
+            ];
+            if let Some(u) = &url {
+                args.extend(["--url", u.as_str()]);
+            }
+            if let Some(e) = &effort {
+                args.extend(["--search-param", e.as_str()]);
+            }
+            for param in case.search_params {
+                args.extend(["--search-param", param]);
+            }
+            let out = ragdbeval(dir.path(), &args);
+            assert!(out.status.success(), "{engine} {kind}: {}", stderr(&out));
+            let r = RunResult::load(&dir.path().join("results/f.json")).unwrap();
+            assert_eq!(r.status.state, RunState::Completed, "{engine} {kind}");
+            assert!(
+                r.status.invalid.is_empty(),
+                "{engine} {kind}: {:?}",
+                r.status.invalid
+            );
+            let searches: Vec<_> = r.configs[0].searches().collect();
+            assert_eq!(searches.len(), 3, "{engine} {kind}: one search per level");
+            for s in searches {
+                let f = s.filter.as_ref().unwrap();
+                println!(
+                    "{engine} {}: recall {:.4}, {:.0} QPS, pass {:.2} %, violations {}, short {}",
+                    f.name,
+                    s.quality.recall,
+                    s.qps,
+                    f.selectivity * 100.0,
+                    f.violations,
+                    f.short_results
+                );
+                assert_eq!(f.violations, 0, "{engine} {}", f.name);
+                assert!(
+                    s.quality.recall > 0.0,
+                    "{engine} {}: nothing relevant found",
+                    f.name
+                );
+            }
+        }
+    }
+}
