@@ -166,7 +166,9 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
         );
         if let Some(spec) = super::filters::spec(&super::filters::FilterOptions::of_gt(&args))? {
             let started = std::time::Instant::now();
-            let setup = spec.setup(&ds.train, &ds.test).context("--filter")?;
+            let setup = spec
+                .setup(&ds.train, &ds.test, ds.attributes.as_ref())
+                .context("--filter")?;
             let setup_s = started.elapsed().as_secs_f64();
             let started = std::time::Instant::now();
             let truths = crate::runner::filtered_truth::filtered_truths(

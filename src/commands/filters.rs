@@ -100,7 +100,9 @@ pub(super) fn plan(
     cache_dir: &std::path::Path,
     quiet: bool,
 ) -> anyhow::Result<FilterPlan> {
-    let setup = spec.setup(&ds.train, &ds.test).context("--filter")?;
+    let setup = spec
+        .setup(&ds.train, &ds.test, ds.attributes.as_ref())
+        .context("--filter")?;
     let truths = filtered_truths(
         ds,
         steps,

@@ -2,6 +2,16 @@
 //! (int32 or int64) and `distances` [Q,k] (float32 or float64); root attributes `distance`
 //! (string), optional `dimension` and `point_type`. Files written by h5py store strings as
 //! variable-length UTF-8; fixed-length and ASCII strings are read too.
+//!
+//! ragdbeval's extension for filtered search: an optional group `attributes` holding one 1-D
+//! dataset per point attribute, as long as `train` (row i = point i): integer datasets are
+//! integer attributes (ranges), string datasets keyword attributes (equality). Names must be
+//! lowercase identifiers. With h5py:
+//!
+//! ```text
+//! f.create_dataset("attributes/category", data=np.array(cats, dtype=h5py.string_dtype()))
+//! f.create_dataset("attributes/price", data=np.array(prices, dtype=np.int64))
+//! ```
 
 use std::path::Path;
 
@@ -10,6 +20,7 @@ use hdf5::types::{FixedAscii, FixedUnicode, VarLenAscii, VarLenUnicode};
 use super::DatasetError;
 use crate::atomic::AtomicFile;
 use crate::distance::Distance;
+use crate::filter::{Attributes, Column};
 use crate::groundtruth::GroundTruth;
 use crate::vectors::Vectors;
 
@@ -24,6 +35,8 @@ pub struct Hdf5Contents {
     /// What reading changed that the reader of a result must know (integer components that
     /// f32 cannot hold exactly).
     pub warnings: Vec<String>,
+    /// The points' attributes from the `attributes` group, if the file has one.
+    pub attributes: Option<Attributes>,
 }
 
 /// Layout facts read without loading the vectors (`dataset info`).
@@ -206,6 +219,7 @@ pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
             Some((shape[1], ids, dists))
         }
     };
+    let attributes = read_attributes(&file, path, train.len())?;
     Ok(Hdf5Contents {
         distance,
         point_type,
@@ -213,7 +227,89 @@ pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
         test,
         neighbors,
         warnings,
+        attributes,
     })
+}
+
+/// Reads a 1-D string dataset whatever string type it was written with.
+fn read_strings(ds: &hdf5::Dataset) -> Option<Vec<String>> {
+    if let Ok(v) = ds.read_raw::<VarLenUnicode>() {
+        return Some(v.iter().map(|s| s.as_str().to_string()).collect());
+    }
+    if let Ok(v) = ds.read_raw::<VarLenAscii>() {
+        return Some(v.iter().map(|s| s.as_str().to_string()).collect());
+    }
+    if let Ok(v) = ds.read_raw::<FixedUnicode<256>>() {
+        return Some(v.iter().map(|s| s.as_str().to_string()).collect());
+    }
+    if let Ok(v) = ds.read_raw::<FixedAscii<256>>() {
+        return Some(v.iter().map(|s| s.as_str().to_string()).collect());
+    }
+    None
+}
+
+/// The `attributes` group: one column per 1-D dataset of `n` values.
+fn read_attributes(
+    file: &hdf5::File,
+    path: &Path,
+    n: usize,
+) -> Result<Option<Attributes>, DatasetError> {
+    let Ok(group) = file.group("attributes") else {
+        return Ok(None);
+    };
+    let names = group
+        .member_names()
+        .map_err(|e| h5err(path, "listing `attributes`", e))?;
+    let mut attributes = Attributes::new(n);
+    for name in names {
+        let what = format!("attribute `attributes/{name}`");
+        let ds = group
+            .dataset(&name)
+            .map_err(|e| h5err(path, &format!("{what} is not a dataset"), e))?;
+        if ds.shape() != [n] {
+            return Err(h5err(
+                path,
+                &what,
+                format!(
+                    "shape {:?}, expected [{n}] (one value per train row)",
+                    ds.shape()
+                ),
+            ));
+        }
+        let column = match element_kind(&ds) {
+            ElementKind::Integer => Column::Integer(
+                ds.read_raw::<i64>()
+                    .map_err(|e| h5err(path, &format!("reading {what}"), e))?,
+            ),
+            ElementKind::Float => {
+                return Err(h5err(
+                    path,
+                    &what,
+                    "floats are not attributes: use integers (ranges) or strings (keywords)",
+                ));
+            }
+            ElementKind::Other => {
+                let values = read_strings(&ds)
+                    .ok_or_else(|| h5err(path, &what, "neither integers nor strings"))?;
+                let mut dictionary: Vec<String> = Vec::new();
+                let mut index = std::collections::HashMap::new();
+                let codes = values
+                    .into_iter()
+                    .map(|v| {
+                        *index.entry(v.clone()).or_insert_with(|| {
+                            dictionary.push(v);
+                            (dictionary.len() - 1) as u32
+                        })
+                    })
+                    .collect();
+                Column::Keyword { dictionary, codes }
+            }
+        };
+        attributes
+            .push(&name, column)
+            .map_err(|e| h5err(path, &what, e))?;
+    }
+    Ok(Some(attributes))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

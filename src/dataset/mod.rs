@@ -125,6 +125,9 @@ pub struct Dataset {
     /// What loading changed or doubted that a result must carry (e.g. integer components
     /// rounded to f32).
     pub warnings: Vec<String>,
+    /// Point attributes the source carries (an HDF5 file's `attributes` group), one row per
+    /// kept train vector.
+    pub attributes: Option<crate::filter::Attributes>,
 }
 
 /// How to find and prepare a dataset.
@@ -293,6 +296,8 @@ fn load_hdf5(source: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, D
         opts,
     )?;
     ds.warnings = contents.warnings;
+    // `--limit` keeps a prefix of the train rows: the attributes follow.
+    ds.attributes = contents.attributes.map(|a| a.truncated(ds.train.len()));
     Ok(ds)
 }
 
@@ -460,6 +465,7 @@ pub fn assemble(
         sha256,
         limit: opts.limit,
         warnings: Vec::new(),
+        attributes: None,
     })
 }
 

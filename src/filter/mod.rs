@@ -150,6 +150,19 @@ impl Attributes {
         Ok(())
     }
 
+    /// The first `n` points' attributes (all of them when there are fewer).
+    pub fn truncated(mut self, n: usize) -> Attributes {
+        let n = n.min(self.len);
+        for column in &mut self.columns {
+            match column {
+                Column::Keyword { codes, .. } => codes.truncate(n),
+                Column::Integer(v) => v.truncate(n),
+            }
+        }
+        self.len = n;
+        self
+    }
+
     /// The values of field `field`.
     pub fn column(&self, field: usize) -> &Column {
         &self.columns[field]
@@ -406,12 +419,14 @@ fn default_correlation() -> String {
 }
 
 impl FilterSpec {
-    /// Reads the attribute file, if any, and generates attributes and predicates for the
-    /// points of `train` and the `queries`.
+    /// Reads the attribute file, if any (else starts from the dataset's own attributes,
+    /// `carried`), and generates attributes and predicates for the points of `train` and
+    /// the `queries`.
     pub fn setup(
         &self,
         train: &crate::vectors::Vectors,
         queries: &crate::vectors::Vectors,
+        carried: Option<&Attributes>,
     ) -> Result<FilterSetup, FilterError> {
         let request = generate::FilterRequest {
             args: self
@@ -434,9 +449,10 @@ impl FilterSpec {
                 .map_err(|e: String| invalid(format!("--filter-correlation: {e}")))?,
             seed: self.seed,
         };
-        let base = match &self.attributes {
-            Some(path) => file::read_jsonl(path, train.len())?,
-            None => Attributes::new(train.len()),
+        let base = match (&self.attributes, carried) {
+            (Some(path), _) => file::read_jsonl(path, train.len())?,
+            (None, Some(a)) => a.clone(),
+            (None, None) => Attributes::new(train.len()),
         };
         generate::generate(train, queries, &request, base)
     }

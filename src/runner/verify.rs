@@ -117,7 +117,7 @@ pub fn verify(
             let spec: FilterSpec = serde_json::from_value(v.clone())
                 .map_err(|e| invalid(format!("the recorded filter settings: {e}")))?;
             let setup = spec
-                .setup(&dataset.train, &dataset.test)
+                .setup(&dataset.train, &dataset.test, dataset.attributes.as_ref())
                 .map_err(|e| invalid(format!("the recorded filter: {e}")))?;
             let t = filtered_truths(dataset, &steps, &setup, depth, Some(cache_dir), progress)
                 .map_err(|e| invalid(format!("computing the filtered ground truth: {e}")))?;

@@ -435,7 +435,7 @@ fn an_engine_that_drops_the_filter_is_caught() {
         seed: 1,
         attributes: None,
     }
-    .setup(&ds.train, &ds.test)
+    .setup(&ds.train, &ds.test, ds.attributes.as_ref())
     .unwrap();
     let filtered =
         filtered_truths(&ds, &steps, &setup, 10, None, &ragdbeval::types::Silent).unwrap();
@@ -565,4 +565,108 @@ mod every_engine {
             }
         }
     }
+}
+
+/// Attributes carried by an ann-benchmarks HDF5 file (group `attributes`, one 1-D dataset
+/// per attribute, strings and integers) are used by literal predicates, with `--limit`.
+#[test]
+fn hdf5_attributes_serve_literal_predicates() {
+    use crate::common::{ragdbeval, stderr};
+    use hdf5::types::VarLenUnicode;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("d.hdf5");
+    let path = file.to_string_lossy().into_owned();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "dataset",
+            "make",
+            "--kind",
+            "clustered",
+            "-n",
+            "1000",
+            "--dim",
+            "8",
+            "--queries",
+            "20",
+            "-k",
+            "10",
+            "--out",
+            &path,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    {
+        let f = hdf5::File::open_rw(&file).unwrap();
+        let g = f.create_group("attributes").unwrap();
+        let colors: Vec<VarLenUnicode> = (0..1000)
+            .map(|i| format!("c{}", i % 5).parse().unwrap())
+            .collect();
+        g.new_dataset_builder()
+            .with_data(&colors)
+            .create("color")
+            .unwrap();
+        let prices: Vec<i64> = (0..1000).collect();
+        g.new_dataset_builder()
+            .with_data(&prices)
+            .create("price")
+            .unwrap();
+    }
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            &path,
+            "--limit",
+            "800",
+            "-q",
+            "--name",
+            "h",
+            "--runbook",
+            "build-search",
+            "--filter",
+            "color=c1",
+            "--filter",
+            "price=0..400",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = ragdbeval::results::RunResult::load(&dir.path().join("results/h.json")).unwrap();
+    let s = r.configs[0].searches().next().unwrap();
+    let f = s.filter.as_ref().unwrap();
+    // 80 of the 800 kept points are c1 with a price below 400.
+    assert!((f.selectivity - 0.1).abs() < 1e-9, "{f:?}");
+    assert_eq!((s.quality.recall, f.violations), (1.0, 0));
+    // A float attribute is refused with the reason.
+    {
+        let f = hdf5::File::open_rw(&file).unwrap();
+        f.group("attributes")
+            .unwrap()
+            .new_dataset_builder()
+            .with_data(&vec![0.5f32; 1000])
+            .create("score")
+            .unwrap();
+    }
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            &path,
+            "-q",
+            "--filter",
+            "color=c1",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("floats are not attributes"),
+        "{}",
+        stderr(&out)
+    );
 }
