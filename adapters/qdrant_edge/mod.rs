@@ -31,7 +31,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use qdrant_edge::{
-    BinaryQuantizationConfig, CompressionRatio, Distance as QdrantDistance, EdgeConfig,
+    BinaryQuantizationConfig, CompressionRatio, CreateIndex, Distance as QdrantDistance,
+    EdgeConfig, FieldIndexOperations, Filter, Payload,
     EdgeOptimizersConfig, EdgeShard, EdgeVectorParams, HnswIndexConfig, Memory, NamedQuery,
     PointId as QdrantPointId, PointInsertOperations, PointOperations, PointStructPersisted,
     ProductQuantizationConfig, QuantizationConfig, QuantizationSearchParams, QueryBatchRequest,
@@ -41,9 +42,11 @@ use qdrant_edge::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::adapters::qdrant_settings::filter as qfilter;
 use crate::adapters::qdrant_settings::{
     BuildSettings, PqCompression, Quantization, SearchSettings, SettingsError, Target,
 };
+use crate::filter::{Attributes, Predicate};
 use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::engine::{
@@ -108,6 +111,10 @@ struct Shard {
     distance: Distance,
     /// Parsed by [`crate::adapters::qdrant_settings`], like the server adapter's.
     settings: BuildSettings,
+    /// The points' attributes (payloads), when the run searches with filters.
+    attributes: Option<std::sync::Arc<Attributes>>,
+    /// The payload indexes created: (field, schema).
+    payload_indexes: Vec<(String, &'static str)>,
 }
 
 /// Qdrant Edge under test.
@@ -184,7 +191,8 @@ impl QdrantEdge {
                 .map(|(&id, vector)| PointStructPersisted {
                     id: QdrantPointId::NumId(id),
                     vector: VectorStructPersisted::Single(vector.to_vec()),
-                    payload: None,
+                    // Qdrant's upsert replaces the whole point: the payload goes every time.
+                    payload: qfilter::payload(shard.attributes.as_deref(), id).map(Payload),
                 })
                 .collect();
             shard
@@ -195,6 +203,21 @@ impl QdrantEdge {
                 .map_err(|e| EngineError::op(ENGINE, operation, e))?;
         }
         Ok(())
+    }
+
+    /// One nearest-neighbour request with the current search parameters, restricted to the
+    /// points that pass `filter` when given.
+    fn request_filtered(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &Predicate,
+    ) -> EngineResult<QueryRequest> {
+        let filter: Filter = serde_json::from_value(qfilter::filter_json(filter))
+            .map_err(|e| EngineError::op(ENGINE, "filtered search", format!("filter: {e}")))?;
+        let mut request = self.request(query, k);
+        request.filter = Some(filter);
+        Ok(request)
     }
 
     /// One nearest-neighbour request with the current search parameters.
@@ -254,12 +277,30 @@ impl VectorEngine for QdrantEdge {
         let config = edge_config(&settings, spec.distance);
         let shard =
             EdgeShard::new(&path, config).map_err(|e| EngineError::op(ENGINE, "create", e))?;
+        // One payload index per attribute, before the points arrive: Qdrant indexes payloads
+        // as they are written, so the index's cost is in the build's load time.
+        let mut payload_indexes = Vec::new();
+        for field in spec.attributes.iter().flat_map(|a| a.fields()) {
+            let schema = qfilter::index_schema(field.kind);
+            let create: CreateIndex = serde_json::from_value(
+                json!({ "field_name": field.name, "field_schema": schema }),
+            )
+            .map_err(|e| EngineError::op(ENGINE, "create payload index", e))?;
+            shard
+                .update(UpdateOperation::FieldIndexOperation(
+                    FieldIndexOperations::CreateIndex(create),
+                ))
+                .map_err(|e| EngineError::op(ENGINE, "create payload index", e))?;
+            payload_indexes.push((field.name.clone(), schema));
+        }
         self.shard = Some(Shard {
             shard,
             path,
             dim: spec.dim,
             distance: spec.distance,
             settings,
+            attributes: spec.attributes.clone(),
+            payload_indexes,
         });
         // Search settings checked against another collection's quantization do not carry over.
         self.search_params = None;
@@ -377,6 +418,66 @@ impl VectorEngine for QdrantEdge {
         collect_neighbors(&points, out)
     }
 
+    /// Qdrant expresses keyword equality and integer ranges natively (`match`, `range`).
+    fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
+        predicate
+            .compile(attributes)
+            .map(|_| ())
+            .map_err(|e| EngineError::bad_param(ENGINE, "filter", e))
+    }
+
+    fn search_filtered(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &Predicate,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        out.clear();
+        let shard = self.open_shard("filtered search")?;
+        rows::check(ENGINE, "filtered search", shard.dim, 1, query.len())?;
+        let points = shard
+            .shard
+            .query(self.request_filtered(query, k, filter)?)
+            .map_err(|e| EngineError::op(ENGINE, "filtered search", e))?;
+        collect_neighbors(&points, out)
+    }
+
+    fn batch_search_filtered(
+        &self,
+        queries: &[f32],
+        dim: usize,
+        k: usize,
+        filters: &[Predicate],
+    ) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let shard = self.open_shard("filtered batch search")?;
+        if dim != shard.dim || queries.len() != filters.len() * dim {
+            return Err(rows::mismatch(
+                ENGINE,
+                "filtered batch search",
+                shard.dim,
+                filters.len(),
+                queries.len(),
+            ));
+        }
+        let requests = queries
+            .chunks_exact(dim)
+            .zip(filters)
+            .map(|(q, f)| self.request_filtered(q, k, f))
+            .collect::<EngineResult<Vec<_>>>()?;
+        let results = shard
+            .shard
+            .query_batch(QueryBatchRequest::new(requests))
+            .map_err(|e| EngineError::op(ENGINE, "filtered batch search", e))?;
+        results
+            .iter()
+            .map(|points| {
+                let mut out = Vec::with_capacity(points.len());
+                collect_neighbors(points, &mut out).map(|()| out)
+            })
+            .collect()
+    }
+
     fn batch_search(
         &self,
         queries: &[f32],
@@ -478,6 +579,20 @@ impl VectorEngine for QdrantEdge {
             }
         }
         out.insert("search_params".into(), self.search.to_json());
+        if shard.attributes.is_some() {
+            out.insert(
+                "filter_strategy".into(),
+                qfilter::strategy(
+                    shard.settings.full_scan_threshold.kb,
+                    shard.dim,
+                    &shard
+                        .payload_indexes
+                        .iter()
+                        .map(|(f, s)| (f.clone(), *s))
+                        .collect::<Vec<_>>(),
+                ),
+            );
+        }
         out
     }
 

@@ -24,6 +24,7 @@ use crate::engine::EngineError;
 use crate::params::{ParamError, ParamMap, ParamMapExt, ParamValue};
 
 mod build;
+pub mod filter;
 mod search;
 #[cfg(test)]
 mod tests;

@@ -409,3 +409,71 @@ fn qdrant_default_thresholds_are_reported_as_full_scan() {
     assert!(report.may_full_scan);
     assert_eq!(report.indexed_vectors, Some(0));
 }
+
+/// Filtered search through payload indexes and `must` conditions: with the default build
+/// (thresholds derived from the 2000 points: the graph is built and used) and with
+/// thresholds so low that every segment is searched through its graph, 0 violations and
+/// high recall, before and after updates and deletes; the strategy is recorded.
+#[test]
+fn filtered_search_keeps_to_the_predicate() {
+    for (label, build_params) in [
+        ("derived thresholds", ParamMap::new()),
+        (
+            "graph forced",
+            params(&[
+                ("indexing_threshold", ParamValue::Int(1)),
+                ("full_scan_threshold", ParamValue::Int(1)),
+            ]),
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = qdrant_edge::open(&options()).expect("open");
+        engine
+            .set_search_params(&params(&[("hnsw_ef", ParamValue::Int(128))]))
+            .expect("search params");
+        let outcomes = crate::filtered::check_filtered_search(
+            engine.as_mut(),
+            CollectionSpec {
+                name: "filtered".into(),
+                dim: 0,
+                distance: Distance::Euclidean,
+                expected_points: 0,
+                build_params,
+                work_dir: dir.path().to_path_buf(),
+                attributes: None,
+            },
+            0.9,
+        );
+        let worst = outcomes
+            .iter()
+            .map(|o| o.recall)
+            .fold(f64::INFINITY, f64::min);
+        eprintln!("qdrant-edge {label}: worst recall {worst:.3}");
+    }
+    // The strategy and the payload indexes are described.
+    let dir = tempfile::tempdir().unwrap();
+    let mut engine = qdrant_edge::open(&options()).expect("open");
+    let attrs = {
+        let mut a = ragdbeval::filter::Attributes::new(10);
+        a.push("n", ragdbeval::filter::Column::Integer((0..10).collect()))
+            .unwrap();
+        std::sync::Arc::new(a)
+    };
+    engine
+        .create(&CollectionSpec {
+            name: "d".into(),
+            dim: 2,
+            distance: Distance::Euclidean,
+            expected_points: 10,
+            build_params: ParamMap::new(),
+            work_dir: dir.path().to_path_buf(),
+            attributes: Some(attrs),
+        })
+        .unwrap();
+    let strategy = engine.describe()["filter_strategy"].clone();
+    assert_eq!(
+        strategy["payload_indexes"][0]["schema"], "integer",
+        "{strategy}"
+    );
+    assert!(strategy["full_scan_threshold_points"].as_u64().is_some());
+}
