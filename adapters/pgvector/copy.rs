@@ -75,7 +75,11 @@ pub(super) fn encode_copy(
     vectors: &[f32],
     dim: usize,
     ty: VecType,
+    attributes: Option<&crate::filter::Attributes>,
 ) -> EngineResult<Vec<u8>> {
+    let fields = 2 + attributes.map_or(0, |a| a.fields().len());
+    let fields = i16::try_from(fields)
+        .map_err(|_| EngineError::op(ENGINE, "bulk insert", "too many attributes"))?;
     let dim16 = u16::try_from(dim).map_err(|_| {
         EngineError::op(ENGINE, "bulk insert", format!("dimension {dim} too large"))
     })?;
@@ -87,7 +91,7 @@ pub(super) fn encode_copy(
     buf.extend_from_slice(&0i32.to_be_bytes()); // flags
     buf.extend_from_slice(&0i32.to_be_bytes()); // header extension length
     for (id, v) in ids.iter().zip(vectors.chunks_exact(dim)) {
-        buf.extend_from_slice(&2i16.to_be_bytes());
+        buf.extend_from_slice(&fields.to_be_bytes());
         buf.extend_from_slice(&8i32.to_be_bytes());
         buf.extend_from_slice(&pg_id(*id)?.to_be_bytes());
         buf.extend_from_slice(&field_len32.to_be_bytes());
@@ -111,6 +115,9 @@ pub(super) fn encode_copy(
                     buf.extend_from_slice(&h.to_be_bytes());
                 }
             }
+        }
+        if let Some(a) = attributes {
+            super::filter::encode_copy_attributes(&mut buf, a, *id)?;
         }
     }
     buf.extend_from_slice(&(-1i16).to_be_bytes());

@@ -51,6 +51,7 @@ use crate::engine::{
 use crate::params::{ParamMap, ParamMapExt};
 
 mod copy;
+mod filter;
 mod params;
 mod report;
 mod server;
@@ -109,7 +110,14 @@ const BUILD_PARAMS: &[&str] = &[
 ];
 
 /// Search parameters accepted by [`VectorEngine::set_search_params`].
-const SEARCH_PARAMS: &[&str] = &["ef_search", "probes", "iterative_scan", "rerank", "seqscan"];
+const SEARCH_PARAMS: &[&str] = &[
+    "ef_search",
+    "probes",
+    "iterative_scan",
+    "max_scan_tuples",
+    "rerank",
+    "seqscan",
+];
 
 /// The engine: a connection configuration, a pool of sessions and the table under test.
 pub struct PgVector {
@@ -133,6 +141,9 @@ pub struct PgVector {
     /// Bumped whenever the table or the search parameters change; a pooled session whose
     /// generation differs re-applies its settings and re-prepares its statement.
     generation: u64,
+    /// Each filtered query shape searched (SQL text) with one predicate of that shape, for
+    /// the `EXPLAIN` of filtered plans in `describe()`.
+    filter_shapes: Mutex<Vec<(String, crate::filter::Predicate)>>,
 }
 
 impl VectorEngine for PgVector {
@@ -200,9 +211,10 @@ impl VectorEngine for PgVector {
         }
         let ddl = format!(
             "DROP TABLE IF EXISTS {table}; \
-             CREATE TABLE {table} (id bigint PRIMARY KEY, embedding {}({}) NOT NULL)",
+             CREATE TABLE {table} (id bigint PRIMARY KEY, embedding {}({}) NOT NULL{})",
             build.vec_type.name(),
-            spec.dim
+            spec.dim,
+            filter::columns_ddl(spec.attributes.as_deref())
         );
         self.with_conn("create", |conn| Ok(conn.client.batch_execute(&ddl)?))?;
         self.collection = Some(Collection {
@@ -215,7 +227,9 @@ impl VectorEngine for PgVector {
             index: None,
             probe: None,
             plans: Map::new(),
+            attributes: spec.attributes.clone(),
         });
+        session::lock(&self.filter_shapes).clear();
         self.generation += 1;
         Ok(())
     }
@@ -228,9 +242,11 @@ impl VectorEngine for PgVector {
             return Ok(());
         }
         let (dim, ty) = (col.dim, col.build.vec_type);
+        let attributes = col.attributes.as_deref();
         let sql = format!(
-            "COPY {} (id, embedding) FROM STDIN (FORMAT BINARY)",
-            col.table
+            "COPY {} (id, embedding{}) FROM STDIN (FORMAT BINARY)",
+            col.table,
+            filter::column_list(attributes)
         );
         self.parallel_ranges(ids.len(), "bulk insert", |range| {
             let data = encode_copy(
@@ -238,6 +254,7 @@ impl VectorEngine for PgVector {
                 &vectors[range.start * dim..range.end * dim],
                 dim,
                 ty,
+                attributes,
             )?;
             self.with_conn("bulk insert (COPY)", |conn| {
                 let mut writer = conn.client.copy_in(&sql)?;
@@ -264,6 +281,17 @@ impl VectorEngine for PgVector {
             let info = self.build_index(&col)?;
             if let Some(c) = self.collection.as_mut() {
                 c.index = Some(info);
+            }
+            // The B-trees that let the planner pre-filter, timed with the build.
+            if let Some(attributes) = col.attributes.as_deref() {
+                let ddl = format!(
+                    "{} ANALYZE {}",
+                    filter::index_ddl(&col.table, &col.index_name, attributes),
+                    col.table
+                );
+                self.with_conn("create attribute indexes", |conn| {
+                    Ok(conn.client.batch_execute(&ddl)?)
+                })?;
             }
         }
         let points = self.count_rows(&col)?;
@@ -333,12 +361,17 @@ impl VectorEngine for PgVector {
             VecType::Vector => String::new(),
             VecType::HalfVec => format!("::halfvec({dim})"),
         };
-        let sql = format!(
-            "INSERT INTO {} (id, embedding) SELECT u.id, u.e{cast} \
-             FROM unnest($1::int8[], $2::vector[]) AS u(id, e) \
-             ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding",
-            col.table
-        );
+        let attributes = col.attributes.as_deref();
+        let sql = match attributes {
+            // A point keeps its attributes when its vector changes: they are written again.
+            Some(a) => filter::upsert_sql(&col.table, &cast, a),
+            None => format!(
+                "INSERT INTO {} (id, embedding) SELECT u.id, u.e{cast} \
+                 FROM unnest($1::int8[], $2::vector[]) AS u(id, e) \
+                 ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding",
+                col.table
+            ),
+        };
         self.parallel_ranges(rows.len(), "upsert", |range| {
             let part = &rows[range];
             let pg_ids = part
@@ -349,8 +382,19 @@ impl VectorEngine for PgVector {
                 .iter()
                 .map(|&i| Vector::from(vectors[i * dim..(i + 1) * dim].to_vec()))
                 .collect();
+            let part_ids: Vec<PointId> = part.iter().map(|&i| ids[i]).collect();
+            let extra = match attributes {
+                Some(a) => filter::attribute_arrays(a, &part_ids)?,
+                None => Vec::new(),
+            };
             self.with_conn("upsert", |conn| {
-                conn.client.execute(&sql, &[&pg_ids, &vecs])?;
+                let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&pg_ids, &vecs];
+                params.extend(
+                    extra
+                        .iter()
+                        .map(|v| v.as_ref() as &(dyn postgres::types::ToSql + Sync)),
+                );
+                conn.client.execute(&sql, &params)?;
                 Ok(())
             })
         })
@@ -425,6 +469,25 @@ impl VectorEngine for PgVector {
             });
         }
         Ok(())
+    }
+
+    /// Equality and ranges are plain SQL: every predicate ragdbeval makes is expressible.
+    fn check_filter(
+        &self,
+        attributes: &crate::filter::Attributes,
+        predicate: &crate::filter::Predicate,
+    ) -> EngineResult<()> {
+        self.check_predicate(attributes, predicate)
+    }
+
+    fn search_filtered(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &crate::filter::Predicate,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        self.filtered_search(query, k, filter, out)
     }
 
     /// Index: `pg_relation_size` of the ANN index. Total: `pg_total_relation_size` of the

@@ -167,6 +167,9 @@ pub(super) struct SearchParams {
     pub(super) ef_search: Option<u64>,
     pub(super) probes: Option<u64>,
     pub(super) iterative_scan: Option<String>,
+    /// `hnsw.max_scan_tuples`: with iterative scans, the most tuples an HNSW scan visits
+    /// before it stops (pgvector's default 20 000).
+    pub(super) max_scan_tuples: Option<u64>,
     /// Candidates fetched by the binary index before exact re-ranking (default 4 × k).
     pub(super) rerank: Option<u64>,
     /// `enable_seqscan`: `false` makes the planner use the index even where it estimates a
@@ -209,6 +212,13 @@ impl SearchParams {
                 format!("`{mode}`: expected off, relaxed_order or strict_order"),
             ));
         }
+        let max_scan_tuples = get_u64("max_scan_tuples")?;
+        if max_scan_tuples == Some(0) || max_scan_tuples.is_some_and(|t| t > i32::MAX as u64) {
+            return Err(bad_param(
+                "max_scan_tuples",
+                "must be between 1 and 2147483647",
+            ));
+        }
         let rerank = get_u64("rerank")?;
         if rerank == Some(0) {
             return Err(bad_param("rerank", "must be at least 1"));
@@ -220,6 +230,7 @@ impl SearchParams {
             ef_search,
             probes,
             iterative_scan: iterative_scan.map(str::to_string),
+            max_scan_tuples,
             rerank,
             seqscan,
         })
@@ -231,6 +242,12 @@ impl SearchParams {
             return Err(bad_param(
                 "iterative_scan",
                 "IVFFlat supports off and relaxed_order only (strict_order is HNSW-only)",
+            ));
+        }
+        if index == IndexKind::IvfFlat && self.max_scan_tuples.is_some() {
+            return Err(bad_param(
+                "max_scan_tuples",
+                "an HNSW setting (IVFFlat bounds iterative scans with ivfflat.max_probes)",
             ));
         }
         Ok(())
@@ -265,6 +282,12 @@ impl SearchParams {
             }
         }
         let _ = write!(sql, "RESET {other};");
+        match (self.max_scan_tuples, index) {
+            (Some(t), IndexKind::Hnsw) => {
+                let _ = write!(sql, "SET hnsw.max_scan_tuples = {t};");
+            }
+            _ => sql.push_str("RESET hnsw.max_scan_tuples;"),
+        }
         match self.seqscan {
             Some(on) => {
                 let _ = write!(
@@ -283,6 +306,7 @@ impl SearchParams {
             "ef_search": self.ef_search,
             "probes": self.probes,
             "iterative_scan": self.iterative_scan,
+            "max_scan_tuples": self.max_scan_tuples,
             "rerank": self.rerank,
             "seqscan": self.seqscan,
         })

@@ -54,6 +54,16 @@ impl PgVector {
             distance_operator(col.distance).into(),
         );
         m.insert("build".into(), col.build.to_json());
+        // The filtered plans: which path the planner takes for each predicate shape searched.
+        match self.explain_filtered() {
+            Ok(plans) if !plans.is_empty() => {
+                m.insert("filtered_plans".into(), Value::Array(plans));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                m.insert("filtered_plans_error".into(), e.to_string().into());
+            }
+        }
         if let Some(info) = &col.index {
             m.insert("index".into(), col.index_name.clone().into());
             m.insert("index_definition".into(), info.definition.clone().into());

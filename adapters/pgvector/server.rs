@@ -101,6 +101,7 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
         search: SearchParams::default(),
         checked: Vec::new(),
         generation: 0,
+        filter_shapes: Mutex::new(Vec::new()),
     };
     // The connection that proved the server works is the first one of the pool.
     let conn = engine

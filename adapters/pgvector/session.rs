@@ -48,6 +48,8 @@ pub(super) struct Conn {
     /// The engine generation its settings and prepared statement belong to.
     pub(super) generation: u64,
     pub(super) search: Option<Statement>,
+    /// Filtered search statements by SQL text (one per predicate shape), of this generation.
+    pub(super) filtered: HashMap<String, Statement>,
     /// Its socket under the engine's watchdog (`None`: no deadline could be set up).
     pub(super) slot: Option<Arc<Slot>>,
 }
@@ -135,6 +137,7 @@ impl PgVector {
             client,
             generation: u64::MAX,
             search: None,
+            filtered: HashMap::new(),
             slot,
         })
     }
@@ -218,6 +221,7 @@ impl PgVector {
             conn.client
                 .batch_execute(&self.search.settings_sql(col.build.index))?;
             conn.search = Some(conn.client.prepare(&col.search_sql())?);
+            conn.filtered.clear();
             conn.generation = self.generation;
         }
         conn.search

@@ -126,6 +126,8 @@ pub(super) struct Collection {
     pub(super) probe: Option<Vec<f32>>,
     /// The last plan check, for `describe`.
     pub(super) plans: Map<String, Value>,
+    /// The points' attributes (one column each), when the run searches with filters.
+    pub(super) attributes: Option<Arc<crate::filter::Attributes>>,
 }
 
 impl Collection {

@@ -34,7 +34,7 @@ fn half_precision_conversion() {
 
 #[test]
 fn copy_encoding_layout() {
-    let data = encode_copy(&[7], &[1.0, 2.0], 2, VecType::Vector).unwrap();
+    let data = encode_copy(&[7], &[1.0, 2.0], 2, VecType::Vector, None).unwrap();
     assert_eq!(&data[..11], b"PGCOPY\n\xff\r\n\0");
     // header 19 + (2 + 4 + 8 + 4 + 4 + 8) + trailer 2
     assert_eq!(data.len(), 19 + 30 + 2);
@@ -44,9 +44,9 @@ fn copy_encoding_layout() {
     assert_eq!(&data[37..39], &2u16.to_be_bytes());
     assert_eq!(&data[41..45], &1.0f32.to_be_bytes());
     assert_eq!(&data[data.len() - 2..], &(-1i16).to_be_bytes());
-    let half = encode_copy(&[1], &[1.0, 2.0], 2, VecType::HalfVec).unwrap();
+    let half = encode_copy(&[1], &[1.0, 2.0], 2, VecType::HalfVec, None).unwrap();
     assert_eq!(half.len(), 19 + 26 + 2);
-    assert!(encode_copy(&[1], &[1e6, 0.0], 2, VecType::HalfVec).is_err());
+    assert!(encode_copy(&[1], &[1e6, 0.0], 2, VecType::HalfVec, None).is_err());
 }
 
 #[test]
@@ -128,6 +128,7 @@ fn names_and_sql() {
         index: None,
         probe: None,
         plans: Map::new(),
+        attributes: None,
     };
     assert!(col.search_sql().contains("<=>"));
     assert!(col.search_sql().contains("LIMIT $3"));
@@ -136,4 +137,48 @@ fn names_and_sql() {
             .contains("(binary_quantize(embedding)::bit(3)) bit_hamming_ops")
     );
     assert_eq!(col.rerank(&SearchParams::default(), 10), 40);
+}
+
+#[test]
+fn filters_become_where_clauses_with_parameters() {
+    use crate::filter::{Attributes, Column, Condition, Predicate};
+    let p = Predicate {
+        all: vec![
+            Condition::Equals {
+                field: "label".into(),
+                value: "it's".into(),
+            },
+            Condition::Range {
+                field: "num".into(),
+                gte: 5,
+                lt: 9,
+            },
+        ],
+    };
+    let (sql, values) = super::filter::where_clause(&p, 3);
+    assert_eq!(
+        sql,
+        "\"label\" = $3::text AND \"num\" >= $4::int8 AND \"num\" < $5::int8"
+    );
+    assert_eq!(values.len(), 3);
+    let mut a = Attributes::new(2);
+    a.push(
+        "label",
+        Column::Keyword {
+            dictionary: vec!["x".into()],
+            codes: vec![0, 0],
+        },
+    )
+    .unwrap();
+    a.push("num", Column::Integer(vec![1, 2])).unwrap();
+    let upsert = super::filter::upsert_sql("\"t\"", "", &a);
+    assert!(upsert.contains("unnest($1::int8[], $2::vector[], $3::text[], $4::int8[])"), "{upsert}");
+    assert!(upsert.contains("\"label\" = EXCLUDED.\"label\""), "{upsert}");
+    assert_eq!(super::filter::columns_ddl(Some(&a)), ", \"label\" text NOT NULL, \"num\" bigint NOT NULL");
+    // max_scan_tuples is an HNSW setting, checked and reset like the others.
+    let s = SearchParams::parse(&params(&[("max_scan_tuples", ParamValue::Int(5000))])).unwrap();
+    assert!(s.settings_sql(IndexKind::Hnsw).contains("SET hnsw.max_scan_tuples = 5000;"));
+    assert!(s.check_against(IndexKind::IvfFlat).is_err());
+    assert!(SearchParams::default().settings_sql(IndexKind::Hnsw).contains("RESET hnsw.max_scan_tuples;"));
+    assert!(SearchParams::parse(&params(&[("max_scan_tuples", ParamValue::Int(0))])).is_err());
 }
