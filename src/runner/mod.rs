@@ -574,9 +574,10 @@ fn run_config(
 /// Recall/QPS curves per runbook step, across all configurations.
 pub fn compute_curves(result: &mut RunResult) {
     use crate::metrics::pareto::{Curve, CurvePoint};
-    // One curve per runbook step and filter level.
+    // One curve per runbook step and filter level: (step, after, level index and name).
+    type CurveKey = (usize, String, Option<(usize, String)>);
     let level_of = |s: &SearchStep| s.filter.as_ref().map(|f| (f.level, f.name.clone()));
-    let mut steps: Vec<(usize, String, Option<(usize, String)>)> = Vec::new();
+    let mut steps: Vec<CurveKey> = Vec::new();
     for c in &result.configs {
         for s in c.searches() {
             let level = level_of(s);

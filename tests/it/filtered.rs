@@ -99,6 +99,7 @@ fn cases(train: &Vectors, queries: &Vectors) -> (Arc<Attributes>, Vec<(String, V
 
 /// Scores `answers` (one list per query) against the exact filtered truth over the points
 /// `live` (id → row of `base`).
+#[allow(clippy::too_many_arguments)]
 fn score(
     case: &str,
     base: &Vectors,
