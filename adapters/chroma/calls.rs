@@ -168,9 +168,19 @@ impl ChromaEngine {
         } else {
             Embeddings::Floats(vectors.chunks_exact(dim).map(<[f32]>::to_vec).collect())
         };
+        let metadatas = self
+            .collection
+            .as_ref()
+            .and_then(|c| c.attributes.as_deref())
+            .map(|a| {
+                ids.iter()
+                    .map(|id| super::filter::metadata(a, *id).unwrap_or_default())
+                    .collect()
+            });
         RecordsBody {
             ids: ids.iter().map(u64::to_string).collect(),
             embeddings,
+            metadatas,
         }
     }
 
@@ -238,6 +248,7 @@ impl ChromaEngine {
         &self,
         queries: &[f32],
         k: usize,
+        filter: Option<&Value>,
         operation: &str,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let col = self.collection(operation)?;
@@ -260,6 +271,7 @@ impl ChromaEngine {
             query_embeddings: queries.chunks_exact(col.dim).collect(),
             n_results: k,
             include: ["distances"],
+            filter,
         };
         let answer: QueryAnswer = self.call(
             operation,

@@ -48,6 +48,7 @@ use crate::engine::{
 use crate::params::{ParamMap, ParamMapExt};
 
 mod calls;
+mod filter;
 mod footprint;
 mod http;
 mod server;
@@ -163,6 +164,7 @@ impl VectorEngine for ChromaEngine {
             dim: spec.dim,
             settings,
             expected_points: Some(0),
+            attributes: spec.attributes.clone(),
         });
         self.search_label = format!("ef_search={ef_search}");
         Ok(())
@@ -301,7 +303,7 @@ impl VectorEngine for ChromaEngine {
         let col = self.collection("search")?;
         rows::check(ENGINE, "search", col.dim, 1, query.len())?;
         out.clear();
-        let mut results = self.query(query, k, "search")?;
+        let mut results = self.query(query, k, None, "search")?;
         if let Some(first) = results.pop() {
             out.extend(first);
         }
@@ -327,9 +329,82 @@ impl VectorEngine for ChromaEngine {
         let per_call = self.max_batch_size.unwrap_or(usize::MAX).max(1);
         let mut all = Vec::with_capacity(queries.len() / dim.max(1));
         for chunk in queries.chunks(per_call.saturating_mul(dim)) {
-            all.extend(self.query(chunk, k, "batch search")?);
+            all.extend(self.query(chunk, k, None, "batch search")?);
         }
         Ok(all)
+    }
+
+    /// Chroma's `where` expresses equality and ranges (`$eq`, `$gte`, `$lt`, `$and`).
+    fn check_filter(
+        &self,
+        attributes: &crate::filter::Attributes,
+        predicate: &crate::filter::Predicate,
+    ) -> EngineResult<()> {
+        predicate
+            .compile(attributes)
+            .map(|_| ())
+            .map_err(|e| EngineError::bad_param(ENGINE, "filter", e))
+    }
+
+    fn search_filtered(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &crate::filter::Predicate,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        let col = self.collection("filtered search")?;
+        rows::check(ENGINE, "filtered search", col.dim, 1, query.len())?;
+        out.clear();
+        let filter = filter::where_json(filter);
+        let mut results = self.query(query, k, Some(&filter), "filtered search")?;
+        if let Some(first) = results.pop() {
+            out.extend(first);
+        }
+        Ok(())
+    }
+
+    /// A `query` call takes many embeddings but one `where`: the queries that share a
+    /// predicate (a label, a tenant) go in one call, split only past the server's maximum
+    /// batch size; the answers are put back in query order.
+    fn batch_search_filtered(
+        &self,
+        queries: &[f32],
+        dim: usize,
+        k: usize,
+        filters: &[crate::filter::Predicate],
+    ) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let col = self.collection("filtered batch search")?;
+        if dim != col.dim || queries.len() != filters.len() * dim {
+            return Err(rows::mismatch(
+                ENGINE,
+                "filtered batch search",
+                col.dim,
+                filters.len(),
+                queries.len(),
+            ));
+        }
+        let mut groups: std::collections::BTreeMap<&crate::filter::Predicate, Vec<usize>> =
+            std::collections::BTreeMap::new();
+        for (q, f) in filters.iter().enumerate() {
+            groups.entry(f).or_default().push(q);
+        }
+        let per_call = self.max_batch_size.unwrap_or(usize::MAX).max(1);
+        let mut out = vec![Vec::new(); filters.len()];
+        for (predicate, members) in groups {
+            let filter = filter::where_json(predicate);
+            for part in members.chunks(per_call) {
+                let mut rows = Vec::with_capacity(part.len() * dim);
+                for q in part {
+                    rows.extend_from_slice(&queries[q * dim..(q + 1) * dim]);
+                }
+                let answers = self.query(&rows, k, Some(&filter), "filtered batch search")?;
+                for (q, answer) in part.iter().zip(answers) {
+                    out[*q] = answer;
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// From the server's persist directory (`--server-storage`, or the script's

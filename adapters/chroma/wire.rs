@@ -45,6 +45,8 @@ pub(super) struct Collection {
     /// Points the collection must hold after the bulk load; `None` once upserts or deletes
     /// make it unknowable without tracking every id.
     pub(super) expected_points: Option<u64>,
+    /// The points' attributes, written as metadata, when the run searches with filters.
+    pub(super) attributes: Option<std::sync::Arc<crate::filter::Attributes>>,
 }
 
 /// Chroma's collection model (the fields used here).
@@ -71,6 +73,9 @@ pub(super) struct PreFlight {
 pub(super) struct RecordsBody {
     pub(super) ids: Vec<String>,
     pub(super) embeddings: Embeddings,
+    /// Each point's attributes (filtered runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) metadatas: Option<Vec<Map<String, Value>>>,
 }
 
 #[derive(Serialize)]
@@ -90,6 +95,9 @@ pub(super) struct QueryBody<'a> {
     pub(super) query_embeddings: Vec<&'a [f32]>,
     pub(super) n_results: usize,
     pub(super) include: [&'static str; 1],
+    /// The metadata filter every query of the call is restricted by.
+    #[serde(rename = "where", skip_serializing_if = "Option::is_none")]
+    pub(super) filter: Option<&'a Value>,
 }
 
 #[derive(Deserialize)]

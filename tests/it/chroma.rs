@@ -679,3 +679,20 @@ fn server_stopped_mid_run() {
     let err = engine.insert_batch(&[9], &[0.0; 4]).unwrap_err();
     assert!(matches!(err, EngineError::Unreachable { .. }), "{err}");
 }
+
+/// Filtered search through metadata and `where`: every case keeps to its predicate with
+/// high recall, one call per query and grouped batches alike, before and after writes.
+#[test]
+#[cfg_attr(
+    not(engine_runs = "chroma"),
+    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
+)]
+fn filtered_search_keeps_to_the_predicate() {
+    let url = server_url();
+    let mut engine = open(&options(Some(&url), true)).expect("open");
+    crate::filtered::check_filtered_search(
+        engine.as_mut(),
+        spec(&unique_name("filtered"), 0, 0, default_build()),
+        0.9,
+    );
+}
