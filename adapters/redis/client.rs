@@ -113,6 +113,7 @@ impl RedisEngine {
             upload_parallel: opts.upload_parallel.max(1),
             set: None,
             ef: None,
+            filter_ef: None,
             live: 0,
         })
     }
@@ -231,6 +232,14 @@ impl RedisEngine {
                 .arg(set.blob(v))
                 .arg(id.to_string());
             set.vadd_options(&mut cmd);
+            // An update keeps the element's attributes: they are sent with every VADD.
+            if let Some(json) = set
+                .attributes
+                .as_deref()
+                .and_then(|a| super::filter::attributes_json(a, *id))
+            {
+                cmd.arg("SETATTR").arg(json);
+            }
             pipe.add_command(cmd);
         }
         let replies: Vec<RedisResult<Value>> = self
@@ -274,6 +283,22 @@ impl RedisEngine {
             .arg(k);
         if let Some(ef) = self.ef {
             cmd.arg("EF").arg(ef);
+        }
+        cmd
+    }
+
+    /// `VSIM … FILTER <expression> [FILTER-EF n]`.
+    pub(super) fn vsim_filtered(
+        &self,
+        set: &SetSpec,
+        query: &[f32],
+        k: usize,
+        filter: &crate::filter::Predicate,
+    ) -> redis::Cmd {
+        let mut cmd = self.vsim(set, query, k);
+        cmd.arg("FILTER").arg(super::filter::expression(filter));
+        if let Some(effort) = self.filter_ef {
+            cmd.arg("FILTER-EF").arg(effort);
         }
         cmd
     }

@@ -40,6 +40,7 @@ use crate::engine::{
 use crate::params::{ParamMap, ParamMapExt};
 
 mod client;
+mod filter;
 mod pool;
 mod reply;
 mod server;
@@ -61,7 +62,7 @@ const ENGINE: &str = "redis";
 /// Build parameters accepted by [`VectorEngine::create`].
 const BUILD_PARAMS: &[&str] = &["quantization", "m", "ef_construction", "normalize"];
 /// Search parameters accepted by [`VectorEngine::set_search_params`].
-const SEARCH_PARAMS: &[&str] = &["ef"];
+const SEARCH_PARAMS: &[&str] = &["ef", "filter_ef"];
 /// Used when the runner passes no per-request timeout (`ConnectOptions::default()`).
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Connecting is quick or hopeless; a short cap makes `open` fail fast on a dead address.
@@ -98,6 +99,9 @@ pub struct RedisEngine {
     set: Option<SetSpec>,
     /// Search-time `EF` of `VSIM`; `None` leaves Redis' default.
     ef: Option<u64>,
+    /// `FILTER-EF` of a filtered `VSIM`: candidates examined at most; `None` leaves Redis'
+    /// default (COUNT × 100).
+    filter_ef: Option<u64>,
     /// Elements the set should hold: `VADD` replies 1 for a new element (0 for a replaced
     /// one) and `VREM` 1 for a removed one, so this is exact across every phase.
     live: u64,
@@ -147,6 +151,7 @@ impl VectorEngine for RedisEngine {
             m,
             ef_construction,
             normalize,
+            attributes: spec.attributes.clone(),
         });
         self.live = 0;
         Ok(())
@@ -229,8 +234,113 @@ impl VectorEngine for RedisEngine {
         if ef == Some(0) {
             return Err(EngineError::bad_param(ENGINE, "ef", "must be at least 1"));
         }
+        let filter_ef = params
+            .get_u64("filter_ef")
+            .map_err(|e| EngineError::bad_param(ENGINE, "filter_ef", e))?;
+        if filter_ef == Some(0) {
+            return Err(EngineError::bad_param(
+                ENGINE,
+                "filter_ef",
+                "must be at least 1",
+            ));
+        }
         self.ef = ef;
+        self.filter_ef = filter_ef;
         Ok(())
+    }
+
+    /// `FILTER` expresses equality and ranges; keyword values with quotes or backslashes
+    /// cannot be written safely in its string literals and are refused.
+    fn check_filter(
+        &self,
+        attributes: &crate::filter::Attributes,
+        predicate: &crate::filter::Predicate,
+    ) -> EngineResult<()> {
+        predicate
+            .compile(attributes)
+            .map_err(|e| EngineError::bad_param(ENGINE, "filter", e))?;
+        for c in &predicate.all {
+            if let crate::filter::Condition::Equals { value, .. } = c
+                && !filter::literal_ok(value)
+            {
+                return Err(EngineError::Unsupported {
+                    engine: ENGINE.into(),
+                    what: format!(
+                        "the filter value {value:?} (quotes, backslashes and line breaks \
+                         cannot be written in a FILTER string literal)"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn search_filtered(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &crate::filter::Predicate,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        let set = self.set("filtered search")?;
+        out.clear();
+        rows::check(ENGINE, "filtered search", set.dim, 1, query.len())?;
+        if k == 0 {
+            return Ok(());
+        }
+        let cmd = self.vsim_filtered(set, query, k, filter);
+        let reply = self
+            .pool
+            .with(|con| cmd.query::<Value>(con))
+            .map_err(|e| self.error("filtered search (VSIM FILTER)", e))?;
+        parse_neighbors(&reply, out)
+            .map_err(|m| EngineError::op(ENGINE, "filtered search (VSIM FILTER)", m))
+    }
+
+    /// Pipelined like [`VectorEngine::batch_search`], each query with its own `FILTER`.
+    fn batch_search_filtered(
+        &self,
+        queries: &[f32],
+        dim: usize,
+        k: usize,
+        filters: &[crate::filter::Predicate],
+    ) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let set = self.set("filtered batch search")?;
+        if dim != set.dim || queries.len() != filters.len() * dim {
+            return Err(rows::mismatch(
+                ENGINE,
+                "filtered batch search",
+                set.dim,
+                filters.len(),
+                queries.len(),
+            ));
+        }
+        let mut results = Vec::with_capacity(filters.len());
+        if k == 0 {
+            results.resize(filters.len(), Vec::new());
+            return Ok(results);
+        }
+        for (chunk, fs) in queries
+            .chunks(SEARCH_PIPELINE * dim)
+            .zip(filters.chunks(SEARCH_PIPELINE))
+        {
+            let mut pipe = redis::pipe();
+            for (q, f) in chunk.chunks_exact(dim).zip(fs) {
+                pipe.add_command(self.vsim_filtered(set, q, k, f));
+            }
+            let replies: Vec<Value> = self
+                .pool
+                .with(|con| pipe.query(con))
+                .map_err(|e| self.error("filtered batch search (VSIM FILTER)", e))?;
+            for reply in &replies {
+                let mut out = Vec::with_capacity(k);
+                parse_neighbors(reply, &mut out).map_err(|m| {
+                    EngineError::op(ENGINE, "filtered batch search (VSIM FILTER)", m)
+                })?;
+                results.push(out);
+            }
+        }
+        Ok(results)
     }
 
     /// Scores are Redis' similarity `(1 + cos) / 2` in [0, 1], higher is better, as returned.

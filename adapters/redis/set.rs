@@ -44,6 +44,9 @@ pub(super) struct SetSpec {
     pub(super) m: Option<u64>,
     pub(super) ef_construction: Option<u64>,
     pub(super) normalize: bool,
+    /// The elements' attributes, sent with every `VADD` (`SETATTR`), when the run searches
+    /// with filters.
+    pub(super) attributes: Option<std::sync::Arc<crate::filter::Attributes>>,
 }
 
 impl SetSpec {

@@ -39,6 +39,7 @@ fn normalises_only_when_asked() {
         m: None,
         ef_construction: None,
         normalize: false,
+        attributes: None,
     };
     let raw = set.blob(&[3.0, 4.0]);
     assert_eq!(&raw[..4], &3.0f32.to_le_bytes());

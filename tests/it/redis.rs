@@ -584,3 +584,33 @@ fn server_stopped_mid_run_is_an_error() {
         Err(EngineError::Unreachable { .. })
     ));
 }
+
+/// Filtered search through `SETATTR` attributes and `VSIM … FILTER`: every case keeps to
+/// its predicate, single calls and pipelines alike, before and after writes (an update
+/// resends the attributes with the new vector).
+#[test]
+#[cfg_attr(
+    not(engine_runs = "redis"),
+    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
+)]
+fn filtered_search_keeps_to_the_predicate() {
+    let url = server_url();
+    let mut engine = open(&options(&url, true));
+    engine
+        .set_search_params(&params(&[
+            ("ef", ParamValue::Int(200)),
+            ("filter_ef", ParamValue::Int(4000)),
+        ]))
+        .expect("search params");
+    crate::filtered::check_filtered_search(
+        engine.as_mut(),
+        spec(
+            &unique_name("filtered"),
+            0,
+            0,
+            Distance::Angular,
+            params(&[("quantization", ParamValue::Str("noquant".into()))]),
+        ),
+        0.9,
+    );
+}
