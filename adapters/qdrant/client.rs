@@ -7,6 +7,7 @@ use super::requests::check_update;
 use super::*;
 use crate::adapters::support::rows;
 use crate::adapters::support::url::redact;
+use crate::filter::FieldKind;
 
 impl QdrantEngine {
     pub(super) fn connect(opts: &ConnectOptions) -> EngineResult<QdrantEngine> {
@@ -137,7 +138,12 @@ impl QdrantEngine {
                 let points: Vec<PointStruct> = ids[chunk_start..chunk_end]
                     .iter()
                     .zip(vectors[chunk_start * col.dim..chunk_end * col.dim].chunks_exact(col.dim))
-                    .map(|(&id, v)| PointStruct::new(id, v, Payload::new()))
+                    .map(|(&id, v)| {
+                        // Qdrant's upsert replaces the whole point: the payload goes every time.
+                        let payload = qfilter::payload(col.attributes.as_deref(), id)
+                            .map_or_else(Payload::new, Payload::from);
+                        PointStruct::new(id, v, payload)
+                    })
                     .collect();
                 requests.push(
                     UpsertPointsBuilder::new(col.name.clone(), points)
@@ -172,8 +178,15 @@ impl QdrantEngine {
         Ok(())
     }
 
-    /// One query-API request for `query` with the current search parameters.
-    pub(super) fn query_request(&self, name: &str, query: &[f32], k: usize) -> QueryPoints {
+    /// One query-API request for `query` with the current search parameters, restricted to
+    /// the points that pass `filter` when given.
+    pub(super) fn query_request(
+        &self,
+        name: &str,
+        query: &[f32],
+        k: usize,
+        filter: Option<Filter>,
+    ) -> QueryPoints {
         let mut request = QueryPointsBuilder::new(name)
             .query(query.to_vec())
             .limit(k as u64)
@@ -182,7 +195,87 @@ impl QdrantEngine {
         if let Some(params) = &self.search_params {
             request = request.params(params.clone());
         }
+        if let Some(filter) = filter {
+            request = request.filter(filter);
+        }
         request.build()
+    }
+
+    /// Answers `queries` (rows of the collection's dimension) with `query_batch` calls of
+    /// up to [`BATCH_QUERY_CHUNK`] queries, each query with its own filter when given.
+    pub(super) fn query_batches(
+        &self,
+        operation: &str,
+        queries: &[f32],
+        k: usize,
+        filters: Option<&[Predicate]>,
+    ) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let col = self.collection(operation)?;
+        let rows = queries.len() / col.dim.max(1);
+        let mut results = Vec::with_capacity(rows);
+        if k == 0 {
+            results.resize_with(rows, Vec::new);
+            return Ok(results);
+        }
+        for (chunk_no, chunk) in queries.chunks(col.dim * BATCH_QUERY_CHUNK).enumerate() {
+            let first = chunk_no * BATCH_QUERY_CHUNK;
+            let requests: Vec<QueryPoints> = chunk
+                .chunks_exact(col.dim)
+                .enumerate()
+                .map(|(i, q)| {
+                    let filter = filters.map(|f| grpc_filter(&f[first + i]));
+                    self.query_request(&col.name, q, k, filter)
+                })
+                .collect();
+            let sent = requests.len();
+            let response = self.run(
+                operation,
+                self.client
+                    .query_batch(QueryBatchPointsBuilder::new(col.name.as_str(), requests)),
+            )?;
+            if response.result.len() != sent {
+                return Err(EngineError::op(
+                    ENGINE,
+                    operation,
+                    format!("sent {sent} queries, got {} results", response.result.len()),
+                ));
+            }
+            for batch in response.result {
+                let mut out = Vec::with_capacity(k);
+                to_neighbors(batch.result, &mut out)?;
+                results.push(out);
+            }
+        }
+        Ok(results)
+    }
+
+    /// One payload index per attribute (keyword or integer), created before the points
+    /// arrive so that Qdrant indexes payloads as they are written and the index's cost is in
+    /// the build's load time.
+    pub(super) fn create_payload_indexes(
+        &self,
+        name: &str,
+        attributes: Option<&Attributes>,
+    ) -> EngineResult<Vec<(String, &'static str)>> {
+        let mut created = Vec::new();
+        for field in attributes.iter().flat_map(|a| a.fields()) {
+            let schema = qfilter::index_schema(field.kind);
+            let field_type = match field.kind {
+                FieldKind::Keyword => FieldType::Keyword,
+                FieldKind::Integer => FieldType::Integer,
+            };
+            let request =
+                CreateFieldIndexCollectionBuilder::new(name, field.name.as_str(), field_type)
+                    .wait(true)
+                    .timeout(self.timeout_secs());
+            let response = self.run(
+                "create payload index",
+                self.client.create_field_index(request),
+            )?;
+            check_update("create payload index", &response)?;
+            created.push((field.name.clone(), schema));
+        }
+        Ok(created)
     }
 
     pub(super) fn info(&self, operation: &str, name: &str) -> EngineResult<CollectionInfo> {

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use qdrant_client::qdrant::point_id::PointIdOptions;
 use qdrant_client::qdrant::{
     BinaryQuantizationBuilder, CollectionInfo, CollectionStatus, CompressionRatio,
-    CreateCollectionBuilder, DeleteCollectionBuilder, DeletePointsBuilder, Distance as QDistance,
+    CreateCollectionBuilder, CreateFieldIndexCollectionBuilder, FieldType, Filter, DeleteCollectionBuilder, DeletePointsBuilder, Distance as QDistance,
     HnswConfigDiffBuilder, OptimizersConfigDiffBuilder, PointStruct, PointsOperationResponse,
     ProductQuantizationBuilder, QuantizationSearchParamsBuilder, QueryBatchPointsBuilder,
     QueryPoints, QueryPointsBuilder, ScalarQuantizationBuilder, ScoredPoint, SearchParams,
@@ -39,10 +39,12 @@ use serde_json::{Map, Value, json};
 use tokio::runtime::Runtime;
 use tokio::task::JoinSet;
 
+use crate::adapters::qdrant_settings::filter as qfilter;
 use crate::adapters::qdrant_settings::{
     BuildSettings, PqCompression, Quantization, SearchSettings, SettingsError, Target,
 };
 use crate::distance::Distance;
+use crate::filter::{Attributes, Predicate};
 use crate::engine::{
     CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
     PointId, VectorEngine,
@@ -62,7 +64,10 @@ use crate::adapters::support::process::listener_pid;
 use crate::adapters::support::rows;
 use endpoint::Endpoint;
 use info::{optimizer_json, status_name};
-use requests::{bad_param, check_update, create_request, search_request_params, to_neighbors};
+use requests::{
+    bad_param, check_update, create_request, grpc_filter, range_is_exact, search_request_params,
+    to_neighbors,
+};
 
 /// What this engine declares about itself (summary, server, conformance settings).
 pub mod meta;
@@ -121,6 +126,10 @@ struct Collection {
     settings: BuildSettings,
     /// Points sent through `insert_batch` (ids are stable row numbers, so no double counting).
     loaded: u64,
+    /// The points' attributes (sent as payloads), when the run searches with filters.
+    attributes: Option<std::sync::Arc<Attributes>>,
+    /// The payload indexes created: (field, schema).
+    payload_indexes: Vec<(String, &'static str)>,
 }
 
 /// A Qdrant server reached over gRPC.
@@ -192,11 +201,14 @@ impl VectorEngine for QdrantEngine {
                 format!("server did not confirm the creation of `{name}`"),
             ));
         }
+        let payload_indexes = self.create_payload_indexes(&name, spec.attributes.as_deref())?;
         self.collection = Some(Collection {
             name,
             dim: spec.dim,
             settings,
             loaded: 0,
+            attributes: spec.attributes.clone(),
+            payload_indexes,
         });
         self.search_params = None;
         self.search = SearchSettings::default();
@@ -385,7 +397,7 @@ impl VectorEngine for QdrantEngine {
         if k == 0 {
             return Ok(());
         }
-        let request = self.query_request(&col.name, query, k);
+        let request = self.query_request(&col.name, query, k, None);
         let response = self.run("search", self.client.query(request))?;
         to_neighbors(response.result, out)
     }
@@ -399,36 +411,64 @@ impl VectorEngine for QdrantEngine {
         let col = self.collection("batch search")?;
         let rows = queries.len() / dim.max(1);
         rows::check(ENGINE, "batch search", col.dim, rows, queries.len())?;
-        let mut results = Vec::with_capacity(rows);
+        self.query_batches("batch search", queries, k, None)
+    }
+
+    /// Qdrant expresses keyword equality and integer ranges natively (`match`, `range`). Its
+    /// gRPC ranges are doubles, so a bound beyond ±2^53 (not exactly representable) is refused.
+    fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
+        predicate
+            .compile(attributes)
+            .map_err(|e| EngineError::bad_param(ENGINE, "filter", e))?;
+        if !range_is_exact(predicate) {
+            return Err(EngineError::bad_param(
+                ENGINE,
+                "filter",
+                format!(
+                    "`{predicate}`: a range bound beyond ±2^53 is not exact in Qdrant's gRPC \
+                     range (a double)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn search_filtered(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &Predicate,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        out.clear();
+        let col = self.collection("filtered search")?;
+        rows::check(ENGINE, "filtered search", col.dim, 1, query.len())?;
         if k == 0 {
-            results.resize_with(rows, Vec::new);
-            return Ok(results);
+            return Ok(());
         }
-        for chunk in queries.chunks(col.dim * BATCH_QUERY_CHUNK) {
-            let requests: Vec<QueryPoints> = chunk
-                .chunks_exact(col.dim)
-                .map(|q| self.query_request(&col.name, q, k))
-                .collect();
-            let sent = requests.len();
-            let response = self.run(
-                "batch search",
-                self.client
-                    .query_batch(QueryBatchPointsBuilder::new(col.name.as_str(), requests)),
-            )?;
-            if response.result.len() != sent {
-                return Err(EngineError::op(
-                    ENGINE,
-                    "batch search",
-                    format!("sent {sent} queries, got {} results", response.result.len()),
-                ));
-            }
-            for batch in response.result {
-                let mut out = Vec::with_capacity(k);
-                to_neighbors(batch.result, &mut out)?;
-                results.push(out);
-            }
+        let request = self.query_request(&col.name, query, k, Some(grpc_filter(filter)));
+        let response = self.run("filtered search", self.client.query(request))?;
+        to_neighbors(response.result, out)
+    }
+
+    fn batch_search_filtered(
+        &self,
+        queries: &[f32],
+        dim: usize,
+        k: usize,
+        filters: &[Predicate],
+    ) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let col = self.collection("filtered batch search")?;
+        if dim != col.dim || queries.len() != filters.len() * dim {
+            return Err(rows::mismatch(
+                ENGINE,
+                "filtered batch search",
+                col.dim,
+                filters.len(),
+                queries.len(),
+            ));
         }
-        Ok(results)
+        self.query_batches("filtered batch search", queries, k, Some(filters))
     }
 
     /// With `--server-storage`, from `<storage>/collections/<name>`: index = the segments'

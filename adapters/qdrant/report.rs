@@ -59,6 +59,16 @@ impl QdrantEngine {
         out.insert("search_params".into(), self.search.to_json());
         if let Some(col) = &self.collection {
             self.describe_collection(col, &mut out);
+            if col.attributes.is_some() {
+                out.insert(
+                    "filter_strategy".into(),
+                    qfilter::strategy(
+                        col.settings.full_scan_threshold.kb,
+                        col.dim,
+                        &col.payload_indexes,
+                    ),
+                );
+            }
         }
         if let Some(dir) = &self.server_storage {
             out.insert("server_storage".into(), json!(dir.display().to_string()));

@@ -1,6 +1,9 @@
 //! Building requests from the shared [`crate::adapters::qdrant_settings`] and reading answers.
 
+use qdrant_client::qdrant::{Condition as QCondition, Range};
+
 use super::*;
+use crate::filter::Condition as FilterCondition;
 
 /// A parameter rejected by [`crate::adapters::qdrant_settings`], as this engine reports it.
 pub(super) fn bad_param(err: SettingsError) -> EngineError {
@@ -163,4 +166,37 @@ pub(super) fn to_neighbors(points: Vec<ScoredPoint>, out: &mut Vec<Neighbor>) ->
         }
     }
     Ok(())
+}
+
+/// Doubles hold every integer up to 2^53 exactly; Qdrant's gRPC range bounds are doubles.
+const EXACT_IN_F64: i64 = 1 << 53;
+
+/// Whether every range bound of `predicate` converts to a double without rounding.
+pub(super) fn range_is_exact(predicate: &Predicate) -> bool {
+    predicate.all.iter().all(|c| match c {
+        FilterCondition::Equals { .. } => true,
+        FilterCondition::Range { gte, lt, .. } => {
+            (-EXACT_IN_F64..=EXACT_IN_F64).contains(gte)
+                && (-EXACT_IN_F64..=EXACT_IN_F64).contains(lt)
+        }
+    })
+}
+
+/// The predicate as a gRPC filter: one `must` condition per condition, `match` on a keyword
+/// for equality and `range` (gte/lt) on an integer: the same filter as
+/// [`crate::adapters::qdrant_settings::filter::filter_json`] writes for the edge adapter.
+pub(crate) fn grpc_filter(predicate: &Predicate) -> Filter {
+    Filter::must(predicate.all.iter().map(|c| match c {
+        FilterCondition::Equals { field, value } => {
+            QCondition::matches(field.as_str(), value.clone())
+        }
+        FilterCondition::Range { field, gte, lt } => QCondition::range(
+            field.as_str(),
+            Range {
+                gte: Some(*gte as f64),
+                lt: Some(*lt as f64),
+                ..Range::default()
+            },
+        ),
+    }))
 }

@@ -156,6 +156,8 @@ fn edge_and_server_record_the_same_settings() {
                         dim,
                         settings,
                         loaded: 0,
+                        attributes: None,
+                        payload_indexes: Vec::new(),
                     });
                     let recorded_edge = edge.describe()["build_settings"].clone();
                     let recorded_server = server.describe()["build_settings"].clone();
@@ -271,6 +273,8 @@ fn search_settings_are_the_shared_ones() {
         dim: 8,
         settings: BuildSettings::parse(&ParamMap::new(), Target::Server, 100, 8).unwrap(),
         loaded: 0,
+        attributes: None,
+        payload_indexes: Vec::new(),
     });
     let err = engine
         .set_search_params(&map(&[("rescore", ParamValue::Bool(true))]))
@@ -312,4 +316,60 @@ fn config_parses() {
             BuildSettings::parse(&build, Target::Server, 1000, 16).unwrap();
         }
     }
+}
+
+/// The gRPC filter carries every condition of the predicate as a `must` condition: keyword
+/// equality as a `match`, an integer window as a `range` with both bounds; bounds a double
+/// cannot hold exactly are refused before the build.
+#[test]
+fn predicates_become_must_filters() {
+    use crate::filter::Condition as FilterCondition;
+    use qdrant_client::qdrant::condition::ConditionOneOf;
+    use qdrant_client::qdrant::r#match::MatchValue;
+
+    let predicate = Predicate {
+        all: vec![
+            FilterCondition::Equals {
+                field: "label".into(),
+                value: "l17".into(),
+            },
+            FilterCondition::Range {
+                field: "price".into(),
+                gte: -5,
+                lt: 1 << 40,
+            },
+        ],
+    };
+    let filter = grpc_filter(&predicate);
+    assert!(filter.should.is_empty() && filter.must_not.is_empty());
+    assert_eq!(filter.must.len(), 2);
+    let fields: Vec<_> = filter
+        .must
+        .iter()
+        .map(|c| match c.condition_one_of.as_ref() {
+            Some(ConditionOneOf::Field(f)) => f.clone(),
+            other => panic!("not a field condition: {other:?}"),
+        })
+        .collect();
+    assert_eq!(fields[0].key, "label");
+    assert_eq!(
+        fields[0].r#match.as_ref().and_then(|m| m.match_value.clone()),
+        Some(MatchValue::Keyword("l17".into()))
+    );
+    assert_eq!(fields[1].key, "price");
+    let range = fields[1].range.expect("range condition");
+    assert_eq!(
+        (range.gte, range.lt, range.gt, range.lte),
+        (Some(-5.0), Some((1u64 << 40) as f64), None, None)
+    );
+
+    assert!(range_is_exact(&predicate));
+    let huge = Predicate {
+        all: vec![FilterCondition::Range {
+            field: "price".into(),
+            gte: 0,
+            lt: (1 << 53) + 1,
+        }],
+    };
+    assert!(!range_is_exact(&huge));
 }

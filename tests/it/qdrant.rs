@@ -319,3 +319,41 @@ fn build_params_are_checked() {
     assert!(text.contains("\"quantization\":\"int8\""), "{text}");
     engine.close().expect("close");
 }
+
+/// Filtered search through payloads, keyword/integer payload indexes and `must` filters:
+/// every case keeps to its predicate, single calls and batches alike, before and after
+/// writes (an upsert resends the payload), with thresholds low enough that segments are
+/// searched through their graphs.
+#[test]
+#[cfg_attr(
+    not(engine_runs = "qdrant"),
+    ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
+)]
+fn filtered_search_keeps_to_the_predicate() {
+    let url = server_url();
+    let mut engine = qdrant::open(&options(&url, true)).expect("open");
+    engine
+        .set_search_params(&params(&[("hnsw_ef", ParamValue::Int(128))]))
+        .expect("search params");
+    crate::filtered::check_filtered_search(
+        engine.as_mut(),
+        spec(
+            &unique_name("filtered"),
+            0,
+            0,
+            params(&[
+                ("indexing_threshold", ParamValue::Int(1)),
+                ("full_scan_threshold", ParamValue::Int(1)),
+            ]),
+        ),
+        0.9,
+    );
+    let described = engine.describe();
+    assert!(
+        described["filter_strategy"]["payload_indexes"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty()),
+        "{described:?}"
+    );
+    engine.close().expect("close");
+}
