@@ -100,8 +100,10 @@ pub fn merge_logs(logs: &[(&Path, &[u8])]) -> Result<(Histogram<u64>, usize), Re
                 let raw = base64::engine::general_purpose::STANDARD
                     .decode(h.encoded_histogram())
                     .map_err(|e| bad(format!("bad histogram encoding: {e}")))?;
+                let plain =
+                    checked_v2_histogram(&raw).map_err(|m| bad(format!("bad histogram: {m}")))?;
                 let hist: Histogram<u64> = deserializer
-                    .deserialize(&mut raw.as_slice())
+                    .deserialize(&mut plain.as_slice())
                     .map_err(|e| bad(format!("bad histogram: {e}")))?;
                 if scale == 1 {
                     total.add(&hist).map_err(|e| bad(e.to_string()))?;
@@ -123,6 +125,57 @@ pub fn merge_logs(logs: &[(&Path, &[u8])]) -> Result<(Histogram<u64>, usize), Re
     Ok((total, intervals))
 }
 
+/// HdrHistogram's V2 encoding: a cookie, then (compressed form) a length and a zlib stream
+/// holding the plain form, whose 40-byte header claims its payload's length.
+/// The cookies carry the word size (`| 0x10`), as `hdrhistogram` writes and expects them.
+const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
+const V2_HEADER_LEN: usize = 40;
+/// Far above any real interval histogram (1 ns .. 1 h at 3 digits encodes in under 0.5 MB).
+const MAX_DECOMPRESSED_HISTOGRAM: u64 = 64 << 20;
+
+/// The plain V2 form of an encoded histogram, with the payload length its header claims
+/// checked against the bytes that are really there. The `hdrhistogram` deserializer allocates
+/// the claimed length before reading, so a corrupt or hostile log claiming 4 GB would abort
+/// the process (found by the `interval_log` fuzz target).
+fn checked_v2_histogram(raw: &[u8]) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let word = |b: &[u8], at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    };
+    let cookie = word(raw, 0).ok_or("shorter than its cookie")?;
+    let plain = match cookie {
+        V2_COOKIE => raw.to_vec(),
+        V2_COMPRESSED_COOKIE => {
+            let len = word(raw, 4).ok_or("shorter than its length field")? as usize;
+            let stream = raw
+                .get(8..8usize.saturating_add(len))
+                .ok_or_else(|| format!("claims {len} compressed bytes, holds {}", raw.len() - 8))?;
+            let mut plain = Vec::new();
+            flate2::read::ZlibDecoder::new(stream)
+                .take(MAX_DECOMPRESSED_HISTOGRAM + 1)
+                .read_to_end(&mut plain)
+                .map_err(|e| format!("not a zlib stream: {e}"))?;
+            if plain.len() as u64 > MAX_DECOMPRESSED_HISTOGRAM {
+                return Err(format!(
+                    "decompresses to more than {MAX_DECOMPRESSED_HISTOGRAM} bytes"
+                ));
+            }
+            plain
+        }
+        other => return Err(format!("unknown cookie {other:#x}")),
+    };
+    if word(&plain, 0) != Some(V2_COOKIE) {
+        return Err("the compressed form does not hold a V2 histogram".into());
+    }
+    let claimed = word(&plain, 4).ok_or("shorter than its header")? as usize;
+    let held = plain.len().saturating_sub(V2_HEADER_LEN);
+    if plain.len() < V2_HEADER_LEN || claimed > held {
+        return Err(format!("claims a {claimed}-byte payload, holds {held}"));
+    }
+    Ok(plain)
+}
+
 /// True when the log's leading comment lines name microseconds (ragdbeval's logs before
 /// values were recorded in nanoseconds).
 fn header_says_microseconds(bytes: &[u8]) -> bool {
@@ -136,6 +189,7 @@ fn header_says_microseconds(bytes: &[u8]) -> bool {
 mod tests {
     use super::*;
     use crate::metrics::latency::record;
+    use hdrhistogram::serialization::Serializer as _;
 
     #[test]
     fn logs_round_trip_and_merge() {
@@ -164,6 +218,49 @@ mod tests {
         assert_eq!(merged.max(), b.max());
         assert_eq!(merged.min(), 1000, "1 µs is 1000 ns");
         assert!(merge(&[&dir.path().join("missing.hlog")]).is_err());
+    }
+
+    /// A histogram whose header claims a payload far larger than it holds is refused before
+    /// anything that size is allocated (the `interval_log` fuzz target found the abort).
+    #[test]
+    fn claimed_payload_lengths_are_checked() {
+        let mut h = new_histogram();
+        h.record(1234).unwrap();
+        let mut plain = Vec::new();
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(&h, &mut plain)
+            .unwrap();
+        assert!(checked_v2_histogram(&plain).is_ok());
+        let mut lying = plain.clone();
+        lying[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
+        let err = checked_v2_histogram(&lying).unwrap_err();
+        assert!(err.contains("claims a 4294967295-byte payload"), "{err}");
+
+        let mut compressed = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&h, &mut compressed)
+            .unwrap();
+        assert_eq!(checked_v2_histogram(&compressed).unwrap(), plain);
+        // The same lie inside the zlib stream.
+        let mut deflated = Vec::new();
+        {
+            use std::io::Write as _;
+            let mut z = flate2::write::ZlibEncoder::new(&mut deflated, flate2::Compression::fast());
+            z.write_all(&lying).unwrap();
+            z.finish().unwrap();
+        }
+        let mut framed = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        framed.extend((deflated.len() as u32).to_be_bytes());
+        framed.extend(&deflated);
+        assert!(checked_v2_histogram(&framed).is_err());
+        let mut short = framed.clone();
+        short[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert!(
+            checked_v2_histogram(&short)
+                .unwrap_err()
+                .contains("compressed bytes")
+        );
+        assert!(checked_v2_histogram(&[0x1c, 0x84]).is_err());
     }
 
     /// Logs written when values were whole microseconds are scaled to nanoseconds on merge.
