@@ -398,10 +398,11 @@ pub struct BenchArgs {
     /// Seed of the generated attributes and predicates.
     #[arg(long, default_value_t = 42)]
     pub filter_seed: u64,
-    /// Point attributes from a JSONL file: one object per line, `id` (train row) and one
-    /// member per attribute (strings: keywords; integers: ranges). Use with
+    /// Point attributes from a JSONL file (one object per line, `id` (train row) and one
+    /// member per attribute; strings: keywords, integers: ranges) or a Parquet file with the
+    /// same columns (e.g. VectorDBBench's scalar_labels.parquet). Use with
     /// `--filter FIELD=VALUE` or `--filter FIELD=LO..HI`.
-    #[arg(long, value_name = "FILE.jsonl")]
+    #[arg(long, value_name = "FILE.jsonl|FILE.parquet")]
     pub attributes: Option<PathBuf>,
     /// Points per insert request.
     #[arg(long, default_value_t = 1000, value_parser = parse_count)]
@@ -547,7 +548,7 @@ pub struct GtArgs {
     #[arg(long, default_value_t = 42)]
     pub filter_seed: u64,
     /// See `bench --attributes`.
-    #[arg(long, value_name = "FILE.jsonl")]
+    #[arg(long, value_name = "FILE.jsonl|FILE.parquet")]
     pub attributes: Option<PathBuf>,
     /// Output HDF5 file (train, test and the new neighbors/distances); required without
     /// --runbook.

@@ -13,6 +13,7 @@
 
 pub mod file;
 pub mod generate;
+mod parquet;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -450,7 +451,7 @@ impl FilterSpec {
             seed: self.seed,
         };
         let base = match (&self.attributes, carried) {
-            (Some(path), _) => file::read_jsonl(path, train.len())?,
+            (Some(path), _) => file::read_attributes(path, train.len())?,
             (None, Some(a)) => a.clone(),
             (None, None) => Attributes::new(train.len()),
         };
