@@ -490,11 +490,33 @@ pub fn metric(
     b: &[f64],
     alpha: f64,
 ) -> MetricComparison {
+    metric_with(
+        name,
+        higher_is_better,
+        a,
+        b,
+        alpha,
+        BOOTSTRAP_RESAMPLES,
+        BOOTSTRAP_SEED,
+    )
+}
+
+/// [`metric`] with the bootstrap's resamples and seed chosen by the caller (`eval compare`
+/// takes both as options; the seeds' A/B framework resamples 1000 times).
+pub fn metric_with(
+    name: &str,
+    higher_is_better: bool,
+    a: &[f64],
+    b: &[f64],
+    alpha: f64,
+    resamples: usize,
+    seed: u64,
+) -> MetricComparison {
     let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
     let t = paired_t(&diffs);
     let w = wilcoxon(&diffs);
-    let mut rng = SplitMix64::new(BOOTSTRAP_SEED);
-    let ci95 = bootstrap_mean_ci(&diffs, BOOTSTRAP_RESAMPLES, 0.95, |n| {
+    let mut rng = SplitMix64::new(seed);
+    let ci95 = bootstrap_mean_ci(&diffs, resamples, 0.95, |n| {
         rng.below(n as u64) as usize
     });
     let delta = mean(b) - mean(a);
