@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::export::html::{escape, table};
 use crate::results::compare::{Comparison, MetricComparison, StepComparison};
 
-const METRIC_HEADER: [&str; 9] = [
+pub(crate) const METRIC_HEADER: [&str; 9] = [
     "metric",
     "A",
     "B",
@@ -18,7 +18,7 @@ const METRIC_HEADER: [&str; 9] = [
     "verdict",
 ];
 
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if v == 0.0 || (v.abs() >= 1e-3 && v.abs() < 1e5) {
         format!("{v:.4}")
     } else {
@@ -30,7 +30,7 @@ fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), num)
 }
 
-fn p_value(v: Option<f64>) -> String {
+pub(crate) fn p_value(v: Option<f64>) -> String {
     match v {
         None => "–".into(),
         // Below the normal tail's resolution in f64 (stats.rs): far below any α.
@@ -40,7 +40,7 @@ fn p_value(v: Option<f64>) -> String {
     }
 }
 
-fn metric_row(m: &MetricComparison) -> Vec<String> {
+pub(crate) fn metric_row(m: &MetricComparison) -> Vec<String> {
     vec![
         m.metric.clone(),
         num(m.mean_a),
@@ -133,7 +133,7 @@ fn header(c: &Comparison) -> Vec<String> {
     lines
 }
 
-fn aligned(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
+pub(crate) fn aligned(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
     let mut widths: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (w, cell) in widths.iter_mut().zip(r) {
@@ -172,7 +172,7 @@ pub fn text(c: &Comparison) -> String {
     out
 }
 
-fn md_table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
+pub(crate) fn md_table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
     let _ = writeln!(out, "| {} |", head.join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
     for r in rows {

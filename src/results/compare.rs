@@ -516,9 +516,7 @@ pub fn metric_with(
     let t = paired_t(&diffs);
     let w = wilcoxon(&diffs);
     let mut rng = SplitMix64::new(seed);
-    let ci95 = bootstrap_mean_ci(&diffs, resamples, 0.95, |n| {
-        rng.below(n as u64) as usize
-    });
+    let ci95 = bootstrap_mean_ci(&diffs, resamples, 0.95, |n| rng.below(n as u64) as usize);
     let delta = mean(b) - mean(a);
     let verdict = match w {
         Some(w) if w.p < alpha && delta != 0.0 => {

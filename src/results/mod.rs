@@ -5,6 +5,7 @@
 //! why it stopped.
 
 pub mod compare;
+pub mod eval_compare;
 pub mod histlog;
 pub mod load;
 pub mod manifest;
