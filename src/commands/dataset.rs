@@ -1,11 +1,11 @@
-//! `ragdbeval dataset ...`: list, info, download, make, gt, subset.
+//! `ragdbeval dataset ...`: list, info, download, make, gt, subset, qrels.
 
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
 use super::bench::{load_options, resolve_runbook};
-use crate::cli::{DatasetCommand, GtArgs, MakeArgs, SubsetArgs};
+use crate::cli::{DatasetCommand, GtArgs, MakeArgs, QrelsArgs, SubsetArgs};
 use crate::dataset::{self, Dataset, LoadOptions, download, hdf5, registry};
 use crate::output::progress;
 use crate::runner::ground_truth;
@@ -37,6 +37,7 @@ pub fn run(cmd: DatasetCommand) -> anyhow::Result<ExitCode> {
         DatasetCommand::Make(args) => make(args),
         DatasetCommand::Gt(args) => gt(args),
         DatasetCommand::Subset(args) => subset(args),
+        DatasetCommand::Qrels(args) => qrels(args),
     }
 }
 
@@ -229,6 +230,44 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
         rayon::current_num_threads()
     );
     println!("wrote {}", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The deepest ground truth ragdbeval computes (as `bench` and `dataset gt`).
+const MAX_QRELS_K: usize = 1000;
+
+/// `dataset qrels`: the dataset's exact ground truth (loaded or computed as `bench` does,
+/// so the truth a `--runbook build-search` run is scored against) as TREC qrels.
+fn qrels(args: QrelsArgs) -> anyhow::Result<ExitCode> {
+    if args.k > MAX_QRELS_K {
+        bail!(
+            "-k {} is above {MAX_QRELS_K}, the deepest ground truth ragdbeval computes",
+            args.k
+        );
+    }
+    // Before the ground truth is computed, not after.
+    crate::export::trec::check_writable(&args.out)?;
+    let opts = load_options(&args.source, args.k, args.quiet)?;
+    let ds = dataset::load(&args.source.dataset, &opts)
+        .with_context(|| format!("loading dataset `{}`", args.source.dataset))?;
+    if ds.ground_truth.k < args.k {
+        bail!(
+            "the dataset's ground truth has depth {} but -k asks for {}; recompute it with \
+             `ragdbeval dataset gt --dataset {} -k {} --out FILE`",
+            ds.ground_truth.k,
+            args.k,
+            args.source.dataset,
+            args.k
+        );
+    }
+    let lines = crate::export::trec::write_qrels_file(&args.out, &ds.ground_truth, args.k)?;
+    println!(
+        "qrels: the {} nearest neighbours of {} queries of {} ({lines} judgments), wrote {}",
+        args.k,
+        ds.test.len(),
+        ds.name,
+        args.out.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
