@@ -33,8 +33,7 @@ pub const STOPWORDS: &[&str] = &[
     "his", "how", "i", "if", "in", "into", "is", "it", "its", "may", "me", "might", "my", "no",
     "nor", "not", "of", "on", "or", "our", "she", "should", "so", "such", "than", "that", "their",
     "them", "then", "there", "these", "they", "this", "those", "to", "us", "was", "we", "were",
-    "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you",
-    "your",
+    "what", "when", "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your",
 ];
 
 /// Python's `string.punctuation`: the only characters the SQuAD script removes. Other

@@ -87,7 +87,9 @@ fn qrels_list_the_first_k_neighbours_without_padding() {
 
 #[test]
 fn tags_are_one_column() {
-    let build: ParamMap = [("m".to_string(), ParamValue::Int(16))].into_iter().collect();
+    let build: ParamMap = [("m".to_string(), ParamValue::Int(16))]
+        .into_iter()
+        .collect();
     let search: ParamMap = [
         ("hnsw_ef".to_string(), ParamValue::Int(64)),
         ("exact".to_string(), ParamValue::Bool(false)),
@@ -99,7 +101,12 @@ fn tags_are_one_column() {
         "qdrant-edge:m=16:exact=false,hnsw_ef=64"
     );
     assert_eq!(
-        run_tag("exact", &ParamMap::new(), &ParamMap::new(), Some("label 1%")),
+        run_tag(
+            "exact",
+            &ParamMap::new(),
+            &ParamMap::new(),
+            Some("label 1%")
+        ),
         "exact:-:-:label_1%"
     );
 }

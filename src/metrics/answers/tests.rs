@@ -10,32 +10,146 @@ fn close(a: f64, b: f64) -> bool {
 
 /// prediction, gold answers, normalised prediction, EM, F1, as the SQuAD v1.1 script gives
 /// them.
-type SquadCase = (&'static str, &'static [&'static str], &'static str, f64, f64);
+type SquadCase = (
+    &'static str,
+    &'static [&'static str],
+    &'static str,
+    f64,
+    f64,
+);
 
 const SQUAD_V11: &[SquadCase] = &[
-    ("The Eiffel Tower", &["Eiffel Tower"], "eiffel tower", 1.0, 1.0),
-    ("in 1889, the tower opened", &["1889"], "in 1889 tower opened", 0.0, 0.4),
-    ("Denver Broncos", &["Denver Broncos", "The Denver Broncos", "Broncos"], "denver broncos", 1.0, 1.0),
-    ("Carolina Panthers won", &["Denver Broncos"], "carolina panthers won", 0.0, 0.0),
+    (
+        "The Eiffel Tower",
+        &["Eiffel Tower"],
+        "eiffel tower",
+        1.0,
+        1.0,
+    ),
+    (
+        "in 1889, the tower opened",
+        &["1889"],
+        "in 1889 tower opened",
+        0.0,
+        0.4,
+    ),
+    (
+        "Denver Broncos",
+        &["Denver Broncos", "The Denver Broncos", "Broncos"],
+        "denver broncos",
+        1.0,
+        1.0,
+    ),
+    (
+        "Carolina Panthers won",
+        &["Denver Broncos"],
+        "carolina panthers won",
+        0.0,
+        0.0,
+    ),
     ("a an the", &["the answer"], "", 0.0, 0.0),
-    ("Santa Clara, California!", &["Santa Clara, California", "Levi's Stadium"], "santa clara california", 1.0, 1.0),
-    ("Levis Stadium in Santa Clara", &["Levi's Stadium"], "levis stadium in santa clara", 0.0, 0.5714285714285715),
-    ("theatre and anthem", &["the theatre", "anthem"], "theatre and anthem", 0.0, 0.5),
-    ("New York New York", &["New York"], "new york new york", 0.0, 0.6666666666666666),
-    ("the the cat sat on the mat", &["cat on mat", "a cat"], "cat sat on mat", 0.0, 0.8571428571428571),
+    (
+        "Santa Clara, California!",
+        &["Santa Clara, California", "Levi's Stadium"],
+        "santa clara california",
+        1.0,
+        1.0,
+    ),
+    (
+        "Levis Stadium in Santa Clara",
+        &["Levi's Stadium"],
+        "levis stadium in santa clara",
+        0.0,
+        0.5714285714285715,
+    ),
+    (
+        "theatre and anthem",
+        &["the theatre", "anthem"],
+        "theatre and anthem",
+        0.0,
+        0.5,
+    ),
+    (
+        "New York New York",
+        &["New York"],
+        "new york new york",
+        0.0,
+        0.6666666666666666,
+    ),
+    (
+        "the the cat sat on the mat",
+        &["cat on mat", "a cat"],
+        "cat sat on mat",
+        0.0,
+        0.8571428571428571,
+    ),
     ("U.S.A.", &["USA"], "usa", 1.0, 1.0),
-    ("half-time show", &["halftime show"], "halftime show", 1.0, 1.0),
-    ("Über Straße", &["über strasse", "ÜBER STRASSE"], "über straße", 0.0, 0.5),
-    ("“quoted” text — dash", &["quoted text dash", "“quoted” text"], "“quoted” text — dash", 0.0, 0.6666666666666666),
-    ("  spaced\tout\nanswer  ", &["spaced out answer"], "spaced out answer", 1.0, 1.0),
+    (
+        "half-time show",
+        &["halftime show"],
+        "halftime show",
+        1.0,
+        1.0,
+    ),
+    (
+        "Über Straße",
+        &["über strasse", "ÜBER STRASSE"],
+        "über straße",
+        0.0,
+        0.5,
+    ),
+    (
+        "“quoted” text — dash",
+        &["quoted text dash", "“quoted” text"],
+        "“quoted” text — dash",
+        0.0,
+        0.6666666666666666,
+    ),
+    (
+        "  spaced\tout\nanswer  ",
+        &["spaced out answer"],
+        "spaced out answer",
+        1.0,
+        1.0,
+    ),
     ("Ωmega the_end", &["ωmega theend"], "ωmega theend", 1.0, 1.0),
-    ("1,000,000 dollars", &["1000000 dollars", "one million dollars"], "1000000 dollars", 1.0, 1.0),
-    ("An apple a day", &["apple day", "an apple"], "apple day", 1.0, 1.0),
-    ("Beyoncé Knowles", &["Beyonce Knowles"], "beyoncé knowles", 0.0, 0.5),
-    ("x y z x y z", &["x x y", "z"], "x y z x y z", 0.0, 0.6666666666666666),
+    (
+        "1,000,000 dollars",
+        &["1000000 dollars", "one million dollars"],
+        "1000000 dollars",
+        1.0,
+        1.0,
+    ),
+    (
+        "An apple a day",
+        &["apple day", "an apple"],
+        "apple day",
+        1.0,
+        1.0,
+    ),
+    (
+        "Beyoncé Knowles",
+        &["Beyonce Knowles"],
+        "beyoncé knowles",
+        0.0,
+        0.5,
+    ),
+    (
+        "x y z x y z",
+        &["x x y", "z"],
+        "x y z x y z",
+        0.0,
+        0.6666666666666666,
+    ),
     ("the€ price", &["€ price"], "€ price", 1.0, 1.0),
     ("a_b c", &["ab c"], "ab c", 1.0, 1.0),
-    ("the-answer is an-swer", &["theanswer", "answer"], "theanswer is answer", 0.0, 0.5),
+    (
+        "the-answer is an-swer",
+        &["theanswer", "answer"],
+        "theanswer is answer",
+        0.0,
+        0.5,
+    ),
 ];
 
 #[test]
@@ -51,9 +165,15 @@ fn exact_match_and_f1_agree_with_the_squad_script() {
 
 #[test]
 fn normalisation_follows_squad() {
-    assert_eq!(normalize_answer("The  Quick, brown FOX!"), "quick brown fox");
+    assert_eq!(
+        normalize_answer("The  Quick, brown FOX!"),
+        "quick brown fox"
+    );
     // Articles only as whole words: not inside `theatre`, `another` or `anna`.
-    assert_eq!(normalize_answer("theatre another anna"), "theatre another anna");
+    assert_eq!(
+        normalize_answer("theatre another anna"),
+        "theatre another anna"
+    );
     // Punctuation goes first, so `the-end` is one word `theend`.
     assert_eq!(normalize_answer("the-end"), "theend");
     assert_eq!(normalize_answer(" a  an\tthe\n"), "");
@@ -72,7 +192,10 @@ fn exact_match_by_hand() {
 #[test]
 fn token_f1_by_hand() {
     // prediction [cat sat on mat] vs gold [cat on mat]: common 3, P 3/4, R 1, F1 6/7.
-    assert!(close(token_f1("the cat sat on the mat", "a cat on a mat"), 6.0 / 7.0));
+    assert!(close(
+        token_f1("the cat sat on the mat", "a cat on a mat"),
+        6.0 / 7.0
+    ));
     // Counts: [x x y] vs [x y y]: common x1 y1 = 2, P = R = 2/3.
     assert!(close(token_f1("x x y", "x y y"), 2.0 / 3.0));
     assert_eq!(token_f1("alpha", "beta"), 0.0);
@@ -183,7 +306,10 @@ fn score_answer_fills_what_is_defined() {
 
 #[test]
 fn stopwords_are_sorted_normalised_and_without_articles() {
-    assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]), "sorted, no repeats");
+    assert!(
+        STOPWORDS.windows(2).all(|w| w[0] < w[1]),
+        "sorted, no repeats"
+    );
     for w in STOPWORDS {
         assert_eq!(normalize_answer(w), *w, "{w} survives normalisation");
     }
