@@ -43,7 +43,9 @@ Examples:
   ragdbeval dataset gt --dataset sift1m --runbook default -k 100
   ragdbeval dataset qrels --dataset sift1m -k 10 --out sift-k10.qrels
       The 10 true nearest neighbours of each query as TREC qrels, to score a
-      `bench --runbook build-search --trec-run` file with `ragdbeval eval` or trec_eval.";
+      `bench --runbook build-search --trec-run` file with `ragdbeval eval` or trec_eval.
+  ragdbeval dataset qrels --dataset sift1m --runbook default --out steps.qrels
+      The truth of each search step of the default runbook: steps.1.qrels, ...";
 
 /// Benchmark vector databases: recall against exact ground truth, latency, throughput,
 /// build time, index size, RAM and CPU, written to result files that can be compared.
@@ -449,12 +451,13 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_sidecar: bool,
     /// Also write the searches as a TREC run file (`qid Q0 docid rank score tag`), to score
-    /// with `ragdbeval eval` or trec_eval against `ragdbeval dataset qrels`. qid: the query's
-    /// 0-based index in the test set; docid: the point id; score: the negated distance,
-    /// nudged where needed so that sorting by score gives the engine's order exactly; tag:
-    /// ENGINE:BUILD:SEARCH parameters. A run of several search measurements (sweeps, runbook
-    /// steps, build configurations, filter levels) writes one file each, numbered as
-    /// `report` lists them: run.trec → run.1.trec, run.2.trec, ... Made from the sidecar.
+    /// with `ragdbeval eval` or trec_eval against `ragdbeval dataset qrels` (given the same
+    /// --runbook unless it is build-search). qid: the query's 0-based index in the test set;
+    /// docid: the point id; score: the negated distance, nudged where needed so that sorting
+    /// by score gives the engine's order exactly; tag: ENGINE:BUILD:SEARCH parameters. A run
+    /// of several search measurements (sweeps, runbook steps, build configurations, filter
+    /// levels) writes one file each, numbered as `report` lists them: run.trec → run.1.trec,
+    /// run.2.trec, ... Made from the sidecar.
     #[arg(long, value_name = "FILE", conflicts_with = "no_sidecar")]
     pub trec_run: Option<PathBuf>,
     /// Parent directory for in-process engines' files (default: the system temp dir).
@@ -518,6 +521,12 @@ pub struct QrelsArgs {
     /// at most 1000).
     #[arg(short = 'k', long, default_value_t = 10, value_parser = parse_count)]
     pub k: usize,
+    /// The truth of every search step of this runbook (`default`, `build-search` or a TOML
+    /// file), as `bench` scores them, one qrels file per search step numbered like
+    /// `--trec-run` files (q.qrels → q.1.qrels, ...; one search step: the file itself).
+    /// Without it: the whole dataset's truth (what `--runbook build-search` searches).
+    #[arg(long)]
+    pub runbook: Option<String>,
     /// Output qrels file (written atomically).
     #[arg(long, short = 'o')]
     pub out: PathBuf,

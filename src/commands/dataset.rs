@@ -247,9 +247,15 @@ fn qrels(args: QrelsArgs) -> anyhow::Result<ExitCode> {
     }
     // Before the ground truth is computed, not after.
     crate::export::trec::check_writable(&args.out)?;
-    let opts = load_options(&args.source, args.k, args.quiet)?;
+    // The depth `bench` loads and caches truths at by default (--gt-k 100), so that both
+    // share the dataset's computed truth and the runbook's cached step truths.
+    let depth = args.k.max(100).min(MAX_QRELS_K);
+    let opts = load_options(&args.source, depth, args.quiet)?;
     let ds = dataset::load(&args.source.dataset, &opts)
         .with_context(|| format!("loading dataset `{}`", args.source.dataset))?;
+    if let Some(name) = &args.runbook {
+        return runbook_qrels(&args, name, &ds, &opts, depth);
+    }
     if ds.ground_truth.k < args.k {
         bail!(
             "the dataset's ground truth has depth {} but -k asks for {}; recompute it with \
@@ -268,6 +274,51 @@ fn qrels(args: QrelsArgs) -> anyhow::Result<ExitCode> {
         ds.name,
         args.out.display()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dataset qrels --runbook`: the truth of each search step of the runbook (the live points
+/// at that step), one qrels file each.
+fn runbook_qrels(
+    args: &QrelsArgs,
+    name: &str,
+    ds: &Dataset,
+    opts: &LoadOptions,
+    depth: usize,
+) -> anyhow::Result<ExitCode> {
+    let runbook = resolve_runbook(name)?;
+    let steps = runbook
+        .resolve(ds.train.len())
+        .with_context(|| format!("runbook `{name}`"))?;
+    let cache = ground_truth::cache_path(&opts.cache_dir, ds, &steps, depth);
+    let truths = ground_truth::step_truths(
+        ds,
+        &steps,
+        depth,
+        Some(&cache),
+        &*progress::terminal(args.quiet),
+    )
+    .context("computing the ground truth of the runbook's search steps")?;
+    let searched: Vec<(usize, &crate::groundtruth::GroundTruth)> = steps
+        .iter()
+        .zip(&truths)
+        .enumerate()
+        .filter(|(_, (step, _))| matches!(step, crate::runbook::Resolved::Search { .. }))
+        .filter_map(|(i, (_, truth))| truth.as_deref().map(|t| (i + 1, t)))
+        .collect();
+    if searched.is_empty() {
+        bail!("runbook `{name}` has no search step");
+    }
+    for (n, (runbook_step, truth)) in searched.iter().enumerate() {
+        let path = crate::export::trec::run_path(&args.out, n + 1, searched.len() > 1);
+        let lines = crate::export::trec::write_qrels_file(&path, truth, args.k)?;
+        println!(
+            "qrels of runbook step {runbook_step} (search {} of {}): {lines} judgments, wrote {}",
+            n + 1,
+            searched.len(),
+            path.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -83,6 +83,16 @@ fn reported_recalls(result: &Path) -> Vec<f64> {
         .collect()
 }
 
+/// Recall@k from the numbered run files and qrels files `1..=n` paired by number.
+fn recalls_from_pairs(dir: &Path, run: &str, qrels: &str, n: usize, k: usize) -> Vec<f64> {
+    (1..=n)
+        .map(|i| {
+            let judged = read_qrels(&dir.join(format!("{qrels}.{i}.qrels")));
+            recall_at(&read_run(&dir.join(format!("{run}.{i}.trec"))), &judged, k)
+        })
+        .collect()
+}
+
 fn qrels(dir: &Path, k: &str) -> HashMap<String, HashSet<String>> {
     let out = ragdbeval(
         dir,
@@ -263,4 +273,76 @@ fn unwritable_trec_files_fail_before_any_work() {
         "{}",
         stderr(&out)
     );
+}
+
+/// The default runbook searches after a 90 % build, an insert, an update and a delete: each
+/// search has its own truth, and `dataset qrels --runbook default` writes it, numbered like
+/// the run files. Scored against the whole dataset's truth instead, the exact engine would
+/// lose the neighbours that are not live yet.
+#[test]
+fn runbook_qrels_judge_each_search_step_with_its_own_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "-q",
+            "--db",
+            "exact",
+            "--runbook",
+            "default",
+            "--dataset",
+            DATASET,
+            "--warmup",
+            "0",
+            "-k",
+            "5",
+            "--name",
+            "r",
+            "--trec-run",
+            "run.trec",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "dataset",
+            "qrels",
+            "-q",
+            "--dataset",
+            DATASET,
+            "-k",
+            "5",
+            "--runbook",
+            "default",
+            "--out",
+            "steps.qrels",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reported = reported_recalls(&dir.path().join("results/r.json"));
+    assert_eq!(reported, vec![1.0; 4]);
+    assert_eq!(
+        recalls_from_pairs(dir.path(), "run", "steps", 4, 5),
+        reported
+    );
+    // The whole dataset's truth does not judge the search after the 90 % build.
+    let whole = ragdbeval(
+        dir.path(),
+        &[
+            "dataset",
+            "qrels",
+            "-q",
+            "--dataset",
+            DATASET,
+            "-k",
+            "5",
+            "--out",
+            "whole.qrels",
+        ],
+    );
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let first = read_run(&dir.path().join("run.1.trec"));
+    assert!(recall_at(&first, &read_qrels(&dir.path().join("whole.qrels")), 5) < 1.0);
 }
