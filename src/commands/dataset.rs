@@ -249,7 +249,7 @@ fn qrels(args: QrelsArgs) -> anyhow::Result<ExitCode> {
     crate::export::trec::check_writable(&args.out)?;
     // The depth `bench` loads and caches truths at by default (--gt-k 100), so that both
     // share the dataset's computed truth and the runbook's cached step truths.
-    let depth = args.k.max(100).min(MAX_QRELS_K);
+    let depth = args.k.clamp(100, MAX_QRELS_K);
     let opts = load_options(&args.source, depth, args.quiet)?;
     let ds = dataset::load(&args.source.dataset, &opts)
         .with_context(|| format!("loading dataset `{}`", args.source.dataset))?;

@@ -147,8 +147,8 @@ fn f1_of_tokens(prediction: &[String], gold: &[String]) -> f64 {
 /// prediction's tokens and recall over the gold's, combined harmonically.
 ///
 /// Edge cases: both normalise to no tokens → 1.0; exactly one does → 0.0 (the SQuAD 2.0
-/// script's rule; the v1.1 script returns 0 for both empty, which makes an unanswerable
-/// question unanswerable correctly impossible). No shared token → 0.0.
+/// script's rule; the v1.1 script returns 0 for both empty, so that an empty answer to a
+/// question whose gold answer is empty could never score). No shared token → 0.0.
 pub fn token_f1(prediction: &str, gold: &str) -> f64 {
     f1_of_tokens(&answer_tokens(prediction), &answer_tokens(gold))
 }
