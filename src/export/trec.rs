@@ -14,10 +14,10 @@
 //!   scores higher, except where that would not be strictly below the score ranked above it
 //!   (the engine ranked a farther point first, a distance tie, or a result without a
 //!   distance: a point not live at that step, or one failing its filter): there the score is
-//!   the largest double strictly below the previous one. Sorting by score descending, as
-//!   trec_eval does, therefore gives back exactly the engine's order, whatever trec_eval does
-//!   with ties (it has none to break). Scores are written in the shortest form that reads back
-//!   as the same double.
+//!   the largest single-precision float strictly below the previous one (trec_eval holds
+//!   scores as C floats: a smaller step would be a tie there). Sorting by score descending,
+//!   as trec_eval does, therefore gives back exactly the engine's order, whatever trec_eval
+//!   does with ties (it has none to break). Each score is a float written exactly.
 //! - tag: `ENGINE:BUILD:SEARCH`, the build and search parameters as `name=value` joined by
 //!   `,` (`-` for none), then `:FILTER` under `--filter`; whitespace becomes `_`.
 //! - Qrels lines `qid 0 docid 1`: the k exact nearest neighbours of each query, relevance 1.
@@ -49,11 +49,15 @@ pub enum TrecError {
 /// Scores that order like the engine's ranking (module doc): `−distance`, forced strictly
 /// below the previous score where it would not be. `distances[i]` is the recomputed distance
 /// of the result at rank `i + 1`, `None` (or NaN) where there is none.
-pub fn ranking_scores(distances: &[Option<f32>]) -> Vec<f64> {
-    let mut scores: Vec<f64> = Vec::with_capacity(distances.len());
+///
+/// Single precision on purpose: trec_eval (and pytrec_eval) keep a run's scores as C
+/// `float`s, so two scores one double step apart would tie there and be reordered by docid.
+/// One float step apart, they stay in order in every reader.
+pub fn ranking_scores(distances: &[Option<f32>]) -> Vec<f32> {
+    let mut scores: Vec<f32> = Vec::with_capacity(distances.len());
     for d in distances {
         // `+ 0.0` writes a distance of 0 as `0.0`, not `-0.0`.
-        let natural = d.filter(|d| !d.is_nan()).map(|d| -f64::from(d) + 0.0);
+        let natural = d.filter(|d| !d.is_nan()).map(|d| -d + 0.0);
         let score = match (scores.last(), natural) {
             (None, Some(s)) => s,
             // Nothing to go by at the top: 0, and the next results below it.
@@ -64,6 +68,12 @@ pub fn ranking_scores(distances: &[Option<f32>]) -> Vec<f64> {
         scores.push(score);
     }
     scores
+}
+
+/// A score as written: the float's exact value in the shortest decimal that reads back as
+/// the same double (and so as the same float, with no double rounding), e.g. `-0.5`.
+fn score_text(score: f32) -> String {
+    format!("{:?}", f64::from(score))
 }
 
 /// Writes one query's results as run lines (module doc), skipping repeated ids.
@@ -82,7 +92,7 @@ pub fn write_run_query<W: Write>(
             continue;
         }
         rank += 1;
-        writeln!(out, "{qid} Q0 {id} {rank} {score:?} {tag}")?;
+        writeln!(out, "{qid} Q0 {id} {rank} {} {tag}", score_text(*score))?;
     }
     Ok(())
 }
