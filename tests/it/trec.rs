@@ -26,7 +26,11 @@ fn read_run(path: &Path) -> HashMap<String, Vec<(f64, String)>> {
         );
         let score: f64 = cols[4].parse().unwrap();
         if let Some((previous, _)) = results.last() {
-            assert!(score < *previous, "scores must strictly decrease: {line}");
+            // As trec_eval holds them: C floats.
+            assert!(
+                (score as f32) < (*previous as f32),
+                "scores must strictly decrease: {line}"
+            );
         }
         results.push((score, cols[2].to_string()));
     }
@@ -70,8 +74,33 @@ fn recall_at(
     sum / qrels.len() as f64
 }
 
-/// The bench's reported recall of each search step, in order.
-fn reported_recalls(result: &Path) -> Vec<f64> {
+/// Mean NDCG@k with binary gains (trec_eval's `ndcg_cut.k`) over the queries of the qrels:
+/// sensitive to the order of the results, which recall is not.
+fn ndcg_at(
+    run: &HashMap<String, Vec<(f64, String)>>,
+    qrels: &HashMap<String, HashSet<String>>,
+    k: usize,
+) -> f64 {
+    let gain = |i: usize| 1.0 / ((i + 2) as f64).log2();
+    let mut sum = 0.0;
+    for (qid, relevant) in qrels {
+        let mut ranked = run.get(qid).cloned().unwrap_or_default();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+        let dcg: f64 = ranked
+            .iter()
+            .take(k)
+            .enumerate()
+            .filter(|(_, (_, doc))| relevant.contains(doc))
+            .map(|(i, _)| gain(i))
+            .sum();
+        let ideal: f64 = (0..k.min(relevant.len())).map(gain).sum();
+        sum += dcg / ideal;
+    }
+    sum / qrels.len() as f64
+}
+
+/// The bench's reported value of `figure` for each search step, in order.
+fn reported(result: &Path, figure: &str) -> Vec<f64> {
     let value: serde_json::Value = serde_json::from_slice(&std::fs::read(result).unwrap()).unwrap();
     value["configs"]
         .as_array()
@@ -79,8 +108,13 @@ fn reported_recalls(result: &Path) -> Vec<f64> {
         .iter()
         .flat_map(|c| c["steps"].as_array().unwrap().clone())
         .filter(|s| s["phase"] == "search")
-        .map(|s| s["quality"]["recall"].as_f64().unwrap())
+        .map(|s| s["quality"][figure].as_f64().unwrap())
         .collect()
+}
+
+/// The bench's reported recall of each search step, in order.
+fn reported_recalls(result: &Path) -> Vec<f64> {
+    reported(result, "recall")
 }
 
 /// Recall@k from the numbered run files and qrels files `1..=n` paired by number.
@@ -345,4 +379,61 @@ fn runbook_qrels_judge_each_search_step_with_its_own_truth() {
     assert!(whole.status.success(), "{}", stderr(&whole));
     let first = read_run(&dir.path().join("run.1.trec"));
     assert!(recall_at(&first, &read_qrels(&dir.path().join("whole.qrels")), 5) < 1.0);
+}
+
+/// int8 vectors without rescoring: the engine ranks by its approximate distances, so its
+/// answers are out of true-distance order and the run file's scores are nudged to keep its
+/// ranking. NDCG, which depends on that order, comes out as the bench's.
+#[test]
+fn answers_out_of_distance_order_keep_the_engine_ranking() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "-q",
+            "--db",
+            "qdrant-edge",
+            "--runbook",
+            "build-search",
+            "--dataset",
+            "gen:clustered:n=3000,dim=32,queries=100,seed=3",
+            "--warmup",
+            "0",
+            "-k",
+            "10",
+            "--build-param",
+            "quantization=int8",
+            "--search-param",
+            "rescore=false",
+            "--name",
+            "r",
+            "--trec-run",
+            "int8.trec",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "dataset",
+            "qrels",
+            "-q",
+            "--dataset",
+            "gen:clustered:n=3000,dim=32,queries=100,seed=3",
+            "--out",
+            "truth.qrels",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = read_run(&dir.path().join("int8.trec"));
+    let qrels = read_qrels(&dir.path().join("truth.qrels"));
+    let result = dir.path().join("results/r.json");
+    let ndcg = ndcg_at(&run, &qrels, 10);
+    assert!(
+        (ndcg - reported(&result, "ndcg")[0]).abs() < 1e-12,
+        "{ndcg} vs {:?}",
+        reported(&result, "ndcg")
+    );
+    assert!((recall_at(&run, &qrels, 10) - reported_recalls(&result)[0]).abs() < 1e-12);
 }
