@@ -26,6 +26,9 @@ Examples:
       its filter (any violation marks the run invalid).
   ragdbeval bench --db qdrant-edge --filter int-range --filter-sweep --filter-correlation negative
       Recall and QPS from 0.1 % to 99 % selectivity, passing points far from the query.
+  ragdbeval bench --db qdrant-edge --runbook build-search --trec-run run.trec
+      The searches as a TREC run file too; `ragdbeval dataset qrels` writes the
+      judgments it is scored against (with --search-param sweeps: run.1.trec, ...).
   ragdbeval bench --resume results/20261124T101500Z-pgvector-sift-128-euclidean.json
       Continue a run that stopped (server died, deadline, Ctrl-C) where it stopped.";
 
@@ -37,7 +40,12 @@ Examples:
   ragdbeval dataset make --kind clustered -n 100000 --dim 128 --out data/c100k.hdf5
   ragdbeval dataset gt --dataset data/c100k.hdf5 -k 100 --out data/c100k-gt.hdf5
   ragdbeval dataset subset --dataset sift1m --limit 100000 --out data/sift100k.hdf5
-  ragdbeval dataset gt --dataset sift1m --runbook default -k 100";
+  ragdbeval dataset gt --dataset sift1m --runbook default -k 100
+  ragdbeval dataset qrels --dataset sift1m -k 10 --out sift-k10.qrels
+      The 10 true nearest neighbours of each query as TREC qrels, to score a
+      `bench --runbook build-search --trec-run` file with `ragdbeval eval` or trec_eval.
+  ragdbeval dataset qrels --dataset sift1m --runbook default --out steps.qrels
+      The truth of each search step of the default runbook: steps.1.qrels, ...";
 
 /// Benchmark vector databases: recall against exact ground truth, latency, throughput,
 /// build time, index size, RAM and CPU, written to result files that can be compared.
@@ -443,6 +451,16 @@ pub struct BenchArgs {
     /// Do not write the per-query sidecar.
     #[arg(long)]
     pub no_sidecar: bool,
+    /// Also write the searches as a TREC run file (`qid Q0 docid rank score tag`), to score
+    /// with `ragdbeval eval` or trec_eval against `ragdbeval dataset qrels` (given the same
+    /// --runbook unless it is build-search). qid: the query's 0-based index in the test set;
+    /// docid: the point id; score: the negated distance, nudged where needed so that sorting
+    /// by score gives the engine's order exactly; tag: ENGINE:BUILD:SEARCH parameters. A run
+    /// of several search measurements (sweeps, runbook steps, build configurations, filter
+    /// levels) writes one file each, numbered as `report` lists them: run.trec → run.1.trec,
+    /// run.2.trec, ... Made from the sidecar.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_sidecar")]
+    pub trec_run: Option<PathBuf>,
     /// Parent directory for in-process engines' files (default: the system temp dir).
     #[arg(long)]
     pub work_dir: Option<PathBuf>,
@@ -491,6 +509,30 @@ pub enum DatasetCommand {
     Gt(GtArgs),
     /// Keep the first N train vectors and recompute the ground truth.
     Subset(SubsetArgs),
+    /// Write the exact ground truth as TREC qrels (`qid 0 docid 1`: each query's k true
+    /// nearest neighbours), with the qid and docid of `bench --trec-run`.
+    Qrels(QrelsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct QrelsArgs {
+    #[command(flatten)]
+    pub source: DatasetSource,
+    /// True neighbours per query judged relevant (bench's --relevant, which defaults to -k;
+    /// at most 1000).
+    #[arg(short = 'k', long, default_value_t = 10, value_parser = parse_count)]
+    pub k: usize,
+    /// The truth of every search step of this runbook (`default`, `build-search` or a TOML
+    /// file), as `bench` scores them, one qrels file per search step numbered like
+    /// `--trec-run` files (q.qrels → q.1.qrels, ...; one search step: the file itself).
+    /// Without it: the whole dataset's truth (what `--runbook build-search` searches).
+    #[arg(long)]
+    pub runbook: Option<String>,
+    /// Output qrels file (written atomically).
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

@@ -155,6 +155,10 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         );
     }
     let ignored = ignored_server_options(&args, entry.embedded());
+    // An output that cannot be written fails now, not after the benchmark.
+    if let Some(path) = &args.trec_run {
+        crate::export::trec::check_writable(path).context("--trec-run")?;
+    }
 
     // Parameters: the named set, then command-line overrides, then the sweep expansion.
     let config = EngineConfig::parse(entry.config_toml)
@@ -377,6 +381,10 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
     if let Some(s) = sidecar.take() {
         s.finish()?;
     }
+    let trec_runs = match &args.trec_run {
+        Some(base) => write_trec_runs(&plan, &result, &sidecar_path, base)?,
+        None => Vec::new(),
+    };
 
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
@@ -396,6 +404,9 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         Ok(()) => {
             if !args.json {
                 println!("results: {}", result_path.display());
+                for path in &trec_runs {
+                    println!("TREC run: {}", path.display());
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -411,4 +422,23 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
             result_path.display()
         )),
     }
+}
+
+/// `--trec-run`: the run's searches as TREC run files, made from the sidecar just written
+/// (so a resumed run's files hold its earlier attempts' searches too). One measurement
+/// planned: the file given; several: numbered files ([`crate::export::trec::run_path`]),
+/// decided by the plan so that a run that stopped early names its files as a full one would.
+fn write_trec_runs(
+    plan: &BenchPlan,
+    result: &RunResult,
+    sidecar: &std::path::Path,
+    base: &std::path::Path,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let search_steps = plan
+        .steps
+        .iter()
+        .filter(|s| matches!(s, crate::runbook::Resolved::Search { .. }))
+        .count();
+    let planned = plan.builds.len() * search_steps * plan.searches.len() * plan.filter_levels();
+    crate::export::trec::write_runs(result, sidecar, base, planned > 1).context("--trec-run")
 }

@@ -11,6 +11,7 @@ pub mod markdown;
 pub mod registry;
 pub mod report;
 pub mod results_csv;
+pub mod trec;
 
 use crate::params::ParamMapExt;
 use crate::results::RunResult;

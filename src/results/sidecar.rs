@@ -31,6 +31,43 @@ pub struct QueryRecord<'a> {
     pub relevant: &'a [u32],
 }
 
+/// One line of a sidecar read back: which measurement and query, and what the engine
+/// returned, best first, with the distances the harness recomputed (`None` where it had none:
+/// a point not live at that step, or one that failed its query's filter).
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct StoredQuery {
+    pub config: usize,
+    pub step: usize,
+    pub query: usize,
+    pub ids: Vec<PointId>,
+    pub distances: Vec<Option<f32>>,
+}
+
+/// Reads a sidecar line by line, handing each to `each` in file order (a measurement's lines
+/// are consecutive and in query order). A line that is not a sidecar record is an error.
+pub fn read_queries(
+    path: &Path,
+    mut each: impl FnMut(StoredQuery) -> Result<(), ResultFileError>,
+) -> Result<(), ResultFileError> {
+    let file = std::fs::File::open(path).map_err(|e| ResultFileError::Read {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    for (n, line) in std::io::BufRead::lines(std::io::BufReader::new(file)).enumerate() {
+        let line = line.map_err(|e| ResultFileError::Read {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let record: StoredQuery =
+            serde_json::from_str(&line).map_err(|e| ResultFileError::Parse {
+                path: path.to_path_buf(),
+                message: format!("line {}: {e}", n + 1),
+            })?;
+        each(record)?;
+    }
+    Ok(())
+}
+
 /// Appends records to a temporary file that is renamed into place by [`Sidecar::finish`].
 pub struct Sidecar {
     out: Option<BufWriter<std::fs::File>>,

@@ -31,4 +31,5 @@ mod resources;
 mod resume;
 mod runbooks;
 mod stubs;
+mod trec;
 mod verify;
