@@ -93,4 +93,13 @@ if [ $# -eq 0 ]; then
   else
     echo "ragdbeval: scipy check SKIPPED: scipy could not be installed for $py" >&2
   fi
+  # `eval` and the `bench --trec-run` / `dataset qrels` files held to trec_eval (issue 13),
+  # through pytrec_eval from PyPI, installed the same way.
+  if "$py" -c 'import pytrec_eval' 2>/dev/null || "$py" -m pip install -q 'pytrec_eval-terrier>=0.5' >&2; then
+    bin="$CARGO_TARGET_DIR/release/ragdbeval"
+    "$py" "$here/check_eval_trec.py" "$bin" >&2
+    "$py" "$here/check_trec_files.py" "$bin" >&2
+  else
+    echo "ragdbeval: trec_eval checks SKIPPED: pytrec_eval could not be installed for $py" >&2
+  fi
 fi

@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod eval;
+pub use eval::{EvalArgs, EvalCommand, EvalCompareArgs, ScoringArgs};
+
 const BENCH_EXAMPLES: &str = "\
 Examples:
   ragdbeval bench
@@ -82,6 +85,10 @@ pub enum Command {
     /// Recompute a result's quality metrics and latency percentiles from its per-query sidecar
     /// and the dataset, and say whether the file agrees with itself.
     Verify(VerifyArgs),
+    /// Score a retrieval run against relevance judgments (TREC qrels or seed-001 JSONL):
+    /// Hit, MRR, P, R, F1, MAP, NDCG @k, R-precision, rejection accuracy, answer metrics;
+    /// `eval compare` A/B-tests two runs.
+    Eval(EvalArgs),
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ pub mod dataset;
 pub mod distance;
 pub mod engine;
 pub mod engine_meta;
+pub mod eval;
 pub mod export;
 pub mod filter;
 pub mod groundtruth;

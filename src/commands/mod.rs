@@ -5,6 +5,7 @@ mod bench;
 mod compare;
 mod dataset;
 mod engines;
+mod eval;
 mod filters;
 mod merge;
 mod report;
@@ -25,5 +26,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Merge(args) => merge::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Eval(args) => eval::run(args),
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod eval;
 pub mod eval_compare;
 pub mod html;
 pub mod json;

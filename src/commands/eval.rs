@@ -1,0 +1,246 @@
+//! `ragdbeval eval`: a retrieval run scored against relevance judgments; `eval compare`: two
+//! runs A/B-tested query by query.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+
+use crate::cli::{EvalArgs, EvalCommand, EvalCompareArgs, ScoringArgs};
+use crate::eval::evaluate::{
+    ANSWER_METRICS, EvalOptions, Evaluation, QueryScore, evaluate, higher_is_better, metric_names,
+};
+use crate::eval::parse::{read_qrels, read_run};
+use crate::eval::score::Gain;
+use crate::export::eval as render;
+use crate::export::eval_compare as render_compare;
+use crate::results::eval_compare::{
+    EvalCompareOptions, MetricSpec, QueryValues, RunValues, compare_runs,
+};
+
+pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
+    if let Some(EvalCommand::Compare(compare)) = args.command {
+        return run_compare(compare);
+    }
+    let (Some(qrels), Some(run_path)) = (&args.qrels, &args.run) else {
+        bail!("eval needs --qrels and --run (or the `compare` subcommand)");
+    };
+    // Every output path is checked before the work, so a typo does not cost a run.
+    for out in [&args.json, &args.csv, &args.md].into_iter().flatten() {
+        check_writable(out)?;
+    }
+    let evaluation = score(qrels, run_path, &args.scoring)?;
+    let (qrels_shown, run_shown) = (qrels.display().to_string(), run_path.display().to_string());
+    if let Some(path) = &args.json {
+        write(
+            path,
+            &render::json(&evaluation, &qrels_shown, &run_shown, args.full_precision),
+        )?;
+    }
+    if let Some(path) = &args.csv {
+        write(path, &render::csv(&evaluation, args.full_precision))?;
+    }
+    if let Some(path) = &args.md {
+        let title = format!("{run_shown} against {qrels_shown}");
+        write(path, &render::markdown(&evaluation, args.bands, &title))?;
+    }
+    print!(
+        "{}",
+        render::text(&evaluation, args.bands, args.per_query, args.verbose)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn options(scoring: &ScoringArgs) -> EvalOptions {
+    let mut ks: Vec<usize> = scoring.k.iter().map(|k| *k as usize).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    EvalOptions {
+        ks,
+        gain: if scoring.gain == "exp" {
+            Gain::Exponential
+        } else {
+            Gain::Linear
+        },
+        reject_below: scoring.reject_below,
+    }
+}
+
+fn score(qrels: &Path, run: &Path, scoring: &ScoringArgs) -> anyhow::Result<Evaluation> {
+    let judgments = read_qrels(qrels)?;
+    let run = read_run(run)?;
+    Ok(evaluate(&judgments, &run, &options(scoring)))
+}
+
+fn check_writable(path: &Path) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!(
+            "cannot write {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn write(path: &Path, text: &str) -> anyhow::Result<()> {
+    crate::atomic::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Per-query values for comparing: retrieval metrics only where they apply (not rejection
+/// queries, at least one relevant judgment), answer metrics and latency where present.
+fn run_values(label: String, per_query: &[QueryScore], names: &[String]) -> RunValues {
+    let metrics = names
+        .iter()
+        .map(|n| MetricSpec {
+            name: n.clone(),
+            higher_is_better: higher_is_better(n),
+        })
+        .collect();
+    let queries = per_query
+        .iter()
+        .map(|q| {
+            let retrieval_applies = !q.is_rejection && q.relevant > 0;
+            let values = names
+                .iter()
+                .map(|n| {
+                    let retrieval =
+                        !ANSWER_METRICS.contains(&n.as_str()) && n.as_str() != "latency_ms";
+                    match q.metrics.get(n) {
+                        Some(v) if retrieval_applies || !retrieval => *v,
+                        _ => f64::NAN,
+                    }
+                })
+                .collect();
+            QueryValues {
+                query_id: q.query_id.clone(),
+                category: q.category.clone(),
+                values,
+                relevant_returned: q.relevant_returned.clone(),
+                first_relevant_rank: q.first_relevant_rank,
+            }
+        })
+        .collect();
+    RunValues {
+        label,
+        metrics,
+        queries,
+    }
+}
+
+/// The part of a saved `eval --json` file comparing needs.
+#[derive(Deserialize)]
+struct SavedEvaluation {
+    format: String,
+    per_query: Vec<SavedQuery>,
+}
+
+#[derive(Deserialize)]
+struct SavedQuery {
+    query_id: String,
+    category: Option<String>,
+    difficulty: Option<String>,
+    is_rejection: bool,
+    relevant: usize,
+    returned: usize,
+    metrics: BTreeMap<String, Option<f64>>,
+    first_relevant_rank: Option<usize>,
+    relevant_returned: Vec<String>,
+}
+
+/// A side of the comparison: a saved evaluation, or a run scored against `qrels`.
+fn side(path: &Path, args: &EvalCompareArgs) -> anyhow::Result<Vec<QueryScore>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if let Ok(saved) = serde_json::from_slice::<SavedEvaluation>(&bytes) {
+        if !saved.format.starts_with("ragdbeval-eval/") {
+            bail!("{}: not an `eval --json` file", path.display());
+        }
+        return Ok(saved
+            .per_query
+            .into_iter()
+            .map(|q| QueryScore {
+                query_id: q.query_id,
+                category: q.category,
+                difficulty: q.difficulty,
+                is_rejection: q.is_rejection,
+                relevant: q.relevant,
+                returned: q.returned,
+                metrics: q
+                    .metrics
+                    .into_iter()
+                    .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
+                    .collect(),
+                first_relevant_rank: q.first_relevant_rank,
+                relevant_returned: q.relevant_returned,
+                rejected: None,
+                ambiguous_ranks: Vec::new(),
+            })
+            .collect());
+    }
+    let Some(qrels) = &args.qrels else {
+        bail!(
+            "{} is a run, not a saved `eval --json` file: give the judgments with --qrels",
+            path.display()
+        );
+    };
+    Ok(score(qrels, path, &args.scoring)?.per_query)
+}
+
+fn run_compare(args: EvalCompareArgs) -> anyhow::Result<ExitCode> {
+    if let Some(out) = &args.out {
+        check_writable(out)?;
+    }
+    let a = side(&args.a, &args)?;
+    let b = side(&args.b, &args)?;
+    // The metrics both sides have, in the registry's order, then the answer metrics and
+    // latency.
+    let ks = options(&args.scoring).ks;
+    let mut names = metric_names(&ks);
+    names.extend(ANSWER_METRICS.iter().map(|s| s.to_string()));
+    names.push("latency_ms".into());
+    // Saved evaluations may hold other cut-offs than the ones asked for here.
+    for q in &a {
+        for n in q.metrics.keys() {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    let has = |side: &[QueryScore], n: &String| side.iter().any(|q| q.metrics.contains_key(n));
+    names.retain(|n| has(&a, n) && has(&b, n));
+    let primary = args.primary.clone().or_else(|| {
+        names
+            .iter()
+            .find(|n| n.as_str() == "ndcg@10")
+            .or_else(|| names.iter().find(|n| n.starts_with("ndcg@")))
+            .cloned()
+    });
+    let label = |p: &Path| p.display().to_string();
+    let comparison = compare_runs(
+        &run_values(label(&args.a), &a, &names),
+        &run_values(label(&args.b), &b, &names),
+        &EvalCompareOptions {
+            alpha: args.alpha,
+            resamples: args.resamples as usize,
+            seed: args.seed,
+            primary,
+        },
+    )?;
+    let text = match args.format.as_str() {
+        "md" | "markdown" => render_compare::markdown(&comparison),
+        "json" => serde_json::to_string_pretty(&comparison)? + "\n",
+        _ => render_compare::text(&comparison),
+    };
+    match &args.out {
+        Some(path) => write(path, &text)?,
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,330 @@
+//! One run scored against its judgments: per query every metric, their means over the queries
+//! they apply to, the same per category and difficulty, rejection accuracy, latency
+//! percentiles and answer metrics.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::score::{
+    AT_K_METRICS, Gain, at_k, ideal_grades, match_results, percentile, r_precision,
+    reciprocal_rank, score_discrimination,
+};
+use super::{JudgedQuery, Judgments, Run, RunQuery};
+use crate::metrics::answers::{AnswerInput, score_answer};
+
+/// How to score.
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    pub ks: Vec<usize>,
+    pub gain: Gain,
+    /// A rejection query is rejected when no result scores at least this (default: when the
+    /// run returns nothing).
+    pub reject_below: Option<f64>,
+}
+
+/// One query's values.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryScore {
+    pub query_id: String,
+    pub category: Option<String>,
+    pub difficulty: Option<String>,
+    pub is_rejection: bool,
+    /// Relevant judgments (R).
+    pub relevant: usize,
+    pub returned: usize,
+    /// Metric name → value (NaN: not defined for this query, `null` in JSON).
+    pub metrics: BTreeMap<String, f64>,
+    /// 1-based rank of the first relevant result.
+    pub first_relevant_rank: Option<usize>,
+    /// The relevant documents returned (the references they matched).
+    pub relevant_returned: Vec<String>,
+    /// For a rejection query: whether the run rejected it.
+    pub rejected: Option<bool>,
+    /// Results that matched ambiguously (1-based ranks).
+    pub ambiguous_ranks: Vec<usize>,
+}
+
+/// Means over a set of queries.
+#[derive(Debug, Clone, Serialize)]
+pub struct Aggregate {
+    pub queries: usize,
+    /// Queries the retrieval metrics average over (not rejections, at least one relevant).
+    pub scored: usize,
+    pub metrics: BTreeMap<String, f64>,
+    pub rejection_queries: usize,
+    pub rejection_accuracy: f64,
+}
+
+/// The whole evaluation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evaluation {
+    pub ks: Vec<usize>,
+    pub gain: &'static str,
+    pub matching: &'static str,
+    pub reject_below: Option<f64>,
+    pub aggregate: Aggregate,
+    pub by_category: BTreeMap<String, Aggregate>,
+    pub by_difficulty: BTreeMap<String, Aggregate>,
+    /// Latency percentiles (ms) over the queries that carry one.
+    pub latency_ms: BTreeMap<String, f64>,
+    /// Judged queries the run has no line for (scored as empty results).
+    pub missing_from_run: Vec<String>,
+    /// Run queries without judgments (left out, as trec_eval does).
+    pub not_judged: Vec<String>,
+    pub ambiguous_matches: usize,
+    pub per_query: Vec<QueryScore>,
+}
+
+/// The per-query metric names, in output order.
+pub fn metric_names(ks: &[usize]) -> Vec<String> {
+    let mut names = Vec::new();
+    for m in AT_K_METRICS {
+        for k in ks {
+            names.push(format!("{m}@{k}"));
+        }
+    }
+    names.extend(
+        ["r_precision", "rr", "score_cv"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    names
+}
+
+/// Answer metric names (present when the run carries answers).
+pub const ANSWER_METRICS: [&str; 7] = [
+    "exact_match",
+    "token_f1",
+    "rouge_l_f1",
+    "answer_relevance",
+    "support_coverage",
+    "support_density",
+    "hallucination_rate",
+];
+
+/// Whether a larger value of `metric` is better (everything but AQWV's costs and latency is
+/// a score; hallucination rate is a cost).
+pub fn higher_is_better(metric: &str) -> bool {
+    !matches!(metric, "hallucination_rate" | "latency_ms")
+}
+
+fn score_query(
+    judged: &JudgedQuery,
+    answer: Option<&RunQuery>,
+    judgments: &Judgments,
+    options: &EvalOptions,
+) -> QueryScore {
+    let empty = RunQuery::default();
+    let run_query = answer.unwrap_or(&empty);
+    let hits = &run_query.hits;
+    let matched = match_results(judged, hits, judgments.matching);
+    let ideal = ideal_grades(&judged.references);
+    let mut metrics = BTreeMap::new();
+    let at: Vec<_> = options
+        .ks
+        .iter()
+        .map(|k| at_k(&matched.grades, &ideal, *k, options.gain))
+        .collect();
+    for (mi, m) in AT_K_METRICS.iter().enumerate() {
+        for (k, a) in options.ks.iter().zip(&at) {
+            metrics.insert(format!("{m}@{k}"), a.values()[mi]);
+        }
+    }
+    metrics.insert(
+        "r_precision".into(),
+        r_precision(&matched.grades, ideal.len()),
+    );
+    metrics.insert("rr".into(), reciprocal_rank(&matched.grades));
+    metrics.insert(
+        "score_cv".into(),
+        score_discrimination(hits).unwrap_or(f64::NAN),
+    );
+    if let Some(latency) = run_query.latency_ms {
+        metrics.insert("latency_ms".into(), latency);
+    }
+    if let Some(text) = &run_query.answer {
+        let retrieved: Option<Vec<&str>> = hits.iter().map(|h| h.text.as_deref()).collect();
+        let golds: Vec<&str> = judged.gold_answers.iter().map(String::as_str).collect();
+        let scores = score_answer(&AnswerInput {
+            answer: text,
+            golds: &golds,
+            question: judged.text.as_deref(),
+            retrieved: retrieved.as_deref().filter(|r| !r.is_empty()),
+        });
+        let values = [
+            scores.exact_match,
+            scores.token_f1,
+            scores.rouge_l_f1,
+            scores.answer_relevance,
+            scores.support_coverage,
+            scores.support_density,
+            scores.hallucination_rate,
+        ];
+        for (name, v) in ANSWER_METRICS.iter().zip(values) {
+            metrics.insert(name.to_string(), v.unwrap_or(f64::NAN));
+        }
+    }
+    let rejected = judged.is_rejection.then(|| match options.reject_below {
+        None => hits.is_empty(),
+        Some(threshold) => hits.iter().all(|h| h.score < threshold || h.score.is_nan()),
+    });
+    let first_relevant_rank = matched.grades.iter().position(|g| *g >= 1).map(|i| i + 1);
+    let relevant_returned = matched
+        .reference
+        .iter()
+        .zip(&matched.grades)
+        .filter(|(_, g)| **g >= 1)
+        .filter_map(|(r, _)| r.map(|r| reference_key(judged, r)))
+        .collect();
+    QueryScore {
+        query_id: judged.id.clone(),
+        category: judged.category.clone(),
+        difficulty: judged.difficulty.clone(),
+        is_rejection: judged.is_rejection,
+        relevant: ideal.len(),
+        returned: hits.len(),
+        metrics,
+        first_relevant_rank,
+        relevant_returned,
+        rejected,
+        ambiguous_ranks: matched.ambiguous.iter().map(|r| r + 1).collect(),
+    }
+}
+
+fn reference_key(judged: &JudgedQuery, r: usize) -> String {
+    let reference = &judged.references[r];
+    match reference.page {
+        Some(p) => format!("{}#{p}", reference.document),
+        None => reference.document.clone(),
+    }
+}
+
+/// Means of each metric over the queries it applies to: retrieval metrics over the scored
+/// queries (not rejections, R ≥ 1), answer metrics and latency over the queries that have
+/// them, NaN where no query has a value.
+fn aggregate(queries: &[&QueryScore]) -> Aggregate {
+    let scored: Vec<&&QueryScore> = queries
+        .iter()
+        .filter(|q| !q.is_rejection && q.relevant > 0)
+        .collect();
+    let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+    for q in queries {
+        let counts_for_retrieval = !q.is_rejection && q.relevant > 0;
+        for (name, v) in &q.metrics {
+            let retrieval = !ANSWER_METRICS.contains(&name.as_str()) && name != "latency_ms";
+            if (retrieval && !counts_for_retrieval) || !v.is_finite() {
+                continue;
+            }
+            let e = sums.entry(name.clone()).or_insert((0.0, 0));
+            e.0 += v;
+            e.1 += 1;
+        }
+    }
+    let rejections: Vec<bool> = queries.iter().filter_map(|q| q.rejected).collect();
+    Aggregate {
+        queries: queries.len(),
+        scored: scored.len(),
+        metrics: sums
+            .into_iter()
+            .map(|(k, (s, n))| (k, s / n as f64))
+            .collect(),
+        rejection_queries: rejections.len(),
+        rejection_accuracy: if rejections.is_empty() {
+            f64::NAN
+        } else {
+            rejections.iter().filter(|r| **r).count() as f64 / rejections.len() as f64
+        },
+    }
+}
+
+/// Scores `run` against `judgments`.
+pub fn evaluate(judgments: &Judgments, run: &Run, options: &EvalOptions) -> Evaluation {
+    let by_id: HashMap<&str, &RunQuery> = run.queries.iter().map(|q| (q.id.as_str(), q)).collect();
+    let judged_ids: HashMap<&str, ()> = judgments
+        .queries
+        .iter()
+        .map(|q| (q.id.as_str(), ()))
+        .collect();
+    let per_query: Vec<QueryScore> = {
+        use rayon::prelude::*;
+        judgments
+            .queries
+            .par_iter()
+            .map(|j| score_query(j, by_id.get(j.id.as_str()).copied(), judgments, options))
+            .collect()
+    };
+    let missing_from_run = judgments
+        .queries
+        .iter()
+        .filter(|j| !by_id.contains_key(j.id.as_str()))
+        .map(|j| j.id.clone())
+        .collect();
+    let not_judged = run
+        .queries
+        .iter()
+        .filter(|q| !judged_ids.contains_key(q.id.as_str()))
+        .map(|q| q.id.clone())
+        .collect();
+    let all: Vec<&QueryScore> = per_query.iter().collect();
+    let group = |key: fn(&QueryScore) -> Option<&String>| {
+        let mut groups: BTreeMap<String, Vec<&QueryScore>> = BTreeMap::new();
+        for q in &per_query {
+            if let Some(k) = key(q) {
+                groups.entry(k.clone()).or_default().push(q);
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(k, qs)| (k, aggregate(&qs)))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let mut latencies: Vec<f64> = per_query
+        .iter()
+        .filter_map(|q| q.metrics.get("latency_ms").copied())
+        .collect();
+    latencies.sort_by(f64::total_cmp);
+    let latency_ms = [("p50", 50.0), ("p95", 95.0), ("p99", 99.0)]
+        .iter()
+        .filter_map(|(name, p)| Some((name.to_string(), percentile(&latencies, *p)?)))
+        .collect();
+    Evaluation {
+        ks: options.ks.clone(),
+        gain: match options.gain {
+            Gain::Linear => "linear",
+            Gain::Exponential => "exp",
+        },
+        matching: match judgments.matching {
+            super::Matching::Exact => "exact",
+            super::Matching::Fuzzy => "fuzzy",
+        },
+        reject_below: options.reject_below,
+        aggregate: aggregate(&all),
+        by_category: group(|q| q.category.as_ref()),
+        by_difficulty: group(|q| q.difficulty.as_ref()),
+        latency_ms,
+        missing_from_run,
+        not_judged,
+        ambiguous_matches: per_query.iter().map(|q| q.ambiguous_ranks.len()).sum(),
+        per_query,
+    }
+}
+
+/// Seed 001's interpretation bands, for the metrics it gives them.
+pub fn band(metric: &str, value: f64) -> Option<&'static str> {
+    let thresholds: [(f64, &str); 3] = match metric {
+        "hit@5" => [(0.90, "excellent"), (0.75, "good"), (0.50, "needs work")],
+        "mrr@5" => [(0.80, "excellent"), (0.50, "good"), (0.30, "needs work")],
+        "ndcg@5" => [(0.80, "excellent"), (0.60, "good"), (0.40, "fair")],
+        _ => return None,
+    };
+    if !value.is_finite() {
+        return None;
+    }
+    Some(
+        thresholds
+            .iter()
+            .find(|(t, _)| value > *t)
+            .map_or("poor", |(_, label)| label),
+    )
+}

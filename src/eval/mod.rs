@@ -1,0 +1,95 @@
+//! Retrieval evaluation over relevance judgments (`ragdbeval eval`): qrels and runs read from
+//! files ([`parse`]), each run's results matched to the judgments and scored per query and on
+//! average ([`score`]).
+//!
+//! Two worlds meet here. TREC files (qrels `qid 0 docid grade`, runs `qid Q0 docid rank score
+//! tag`) are matched exactly on document ids and scored as trec_eval scores them; the JSONL
+//! ground truth of seed 001 (`gold_references` of document + page + relevance) is matched
+//! fuzzily on the document's normalised name and the page within ±1, each gold reference at
+//! most once.
+
+pub mod evaluate;
+pub mod parse;
+pub mod score;
+
+/// What can go wrong reading qrels or a run.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Line {
+        path: String,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    File { path: String, message: String },
+}
+
+/// One judged query.
+#[derive(Debug, Clone, Default)]
+pub struct JudgedQuery {
+    pub id: String,
+    pub text: Option<String>,
+    pub category: Option<String>,
+    pub difficulty: Option<String>,
+    /// A query the corpus has no answer for: the right response is no result.
+    pub is_rejection: bool,
+    pub references: Vec<Reference>,
+    /// Gold answers (for the answer metrics), when the judgments carry them.
+    pub gold_answers: Vec<String>,
+}
+
+/// One judged document: a TREC docid, or a seed-001 document and page.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub document: String,
+    pub page: Option<i64>,
+    /// Relevance grade; relevant when ≥ 1 (trec_eval's default relevance level).
+    pub grade: i64,
+}
+
+/// How results are matched to references.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Matching {
+    /// Document ids compared as they are (TREC).
+    Exact,
+    /// Normalised document name and page within ±1, each reference matched once (seed 001).
+    Fuzzy,
+}
+
+/// All judgments of one file.
+#[derive(Debug, Clone)]
+pub struct Judgments {
+    pub queries: Vec<JudgedQuery>,
+    pub matching: Matching,
+}
+
+/// One retrieved result.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub document: String,
+    pub page: Option<i64>,
+    pub score: f64,
+    /// The retrieved text, when the run carries it (support metrics of answers).
+    pub text: Option<String>,
+}
+
+/// One query's answer in a run, results in rank order.
+#[derive(Debug, Clone, Default)]
+pub struct RunQuery {
+    pub id: String,
+    pub hits: Vec<Hit>,
+    pub answer: Option<String>,
+    pub latency_ms: Option<f64>,
+}
+
+/// A whole run, queries in file order.
+#[derive(Debug, Clone, Default)]
+pub struct Run {
+    pub queries: Vec<RunQuery>,
+}

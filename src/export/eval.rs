@@ -1,0 +1,308 @@
+//! How `ragdbeval eval` writes its scores: a terminal summary, Markdown, a per-query CSV and
+//! JSON. Stored values are rounded to 4 decimals (seed 004: stable snapshots) and a value a
+//! query or set does not have (NaN) is `null` in JSON and empty in CSV.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::compare::{aligned, md_table};
+use crate::eval::evaluate::{ANSWER_METRICS, Aggregate, Evaluation, band};
+use crate::eval::score::AT_K_METRICS;
+
+/// Decimals kept on storage.
+const STORED_DECIMALS: i32 = 4;
+
+/// Rounded to [`STORED_DECIMALS`], unless `full` (`eval --full-precision`).
+fn round(v: f64, full: bool) -> f64 {
+    if full {
+        return v;
+    }
+    let scale = 10f64.powi(STORED_DECIMALS);
+    (v * scale).round() / scale
+}
+
+fn shown(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{v:.4}"),
+        _ => "–".into(),
+    }
+}
+
+/// The k the breakdown tables show: 5 when asked for, else the closest.
+fn breakdown_k(e: &Evaluation) -> usize {
+    e.ks.iter()
+        .copied()
+        .min_by_key(|k| (k.abs_diff(5), *k))
+        .unwrap_or(5)
+}
+
+fn counts_line(e: &Evaluation) -> String {
+    let a = &e.aggregate;
+    let rejections = a.rejection_queries;
+    let without = a.queries - a.scored - rejections;
+    format!(
+        "{} judged queries: {} scored, {} rejection, {} without a relevant judgment (left out \
+         of the means); {} missing from the run (scored as empty); {} run queries without \
+         judgments (ignored); {} ambiguous matches; matching {}, gain {}",
+        a.queries,
+        a.scored,
+        rejections,
+        without,
+        e.missing_from_run.len(),
+        e.not_judged.len(),
+        e.ambiguous_matches,
+        e.matching,
+        e.gain
+    )
+}
+
+fn at_k_rows(metrics: &BTreeMap<String, f64>, ks: &[usize]) -> Vec<Vec<String>> {
+    AT_K_METRICS
+        .iter()
+        .map(|m| {
+            let mut row = vec![m.to_string()];
+            row.extend(
+                ks.iter()
+                    .map(|k| shown(metrics.get(&format!("{m}@{k}")).copied())),
+            );
+            row
+        })
+        .collect()
+}
+
+fn single_rows(e: &Evaluation, bands: bool) -> Vec<Vec<String>> {
+    let m = &e.aggregate.metrics;
+    let mut rows = vec![
+        vec!["r_precision".into(), shown(m.get("r_precision").copied())],
+        vec!["rr (no cut)".into(), shown(m.get("rr").copied())],
+        vec!["score_cv".into(), shown(m.get("score_cv").copied())],
+        vec![
+            format!(
+                "rejection accuracy ({} queries)",
+                e.aggregate.rejection_queries
+            ),
+            shown(Some(e.aggregate.rejection_accuracy)),
+        ],
+    ];
+    for (name, v) in &e.latency_ms {
+        rows.push(vec![format!("latency {name} (ms)"), shown(Some(*v))]);
+    }
+    for name in ANSWER_METRICS {
+        if let Some(v) = m.get(name) {
+            rows.push(vec![name.to_string(), shown(Some(*v))]);
+        }
+    }
+    if bands {
+        for name in ["hit@5", "mrr@5", "ndcg@5"] {
+            if let Some(v) = m.get(name)
+                && let Some(b) = band(name, *v)
+            {
+                rows.push(vec![format!("{name} band"), b.to_string()]);
+            }
+        }
+    }
+    rows
+}
+
+fn breakdown_rows(groups: &BTreeMap<String, Aggregate>, k: usize) -> Vec<Vec<String>> {
+    groups
+        .iter()
+        .map(|(name, a)| {
+            let mut row = vec![name.clone(), a.queries.to_string(), a.scored.to_string()];
+            for m in ["hit", "mrr", "ndcg", "recall"] {
+                row.push(shown(a.metrics.get(&format!("{m}@{k}")).copied()));
+            }
+            row.push(shown(Some(a.rejection_accuracy)));
+            row
+        })
+        .collect()
+}
+
+fn breakdown_head(first: &str, k: usize) -> Vec<String> {
+    vec![
+        first.to_string(),
+        "queries".into(),
+        "scored".into(),
+        format!("hit@{k}"),
+        format!("mrr@{k}"),
+        format!("ndcg@{k}"),
+        format!("recall@{k}"),
+        "rejection acc.".into(),
+    ]
+}
+
+fn k_head(ks: &[usize]) -> Vec<String> {
+    let mut head = vec!["metric".to_string()];
+    head.extend(ks.iter().map(|k| format!("@{k}")));
+    head
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// For the terminal.
+pub fn text(e: &Evaluation, bands: bool, per_query: bool, verbose: bool) -> String {
+    let mut out = counts_line(e) + "\n\n";
+    aligned(
+        &mut out,
+        &strs(&k_head(&e.ks)),
+        &at_k_rows(&e.aggregate.metrics, &e.ks),
+    );
+    out.push('\n');
+    aligned(&mut out, &["metric", "value"], &single_rows(e, bands));
+    let k = breakdown_k(e);
+    for (title, groups) in [
+        ("category", &e.by_category),
+        ("difficulty", &e.by_difficulty),
+    ] {
+        if !groups.is_empty() {
+            let _ = writeln!(out, "\nby {title}:");
+            aligned(
+                &mut out,
+                &strs(&breakdown_head(title, k)),
+                &breakdown_rows(groups, k),
+            );
+        }
+    }
+    if verbose {
+        for q in e.per_query.iter().filter(|q| !q.ambiguous_ranks.is_empty()) {
+            let _ = writeln!(
+                out,
+                "ambiguous: query {} results at ranks {:?} fit more than one gold reference \
+                 (the first was taken)",
+                q.query_id, q.ambiguous_ranks
+            );
+        }
+    }
+    if per_query {
+        let mut head = vec!["query".to_string()];
+        head.extend(
+            ["hit", "mrr", "ndcg", "recall"]
+                .iter()
+                .map(|m| format!("{m}@{k}")),
+        );
+        head.push("first hit".into());
+        let rows: Vec<Vec<String>> = e
+            .per_query
+            .iter()
+            .map(|q| {
+                let mut row = vec![q.query_id.clone()];
+                for m in ["hit", "mrr", "ndcg", "recall"] {
+                    row.push(shown(q.metrics.get(&format!("{m}@{k}")).copied()));
+                }
+                row.push(q.first_relevant_rank.map_or("–".into(), |r| r.to_string()));
+                row
+            })
+            .collect();
+        let _ = writeln!(out, "\nper query:");
+        aligned(&mut out, &strs(&head), &rows);
+    }
+    out
+}
+
+/// For a README or an issue.
+pub fn markdown(e: &Evaluation, bands: bool, title: &str) -> String {
+    let mut out = format!("# Retrieval evaluation: {title}\n\n{}\n\n", counts_line(e));
+    md_table(
+        &mut out,
+        &strs(&k_head(&e.ks)),
+        &at_k_rows(&e.aggregate.metrics, &e.ks),
+    );
+    out.push('\n');
+    md_table(&mut out, &["metric", "value"], &single_rows(e, bands));
+    let k = breakdown_k(e);
+    for (title, groups) in [
+        ("category", &e.by_category),
+        ("difficulty", &e.by_difficulty),
+    ] {
+        if !groups.is_empty() {
+            let _ = writeln!(out, "\n## By {title}\n");
+            md_table(
+                &mut out,
+                &strs(&breakdown_head(title, k)),
+                &breakdown_rows(groups, k),
+            );
+        }
+    }
+    out
+}
+
+/// One row per query: its labels, then every metric (columns in the order of the first
+/// query that has each).
+pub fn csv(e: &Evaluation, full: bool) -> String {
+    let mut names: Vec<&String> = Vec::new();
+    for q in &e.per_query {
+        for name in q.metrics.keys() {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut head = vec![
+        "query_id",
+        "category",
+        "difficulty",
+        "is_rejection",
+        "relevant",
+        "returned",
+        "first_relevant_rank",
+    ];
+    head.extend(names.iter().map(|n| n.as_str()));
+    let _ = w.write_record(&head);
+    for q in &e.per_query {
+        let mut row = vec![
+            q.query_id.clone(),
+            q.category.clone().unwrap_or_default(),
+            q.difficulty.clone().unwrap_or_default(),
+            q.is_rejection.to_string(),
+            q.relevant.to_string(),
+            q.returned.to_string(),
+            q.first_relevant_rank
+                .map_or(String::new(), |r| r.to_string()),
+        ];
+        for name in &names {
+            row.push(match q.metrics.get(*name) {
+                Some(v) if v.is_finite() => round(*v, full).to_string(),
+                _ => String::new(),
+            });
+        }
+        let _ = w.write_record(&row);
+    }
+    w.into_inner()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+/// Floats rounded to [`STORED_DECIMALS`]; integers as they are.
+fn rounded(v: serde_json::Value, full: bool) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) if n.is_f64() => n
+            .as_f64()
+            .map(|x| round(x, full))
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::Null, Value::Number),
+        Value::Array(a) => Value::Array(a.into_iter().map(|v| rounded(v, full)).collect()),
+        Value::Object(o) => {
+            Value::Object(o.into_iter().map(|(k, v)| (k, rounded(v, full))).collect())
+        }
+        other => other,
+    }
+}
+
+/// The whole evaluation (NaN is `null`: serde_json writes non-finite floats so).
+pub fn json(e: &Evaluation, qrels: &str, run: &str, full: bool) -> String {
+    let mut value = serde_json::json!({
+        "format": "ragdbeval-eval/1",
+        "qrels": qrels,
+        "run": run,
+    });
+    if let (Some(obj), Ok(serde_json::Value::Object(body))) =
+        (value.as_object_mut(), serde_json::to_value(e))
+    {
+        obj.extend(body);
+    }
+    serde_json::to_string_pretty(&rounded(value, full)).unwrap_or_default() + "\n"
+}
