@@ -10,10 +10,10 @@ use serde::Deserialize;
 
 use crate::cli::{EvalArgs, EvalCommand, EvalCompareArgs, ScoringArgs};
 use crate::eval::evaluate::{
-    ANSWER_METRICS, EvalOptions, Evaluation, QueryScore, evaluate, higher_is_better, metric_names,
+    ANSWER_METRICS, EvalOptions, Evaluation, QueryScore, evaluate, higher_is_better,
 };
 use crate::eval::parse::{read_qrels, read_run};
-use crate::eval::score::Gain;
+use crate::eval::score::{AT_K_METRICS, Gain};
 use crate::export::eval as render;
 use crate::export::eval_compare as render_compare;
 use crate::results::eval_compare::{
@@ -94,9 +94,10 @@ fn write(path: &Path, text: &str) -> anyhow::Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
-/// Per-query values for comparing: retrieval metrics only where they apply (not rejection
-/// queries, at least one relevant judgment), answer metrics and latency where present.
-fn run_values(label: String, per_query: &[QueryScore], names: &[String]) -> RunValues {
+/// Per-query values for comparing, the metrics `names` picked from `side`: retrieval metrics
+/// only where they apply (not rejection queries, at least one relevant judgment), answer
+/// metrics and latency where present.
+fn run_values(label: String, side: &Side, names: &[String]) -> RunValues {
     let metrics = names
         .iter()
         .map(|n| MetricSpec {
@@ -104,17 +105,23 @@ fn run_values(label: String, per_query: &[QueryScore], names: &[String]) -> RunV
             higher_is_better: higher_is_better(n),
         })
         .collect();
-    let queries = per_query
+    let columns: Vec<Option<usize>> = names
+        .iter()
+        .map(|n| side.names.iter().position(|m| m == n))
+        .collect();
+    let queries = side
+        .queries
         .iter()
         .map(|q| {
             let retrieval_applies = !q.is_rejection && q.relevant > 0;
             let values = names
                 .iter()
-                .map(|n| {
+                .zip(&columns)
+                .map(|(n, c)| {
                     let retrieval =
                         !ANSWER_METRICS.contains(&n.as_str()) && n.as_str() != "latency_ms";
-                    match q.metrics.get(n) {
-                        Some(v) if retrieval_applies || !retrieval => *v,
+                    match c.and_then(|c| q.metrics.get(c)) {
+                        Some(v) if retrieval_applies || !retrieval => stored_precision(*v),
                         _ => f64::NAN,
                     }
                 })
@@ -133,6 +140,35 @@ fn run_values(label: String, per_query: &[QueryScore], names: &[String]) -> RunV
         metrics,
         queries,
     }
+}
+
+/// Where a metric goes in tables: the @k metrics in registry order by k, then R-precision,
+/// rr, score CV, latency and the answer metrics.
+fn display_order(name: &str) -> (usize, usize, String) {
+    if let Some((metric, k)) = name.split_once('@')
+        && let Some(i) = AT_K_METRICS.iter().position(|m| *m == metric)
+    {
+        return (i, k.parse().unwrap_or(usize::MAX), String::new());
+    }
+    let singles = ["r_precision", "rr", "score_cv", "latency_ms"];
+    let i = singles
+        .iter()
+        .chain(ANSWER_METRICS.iter())
+        .position(|m| *m == name)
+        .unwrap_or(usize::MAX - AT_K_METRICS.len());
+    (AT_K_METRICS.len() + i, 0, name.to_string())
+}
+
+/// Per-query values are compared at the precision `eval --json` stores (4 decimals), so a
+/// saved evaluation and a run scored afresh agree on identical results.
+fn stored_precision(v: f64) -> f64 {
+    (v * 1e4).round() / 1e4
+}
+
+/// One side of a comparison: its metric names and per-query values.
+struct Side {
+    names: Vec<String>,
+    queries: Vec<QueryScore>,
 }
 
 /// The part of a saved `eval --json` file comparing needs.
@@ -156,33 +192,41 @@ struct SavedQuery {
 }
 
 /// A side of the comparison: a saved evaluation, or a run scored against `qrels`.
-fn side(path: &Path, args: &EvalCompareArgs) -> anyhow::Result<Vec<QueryScore>> {
+fn side(path: &Path, args: &EvalCompareArgs) -> anyhow::Result<Side> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if let Ok(saved) = serde_json::from_slice::<SavedEvaluation>(&bytes) {
         if !saved.format.starts_with("ragdbeval-eval/") {
             bail!("{}: not an `eval --json` file", path.display());
         }
-        return Ok(saved
+        let mut names: Vec<String> = Vec::new();
+        for q in &saved.per_query {
+            for n in q.metrics.keys() {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+        }
+        let queries = saved
             .per_query
             .into_iter()
             .map(|q| QueryScore {
+                metrics: names
+                    .iter()
+                    .map(|n| q.metrics.get(n).copied().flatten().unwrap_or(f64::NAN))
+                    .collect(),
                 query_id: q.query_id,
                 category: q.category,
                 difficulty: q.difficulty,
                 is_rejection: q.is_rejection,
                 relevant: q.relevant,
                 returned: q.returned,
-                metrics: q
-                    .metrics
-                    .into_iter()
-                    .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
-                    .collect(),
                 first_relevant_rank: q.first_relevant_rank,
                 relevant_returned: q.relevant_returned,
                 rejected: None,
                 ambiguous_ranks: Vec::new(),
             })
-            .collect());
+            .collect();
+        return Ok(Side { names, queries });
     }
     let Some(qrels) = &args.qrels else {
         bail!(
@@ -190,7 +234,11 @@ fn side(path: &Path, args: &EvalCompareArgs) -> anyhow::Result<Vec<QueryScore>> 
             path.display()
         );
     };
-    Ok(score(qrels, path, &args.scoring)?.per_query)
+    let e = score(qrels, path, &args.scoring)?;
+    Ok(Side {
+        names: e.metric_names,
+        queries: e.per_query,
+    })
 }
 
 fn run_compare(args: EvalCompareArgs) -> anyhow::Result<ExitCode> {
@@ -199,22 +247,15 @@ fn run_compare(args: EvalCompareArgs) -> anyhow::Result<ExitCode> {
     }
     let a = side(&args.a, &args)?;
     let b = side(&args.b, &args)?;
-    // The metrics both sides have, in the registry's order, then the answer metrics and
-    // latency.
-    let ks = options(&args.scoring).ks;
-    let mut names = metric_names(&ks);
-    names.extend(ANSWER_METRICS.iter().map(|s| s.to_string()));
-    names.push("latency_ms".into());
-    // Saved evaluations may hold other cut-offs than the ones asked for here.
-    for q in &a {
-        for n in q.metrics.keys() {
-            if !names.contains(n) {
-                names.push(n.clone());
-            }
-        }
-    }
-    let has = |side: &[QueryScore], n: &String| side.iter().any(|q| q.metrics.contains_key(n));
-    names.retain(|n| has(&a, n) && has(&b, n));
+    // The metrics both sides have, in the registry's order (a saved file's are sorted by
+    // name).
+    let mut names: Vec<String> = a
+        .names
+        .iter()
+        .filter(|n| b.names.contains(n))
+        .cloned()
+        .collect();
+    names.sort_by_key(|n| display_order(n));
     let primary = args.primary.clone().or_else(|| {
         names
             .iter()

@@ -2,7 +2,9 @@
 //! they apply to, the same per category and difficulty, rejection accuracy, latency
 //! percentiles and answer metrics.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use serde::Serialize;
 
@@ -33,8 +35,9 @@ pub struct QueryScore {
     /// Relevant judgments (R).
     pub relevant: usize,
     pub returned: usize,
-    /// Metric name → value (NaN: not defined for this query, `null` in JSON).
-    pub metrics: BTreeMap<String, f64>,
+    /// One value per [`Evaluation::metric_names`] (NaN: not defined for this query, `null`
+    /// in JSON).
+    pub metrics: Vec<f64>,
     /// 1-based rank of the first relevant result.
     pub first_relevant_rank: Option<usize>,
     /// The relevant documents returned (the references they matched).
@@ -60,6 +63,8 @@ pub struct Aggregate {
 #[derive(Debug, Clone, Serialize)]
 pub struct Evaluation {
     pub ks: Vec<usize>,
+    /// The per-query metrics, in the order of [`QueryScore::metrics`].
+    pub metric_names: Vec<String>,
     pub gain: &'static str,
     pub matching: &'static str,
     pub reject_below: Option<f64>,
@@ -109,7 +114,16 @@ pub fn higher_is_better(metric: &str) -> bool {
     !matches!(metric, "hallucination_rate" | "latency_ms")
 }
 
+/// Which metrics each query has: the retrieval metrics always, latency and the answer
+/// metrics when the run carries any.
+struct Layout {
+    len: usize,
+    latency: bool,
+    answers: bool,
+}
+
 fn score_query(
+    layout: &Layout,
     judged: &JudgedQuery,
     answer: Option<&RunQuery>,
     judgments: &Judgments,
@@ -120,50 +134,45 @@ fn score_query(
     let hits = &run_query.hits;
     let matched = match_results(judged, hits, judgments.matching);
     let ideal = ideal_grades(&judged.references);
-    let mut metrics = BTreeMap::new();
+    let mut metrics = Vec::with_capacity(layout.len);
     let at: Vec<_> = options
         .ks
         .iter()
         .map(|k| at_k(&matched.grades, &ideal, *k, options.gain))
         .collect();
-    for (mi, m) in AT_K_METRICS.iter().enumerate() {
-        for (k, a) in options.ks.iter().zip(&at) {
-            metrics.insert(format!("{m}@{k}"), a.values()[mi]);
-        }
+    for mi in 0..AT_K_METRICS.len() {
+        metrics.extend(at.iter().map(|a| a.values()[mi]));
     }
-    metrics.insert(
-        "r_precision".into(),
-        r_precision(&matched.grades, ideal.len()),
-    );
-    metrics.insert("rr".into(), reciprocal_rank(&matched.grades));
-    metrics.insert(
-        "score_cv".into(),
-        score_discrimination(hits).unwrap_or(f64::NAN),
-    );
-    if let Some(latency) = run_query.latency_ms {
-        metrics.insert("latency_ms".into(), latency);
+    metrics.push(r_precision(&matched.grades, ideal.len()));
+    metrics.push(reciprocal_rank(&matched.grades));
+    metrics.push(score_discrimination(hits).unwrap_or(f64::NAN));
+    if layout.latency {
+        metrics.push(run_query.latency_ms.unwrap_or(f64::NAN));
     }
-    if let Some(text) = &run_query.answer {
-        let retrieved: Option<Vec<&str>> = hits.iter().map(|h| h.text.as_deref()).collect();
-        let golds: Vec<&str> = judged.gold_answers.iter().map(String::as_str).collect();
-        let scores = score_answer(&AnswerInput {
-            answer: text,
-            golds: &golds,
-            question: judged.text.as_deref(),
-            retrieved: retrieved.as_deref().filter(|r| !r.is_empty()),
-        });
-        let values = [
-            scores.exact_match,
-            scores.token_f1,
-            scores.rouge_l_f1,
-            scores.answer_relevance,
-            scores.support_coverage,
-            scores.support_density,
-            scores.hallucination_rate,
-        ];
-        for (name, v) in ANSWER_METRICS.iter().zip(values) {
-            metrics.insert(name.to_string(), v.unwrap_or(f64::NAN));
-        }
+    if layout.answers {
+        let values = match &run_query.answer {
+            Some(text) => {
+                let retrieved: Option<Vec<&str>> = hits.iter().map(|h| h.text.as_deref()).collect();
+                let golds: Vec<&str> = judged.gold_answers.iter().map(String::as_str).collect();
+                let scores = score_answer(&AnswerInput {
+                    answer: text,
+                    golds: &golds,
+                    question: judged.text.as_deref(),
+                    retrieved: retrieved.as_deref().filter(|r| !r.is_empty()),
+                });
+                [
+                    scores.exact_match,
+                    scores.token_f1,
+                    scores.rouge_l_f1,
+                    scores.answer_relevance,
+                    scores.support_coverage,
+                    scores.support_density,
+                    scores.hallucination_rate,
+                ]
+            }
+            None => [None; 7],
+        };
+        metrics.extend(values.iter().map(|v| v.unwrap_or(f64::NAN)));
     }
     let rejected = judged.is_rejection.then(|| match options.reject_below {
         None => hits.is_empty(),
@@ -203,31 +212,33 @@ fn reference_key(judged: &JudgedQuery, r: usize) -> String {
 /// Means of each metric over the queries it applies to: retrieval metrics over the scored
 /// queries (not rejections, R ≥ 1), answer metrics and latency over the queries that have
 /// them, NaN where no query has a value.
-fn aggregate(queries: &[&QueryScore]) -> Aggregate {
-    let scored: Vec<&&QueryScore> = queries
+fn aggregate(queries: &[&QueryScore], names: &[String], retrieval: usize) -> Aggregate {
+    let scored = queries
         .iter()
         .filter(|q| !q.is_rejection && q.relevant > 0)
-        .collect();
-    let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+        .count();
+    let mut sums = vec![(0.0f64, 0usize); names.len()];
     for q in queries {
         let counts_for_retrieval = !q.is_rejection && q.relevant > 0;
-        for (name, v) in &q.metrics {
-            let retrieval = !ANSWER_METRICS.contains(&name.as_str()) && name != "latency_ms";
-            if (retrieval && !counts_for_retrieval) || !v.is_finite() {
+        for (i, v) in q.metrics.iter().enumerate() {
+            if (i < retrieval && !counts_for_retrieval) || !v.is_finite() {
                 continue;
             }
-            let e = sums.entry(name.clone()).or_insert((0.0, 0));
-            e.0 += v;
-            e.1 += 1;
+            sums[i].0 += v;
+            sums[i].1 += 1;
         }
     }
     let rejections: Vec<bool> = queries.iter().filter_map(|q| q.rejected).collect();
     Aggregate {
         queries: queries.len(),
-        scored: scored.len(),
-        metrics: sums
-            .into_iter()
-            .map(|(k, (s, n))| (k, s / n as f64))
+        scored,
+        metrics: names
+            .iter()
+            .zip(sums)
+            .map(|(name, (s, n))| {
+                let mean = if n == 0 { f64::NAN } else { s / n as f64 };
+                (name.clone(), mean)
+            })
             .collect(),
         rejection_queries: rejections.len(),
         rejection_accuracy: if rejections.is_empty() {
@@ -246,12 +257,30 @@ pub fn evaluate(judgments: &Judgments, run: &Run, options: &EvalOptions) -> Eval
         .iter()
         .map(|q| (q.id.as_str(), ()))
         .collect();
+    let mut metric_names = metric_names(&options.ks);
+    let retrieval = metric_names.len();
+    let latency = run.queries.iter().any(|q| q.latency_ms.is_some());
+    let answers = run.queries.iter().any(|q| q.answer.is_some());
+    if latency {
+        metric_names.push("latency_ms".into());
+    }
+    if answers {
+        metric_names.extend(ANSWER_METRICS.iter().map(|s| s.to_string()));
+    }
+    let layout = Layout {
+        len: metric_names.len(),
+        latency,
+        answers,
+    };
     let per_query: Vec<QueryScore> = {
         use rayon::prelude::*;
         judgments
             .queries
             .par_iter()
-            .map(|j| score_query(j, by_id.get(j.id.as_str()).copied(), judgments, options))
+            .map(|j| {
+                let answer = by_id.get(j.id.as_str()).copied();
+                score_query(&layout, j, answer, judgments, options)
+            })
             .collect()
     };
     let missing_from_run = judgments
@@ -276,20 +305,29 @@ pub fn evaluate(judgments: &Judgments, run: &Run, options: &EvalOptions) -> Eval
         }
         groups
             .into_iter()
-            .map(|(k, qs)| (k, aggregate(&qs)))
+            .map(|(k, qs)| (k, aggregate(&qs, &metric_names, retrieval)))
             .collect::<BTreeMap<_, _>>()
     };
-    let mut latencies: Vec<f64> = per_query
-        .iter()
-        .filter_map(|q| q.metrics.get("latency_ms").copied())
-        .collect();
+    let mut latencies: Vec<f64> = if latency {
+        per_query
+            .iter()
+            .map(|q| q.metrics[retrieval])
+            .filter(|v| v.is_finite())
+            .collect()
+    } else {
+        Vec::new()
+    };
     latencies.sort_by(f64::total_cmp);
     let latency_ms = [("p50", 50.0), ("p95", 95.0), ("p99", 99.0)]
         .iter()
         .filter_map(|(name, p)| Some((name.to_string(), percentile(&latencies, *p)?)))
         .collect();
+    let aggregate_all = aggregate(&all, &metric_names, retrieval);
+    let by_category = group(|q| q.category.as_ref());
+    let by_difficulty = group(|q| q.difficulty.as_ref());
     Evaluation {
         ks: options.ks.clone(),
+        metric_names,
         gain: match options.gain {
             Gain::Linear => "linear",
             Gain::Exponential => "exp",
@@ -299,9 +337,9 @@ pub fn evaluate(judgments: &Judgments, run: &Run, options: &EvalOptions) -> Eval
             super::Matching::Fuzzy => "fuzzy",
         },
         reject_below: options.reject_below,
-        aggregate: aggregate(&all),
-        by_category: group(|q| q.category.as_ref()),
-        by_difficulty: group(|q| q.difficulty.as_ref()),
+        aggregate: aggregate_all,
+        by_category,
+        by_difficulty,
         latency_ms,
         missing_from_run,
         not_judged,

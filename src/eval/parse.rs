@@ -2,7 +2,7 @@
 //! character is `{` is JSON lines (one object per line, or objects spread over several lines
 //! as seed 001 prints them), anything else TREC's whitespace-separated columns.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -70,18 +70,24 @@ pub fn read_qrels(path: &Path) -> Result<Judgments, EvalError> {
 
 /// `qid iter docid grade` per line (the iteration column is ignored, as trec_eval does).
 fn qrels_trec(path: &Path, bytes: &[u8]) -> Result<Judgments, EvalError> {
-    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut index: HashMap<&str, usize> = HashMap::default();
     let mut queries: Vec<JudgedQuery> = Vec::new();
-    let mut seen: HashMap<(usize, &str), usize> = HashMap::new();
+    let mut seen: HashMap<(usize, &str), usize> = HashMap::default();
     for (n, line) in lines(path, bytes)? {
-        let fields: Vec<&str> = line.split_ascii_whitespace().collect();
-        let [qid, _iter, doc, grade] = fields[..] else {
+        let mut fields = line.split_ascii_whitespace();
+        let (Some(qid), Some(_iter), Some(doc), Some(grade), None) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
             return Err(line_error(
                 path,
                 n,
                 format!(
                     "expected 4 columns `qid iter docid grade`, found {}",
-                    fields.len()
+                    line.split_ascii_whitespace().count()
                 ),
             ));
         };
@@ -189,7 +195,7 @@ fn json_objects<T: serde::de::DeserializeOwned>(
 /// even without the flag (the seed's own sample lines leave it out).
 fn qrels_jsonl(path: &Path, bytes: &[u8]) -> Result<Judgments, EvalError> {
     let mut queries = Vec::new();
-    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut ids: HashMap<String, usize> = HashMap::default();
     for (n, line) in json_objects::<GroundTruthLine>(path, bytes)? {
         let id = id_of(&line.query_id)
             .ok_or_else(|| line_error(path, n, "`query_id` must be a string or an integer"))?;
@@ -238,12 +244,16 @@ pub fn read_run(path: &Path) -> Result<Run, EvalError> {
     }
 }
 
+/// One run line as it is ordered: the score as trec_eval compares it (single precision), the
+/// docid and the score as written.
+type RankedLine<'a> = (f32, &'a str, f64);
+
 /// `qid Q0 docid rank score tag` per line. As trec_eval does, the rank column is ignored and
 /// each query's results are ordered by score (compared in single precision, as trec_eval
 /// stores it), descending, ties by docid descending; a docid twice for one query is an error.
 fn run_trec(path: &Path, bytes: &[u8]) -> Result<Run, EvalError> {
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    let mut queries: Vec<(Vec<(f32, &str, f64)>, &str)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::default();
+    let mut queries: Vec<(Vec<RankedLine<'_>>, &str)> = Vec::new();
     for (n, line) in lines(path, bytes)? {
         let mut fields = line.split_ascii_whitespace();
         let (Some(qid), Some(_q0), Some(doc), Some(_rank), Some(score), Some(_tag), None) = (
@@ -340,7 +350,7 @@ struct RunLine {
 /// ranking.
 fn run_jsonl(path: &Path, bytes: &[u8]) -> Result<Run, EvalError> {
     let mut run = Run::default();
-    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut ids: HashMap<String, usize> = HashMap::default();
     for (n, line) in json_objects::<RunLine>(path, bytes)? {
         let id = id_of(&line.query_id)
             .ok_or_else(|| line_error(path, n, "`query_id` must be a string or an integer"))?;

@@ -13,7 +13,7 @@
 //! - AQWV@k = 1 − P_miss − β·P_FA with P_miss = 1 − recall@k and P_FA the fraction of the
 //!   results in the top k that are not relevant (seed 002: no detection threshold, β = 40).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::{Hit, JudgedQuery, Matching, Reference};
 
@@ -91,7 +91,7 @@ pub fn match_results(query: &JudgedQuery, hits: &[Hit], matching: Matching) -> M
         }
         Matching::Fuzzy => {
             // References indexed by normalised name; pages compared within each name.
-            let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+            let mut by_name: HashMap<String, Vec<usize>> = HashMap::default();
             for (i, r) in query.references.iter().enumerate() {
                 by_name
                     .entry(normalize_document(&r.document))

@@ -5,6 +5,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use serde::Serialize;
+use serde::ser::SerializeMap as _;
+
 use super::compare::{aligned, md_table};
 use crate::eval::evaluate::{ANSWER_METRICS, Aggregate, Evaluation, band};
 use crate::eval::score::AT_K_METRICS;
@@ -183,13 +186,15 @@ pub fn text(e: &Evaluation, bands: bool, per_query: bool, verbose: bool) -> Stri
                 .map(|m| format!("{m}@{k}")),
         );
         head.push("first hit".into());
+        let column = |name: String| e.metric_names.iter().position(|n| *n == name);
         let rows: Vec<Vec<String>> = e
             .per_query
             .iter()
             .map(|q| {
                 let mut row = vec![q.query_id.clone()];
                 for m in ["hit", "mrr", "ndcg", "recall"] {
-                    row.push(shown(q.metrics.get(&format!("{m}@{k}")).copied()));
+                    let c = column(format!("{m}@{k}"));
+                    row.push(shown(c.and_then(|c| q.metrics.get(c)).copied()));
                 }
                 row.push(q.first_relevant_rank.map_or("–".into(), |r| r.to_string()));
                 row
@@ -228,17 +233,9 @@ pub fn markdown(e: &Evaluation, bands: bool, title: &str) -> String {
     out
 }
 
-/// One row per query: its labels, then every metric (columns in the order of the first
-/// query that has each).
+/// One row per query: its labels, then every metric.
 pub fn csv(e: &Evaluation, full: bool) -> String {
-    let mut names: Vec<&String> = Vec::new();
-    for q in &e.per_query {
-        for name in q.metrics.keys() {
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-    }
+    let names = &e.metric_names;
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let mut head = vec![
         "query_id",
@@ -262,10 +259,11 @@ pub fn csv(e: &Evaluation, full: bool) -> String {
             q.first_relevant_rank
                 .map_or(String::new(), |r| r.to_string()),
         ];
-        for name in &names {
-            row.push(match q.metrics.get(*name) {
-                Some(v) if v.is_finite() => round(*v, full).to_string(),
-                _ => String::new(),
+        for v in &q.metrics {
+            row.push(if v.is_finite() {
+                round(*v, full).to_string()
+            } else {
+                String::new()
             });
         }
         let _ = w.write_record(&row);
@@ -275,34 +273,149 @@ pub fn csv(e: &Evaluation, full: bool) -> String {
         .unwrap_or_default()
 }
 
-/// Floats rounded to [`STORED_DECIMALS`]; integers as they are.
-fn rounded(v: serde_json::Value, full: bool) -> serde_json::Value {
-    use serde_json::Value;
-    match v {
-        Value::Number(n) if n.is_f64() => n
-            .as_f64()
-            .map(|x| round(x, full))
-            .and_then(serde_json::Number::from_f64)
-            .map_or(Value::Null, Value::Number),
-        Value::Array(a) => Value::Array(a.into_iter().map(|v| rounded(v, full)).collect()),
-        Value::Object(o) => {
-            Value::Object(o.into_iter().map(|(k, v)| (k, rounded(v, full))).collect())
+/// A stored value: rounded (unless full precision), NaN as `null`.
+struct Num(f64, bool);
+
+impl Serialize for Num {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.is_finite() {
+            s.serialize_f64(round(self.0, self.1))
+        } else {
+            s.serialize_none()
         }
-        other => other,
     }
 }
 
-/// The whole evaluation (NaN is `null`: serde_json writes non-finite floats so).
-pub fn json(e: &Evaluation, qrels: &str, run: &str, full: bool) -> String {
-    let mut value = serde_json::json!({
-        "format": "ragdbeval-eval/1",
-        "qrels": qrels,
-        "run": run,
-    });
-    if let (Some(obj), Ok(serde_json::Value::Object(body))) =
-        (value.as_object_mut(), serde_json::to_value(e))
-    {
-        obj.extend(body);
+/// Metric name → value, from parallel name and value slices.
+struct Values<'a> {
+    names: &'a [String],
+    values: &'a [f64],
+    full: bool,
+}
+
+impl Serialize for Values<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.names.len()))?;
+        for (n, v) in self.names.iter().zip(self.values) {
+            map.serialize_entry(n, &Num(*v, self.full))?;
+        }
+        map.end()
     }
-    serde_json::to_string_pretty(&rounded(value, full)).unwrap_or_default() + "\n"
+}
+
+/// A name → value map of stored values.
+struct NamedValues<'a>(&'a BTreeMap<String, f64>, bool);
+
+impl Serialize for NamedValues<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (n, v) in self.0 {
+            map.serialize_entry(n, &Num(*v, self.1))?;
+        }
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct AggregateJson<'a> {
+    queries: usize,
+    scored: usize,
+    metrics: NamedValues<'a>,
+    rejection_queries: usize,
+    rejection_accuracy: Num,
+}
+
+impl AggregateJson<'_> {
+    fn of(a: &Aggregate, full: bool) -> AggregateJson<'_> {
+        AggregateJson {
+            queries: a.queries,
+            scored: a.scored,
+            metrics: NamedValues(&a.metrics, full),
+            rejection_queries: a.rejection_queries,
+            rejection_accuracy: Num(a.rejection_accuracy, full),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct QueryJson<'a> {
+    query_id: &'a str,
+    category: &'a Option<String>,
+    difficulty: &'a Option<String>,
+    is_rejection: bool,
+    relevant: usize,
+    returned: usize,
+    metrics: Values<'a>,
+    first_relevant_rank: Option<usize>,
+    relevant_returned: &'a [String],
+    rejected: Option<bool>,
+    ambiguous_ranks: &'a [usize],
+}
+
+#[derive(Serialize)]
+struct EvalJson<'a> {
+    format: &'static str,
+    qrels: &'a str,
+    run: &'a str,
+    ks: &'a [usize],
+    gain: &'a str,
+    matching: &'a str,
+    reject_below: Option<f64>,
+    aggregate: AggregateJson<'a>,
+    by_category: BTreeMap<&'a str, AggregateJson<'a>>,
+    by_difficulty: BTreeMap<&'a str, AggregateJson<'a>>,
+    latency_ms: NamedValues<'a>,
+    missing_from_run: &'a [String],
+    not_judged: &'a [String],
+    ambiguous_matches: usize,
+    per_query: Vec<QueryJson<'a>>,
+}
+
+fn groups(g: &BTreeMap<String, Aggregate>, full: bool) -> BTreeMap<&str, AggregateJson<'_>> {
+    g.iter()
+        .map(|(k, a)| (k.as_str(), AggregateJson::of(a, full)))
+        .collect()
+}
+
+/// The whole evaluation, per query as metric name → value; the format is named in `format`
+/// (`eval compare` reads it back).
+pub fn json(e: &Evaluation, qrels: &str, run: &str, full: bool) -> String {
+    let doc = EvalJson {
+        format: "ragdbeval-eval/1",
+        qrels,
+        run,
+        ks: &e.ks,
+        gain: e.gain,
+        matching: e.matching,
+        reject_below: e.reject_below,
+        aggregate: AggregateJson::of(&e.aggregate, full),
+        by_category: groups(&e.by_category, full),
+        by_difficulty: groups(&e.by_difficulty, full),
+        latency_ms: NamedValues(&e.latency_ms, full),
+        missing_from_run: &e.missing_from_run,
+        not_judged: &e.not_judged,
+        ambiguous_matches: e.ambiguous_matches,
+        per_query: e
+            .per_query
+            .iter()
+            .map(|q| QueryJson {
+                query_id: &q.query_id,
+                category: &q.category,
+                difficulty: &q.difficulty,
+                is_rejection: q.is_rejection,
+                relevant: q.relevant,
+                returned: q.returned,
+                metrics: Values {
+                    names: &e.metric_names,
+                    values: &q.metrics,
+                    full,
+                },
+                first_relevant_rank: q.first_relevant_rank,
+                relevant_returned: &q.relevant_returned,
+                rejected: q.rejected,
+                ambiguous_ranks: &q.ambiguous_ranks,
+            })
+            .collect(),
+    };
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
 }

@@ -19,6 +19,7 @@ mod conformance;
 mod datasets;
 mod deadlines;
 mod download;
+mod eval;
 mod filtered;
 mod interrupt;
 mod load;

@@ -1,0 +1,316 @@
+//! `ragdbeval eval` and `eval compare` through the binary (issue 13): seed 001's ground truth
+//! with fuzzy page matching, rejection queries and categories; TREC inputs; A/B comparisons
+//! with a known difference and without one; bad input.
+
+use std::path::Path;
+
+use crate::common::{files_in, ragdbeval, stderr, stdout};
+
+/// Seed 001's ground truth lines (Q001 as its schema shows it, Q002 and Q009 from its
+/// appendix, Q009 a rejection by its category), one line each.
+const GROUND_TRUTH: &str = r#"{"query_id": "Q001", "query": "How do I calculate implied volatility using Black-Scholes?", "category": "options_derivatives", "difficulty": "medium", "is_rejection": false, "gold_references": [{"document": "Black Scholes with Python (Van Der Post 2024).pdf", "page": 45, "relevance": 3}, {"document": "Option Volatility and Pricing (Natenberg 2015).pdf", "page": 112, "relevance": 3}], "expected_answer_gist": "IV calculation via Newton-Raphson or bisection on Black-Scholes formula"}
+{"query_id": "Q002", "query": "What is the difference between delta and gamma in options trading?", "category": "options_derivatives", "difficulty": "easy", "gold_references": [{"document": "Options Greeks.pdf", "page": 7, "relevance": 2}]}
+{"query_id": "Q009", "query": "What is the current Federal Reserve interest rate?", "category": "rejection", "difficulty": "adversarial"}
+"#;
+
+/// A run: Q001 finds both references (one a page off, names in other case and without the
+/// extension) at ranks 1 and 3, Q002 misses (page 9 is two off), Q009 returns nothing.
+const RUN: &str = r#"{"query_id": "Q001", "results": [{"document": "black scholes with python (van der post 2024)", "page": 46, "score": 0.9}, {"document": "Unrelated.pdf", "page": 1, "score": 0.5}, {"document": "OPTION VOLATILITY AND PRICING (NATENBERG 2015).PDF", "page": 112, "score": 0.4}], "latency_ms": 120}
+{"query_id": "Q002", "results": [{"document": "Options Greeks.pdf", "page": 9, "score": 0.8}], "latency_ms": 80}
+{"query_id": "Q009", "results": [], "latency_ms": 40}
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn seed_001_ground_truth_is_matched_fuzzily_with_rejections_and_categories() {
+    let dir = tempfile::tempdir().unwrap();
+    let qrels = write(dir.path(), "gt.jsonl", GROUND_TRUTH);
+    let run = write(dir.path(), "run.jsonl", RUN);
+    let out = dir.path().join("eval.json");
+    let o = ragdbeval(
+        dir.path(),
+        &[
+            "eval",
+            "--qrels",
+            &qrels,
+            "--run",
+            &run,
+            "--bands",
+            "--json",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("hit@5 band"), "{text}");
+    let e = json(&out);
+    let agg = &e["aggregate"];
+    // Scored: Q001 and Q002 (Q009 is a rejection).
+    assert_eq!(agg["scored"], 2);
+    // Q001 hits at rank 1, Q002 misses: Hit@5 0.5, MRR@5 0.5.
+    assert_eq!(agg["metrics"]["hit@5"], 0.5);
+    assert_eq!(agg["metrics"]["mrr@5"], 0.5);
+    // Q001 recall@5 = 1 (both references), Q002 0.
+    assert_eq!(agg["metrics"]["recall@5"], 0.5);
+    // Q001 NDCG@5: DCG = 3 + 3/log2(4) = 4.5, IDCG = 3 + 3/log2(3); Q002 0.
+    let q1 = 4.5 / (3.0 + 3.0 / 3f64.log2());
+    let ndcg = agg["metrics"]["ndcg@5"].as_f64().unwrap();
+    assert!(
+        (ndcg - ((q1 / 2.0) * 1e4).round() / 1e4).abs() < 1e-9,
+        "{ndcg}"
+    );
+    assert_eq!(agg["rejection_queries"], 1);
+    assert_eq!(agg["rejection_accuracy"], 1.0);
+    // Latency over every query that carries one: 40, 80, 120 ms.
+    assert_eq!(e["latency_ms"]["p50"], 80.0);
+    let cats = &e["by_category"];
+    assert_eq!(cats["options_derivatives"]["queries"], 2);
+    assert_eq!(cats["rejection"]["rejection_accuracy"], 1.0);
+    assert_eq!(e["by_difficulty"]["easy"]["metrics"]["hit@5"], 0.0);
+    let q001 = &e["per_query"][0];
+    assert_eq!(q001["first_relevant_rank"], 1);
+    assert_eq!(q001["relevant_returned"].as_array().unwrap().len(), 2);
+    // No relevant judgment for the rejection query: its recall is vacuous, kept out of means.
+    assert_eq!(e["per_query"][2]["metrics"]["recall@5"], 1.0);
+
+    // With a score threshold, a rejection query that returns weak results still rejects.
+    let weak = RUN.replace(
+        r#""query_id": "Q009", "results": []"#,
+        r#""query_id": "Q009", "results": [{"document": "Fed.pdf", "page": 1, "score": 0.1}]"#,
+    );
+    let run = write(dir.path(), "weak.jsonl", &weak);
+    for (threshold, accuracy) in [(None, 0.0), (Some("0.2"), 1.0)] {
+        let mut args = vec!["eval", "--qrels", &qrels, "--run", &run, "--json"];
+        args.push(out.to_str().unwrap());
+        if let Some(t) = threshold {
+            args.extend(["--reject-below", t]);
+        }
+        let o = ragdbeval(dir.path(), &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(json(&out)["aggregate"]["rejection_accuracy"], accuracy);
+    }
+}
+
+/// TREC qrels and run (trec_eval's conventions are held to pytrec_eval by
+/// scripts/check_eval_trec.py; this is the hand-computed smoke test), and the outputs.
+#[test]
+fn trec_inputs_and_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let qrels = write(
+        dir.path(),
+        "q.txt",
+        "q1 0 d1 2\nq1 0 d2 1\nq1 0 d9 0\nq2 0 d3 1\n",
+    );
+    // q1's d2 and d5 tie: trec_eval orders ties by docid, descending (d5 first).
+    let run = write(
+        dir.path(),
+        "r.trec",
+        "q1 Q0 d2 1 0.8 t\nq1 Q0 d5 2 0.8 t\nq1 Q0 d1 3 0.7 t\nq3 Q0 d4 1 0.5 t\n",
+    );
+    let (j, c, m) = (
+        dir.path().join("e.json"),
+        dir.path().join("e.csv"),
+        dir.path().join("e.md"),
+    );
+    let o = ragdbeval(
+        dir.path(),
+        &[
+            "eval",
+            "--qrels",
+            &qrels,
+            "--run",
+            &run,
+            "-k",
+            "1,3",
+            "--json",
+            j.to_str().unwrap(),
+            "--csv",
+            c.to_str().unwrap(),
+            "--md",
+            m.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = json(&j);
+    let q1 = &e["per_query"][0]["metrics"];
+    assert_eq!(q1["precision@1"], 0.0, "d5 ranks first");
+    assert_eq!(q1["rr"], 0.5);
+    assert_eq!(q1["recall@3"], 1.0);
+    // q2 is judged but missing from the run: scored as empty; q3 is not judged: ignored.
+    assert_eq!(e["missing_from_run"][0], "q2");
+    assert_eq!(e["not_judged"][0], "q3");
+    assert_eq!(e["per_query"][1]["metrics"]["hit@3"], 0.0);
+    let csv = std::fs::read_to_string(&c).unwrap();
+    assert!(
+        csv.starts_with("query_id,category,difficulty,is_rejection"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 3);
+    let md = std::fs::read_to_string(&m).unwrap();
+    assert!(md.contains("| precision |"), "{md}");
+}
+
+/// Per query `n` relevant documents d0..; run B finds them higher than run A on most queries.
+fn ab_files(dir: &Path) -> (String, String, String) {
+    let (mut qrels, mut a, mut b) = (String::new(), String::new(), String::new());
+    for q in 0..60 {
+        qrels.push_str(&format!("q{q} 0 rel{q} 1\n"));
+        let a_rank = 2 + q % 5;
+        let b_rank = if q % 10 == 0 { a_rank } else { 1 };
+        for (text, rank) in [(&mut a, a_rank), (&mut b, b_rank)] {
+            for r in 1..=10 {
+                let doc = if r == rank {
+                    format!("rel{q}")
+                } else {
+                    format!("x{q}_{r}")
+                };
+                text.push_str(&format!("q{q} Q0 {doc} {r} {} t\n", 20 - r));
+            }
+        }
+    }
+    (
+        write(dir, "ab.qrels", &qrels),
+        write(dir, "a.trec", &a),
+        write(dir, "b.trec", &b),
+    )
+}
+
+#[test]
+fn eval_compare_finds_a_known_difference_and_none_between_identical_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (qrels, a, b) = ab_files(dir.path());
+    let out = dir.path().join("ab.json");
+    let o = ragdbeval(
+        dir.path(),
+        &[
+            "eval",
+            "compare",
+            &a,
+            &b,
+            "--qrels",
+            &qrels,
+            "--format",
+            "json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = json(&out);
+    assert_eq!(c["primary"], "ndcg@10");
+    assert_eq!(c["winner"], "b");
+    let mrr = c["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "mrr@5")
+        .unwrap();
+    assert_eq!(mrr["verdict"], "better");
+    assert!(mrr["wilcoxon_p"].as_f64().unwrap() < 1e-6);
+    assert_eq!(c["outcomes"]["win"], 54);
+    assert_eq!(c["outcomes"]["draw"], 6);
+    assert_eq!(c["bootstrap_resamples"], 1000);
+
+    // Identical runs: no difference, every query a draw; saved evaluations work as inputs.
+    let saved = dir.path().join("a.eval.json");
+    let o = ragdbeval(
+        dir.path(),
+        &[
+            "eval",
+            "--qrels",
+            &qrels,
+            "--run",
+            &a,
+            "--json",
+            saved.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let saved = saved.to_str().unwrap();
+    let o = ragdbeval(
+        dir.path(),
+        &[
+            "eval", "compare", saved, &a, "--qrels", &qrels, "--format", "md",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(md.contains("# A/B Test Report"), "{md}");
+    assert!(
+        md.contains("**Winner**: none: no significant difference"),
+        "{md}"
+    );
+    assert!(
+        md.contains("60 queries)**: 0 win, 0 loss, 60 draw, 0 regression"),
+        "{md}"
+    );
+}
+
+#[test]
+fn bad_input_is_one_error_line_and_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let good_q = write(dir.path(), "q.txt", "q1 0 d1 1\n");
+    let good_r = write(dir.path(), "r.trec", "q1 Q0 d1 1 1.0 t\n");
+    let out = dir.path().join("out.json");
+    let out_s = out.to_str().unwrap();
+    for (qrels, run, needle) in [
+        (
+            write(dir.path(), "bad.txt", "q1 0 d1\n"),
+            good_r.clone(),
+            "bad.txt:1: expected 4 columns",
+        ),
+        (
+            write(dir.path(), "grade.txt", "q1 0 d1 x\n"),
+            good_r.clone(),
+            "grade `x` is not an integer",
+        ),
+        (
+            good_q.clone(),
+            write(dir.path(), "bad.trec", "q1 Q0 d1 1 nan t\n"),
+            "bad.trec:1: score `nan`",
+        ),
+        (
+            good_q.clone(),
+            write(dir.path(), "dup.trec", "q1 Q0 d1 1 1 t\nq1 Q0 d1 2 0.5 t\n"),
+            "lists document d1 twice",
+        ),
+        (
+            write(
+                dir.path(),
+                "bad.jsonl",
+                "{\"query_id\": \"Q1\",\n \"gold_references\": 3}\n",
+            ),
+            good_r.clone(),
+            "bad.jsonl:2",
+        ),
+        (
+            good_q.clone(),
+            dir.path().join("missing.trec").display().to_string(),
+            "cannot read",
+        ),
+    ] {
+        let o = ragdbeval(
+            dir.path(),
+            &["eval", "--qrels", &qrels, "--run", &run, "--json", out_s],
+        );
+        assert_eq!(o.status.code(), Some(2), "{needle}");
+        let err = stderr(&o);
+        assert!(err.contains(needle), "{needle}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!out.exists());
+    }
+    let before = files_in(dir.path()).len();
+    let o = ragdbeval(dir.path(), &["eval", "compare", &good_r, &good_r]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--qrels"), "{}", stderr(&o));
+    assert_eq!(files_in(dir.path()).len(), before);
+}
