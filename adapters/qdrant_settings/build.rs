@@ -185,7 +185,21 @@ impl BuildSettings {
                 origin: Origin::Derived,
             },
         };
+        // A Qdrant server refuses a full-scan threshold below 10 KB at collection creation
+        // (its request validation). The engine in-process takes any, but both targets keep
+        // the server's minimum so that the same settings behave the same on both (a segment
+        // under it is scanned exactly on either). Derived values are raised to it; a user's
+        // below it is refused before anything is built or sent.
+        let minimum = QDRANT_SERVER_MIN_FULL_SCAN_THRESHOLD_KB;
         let full_scan_threshold = match params.get_u64("full_scan_threshold")? {
+            Some(kb) if kb < minimum => {
+                return Err(SettingsError::new(
+                    "full_scan_threshold",
+                    format!(
+                        "{kb} KB is below Qdrant's minimum of {minimum} KB (a server refuses it)"
+                    ),
+                ));
+            }
             Some(kb) => Threshold {
                 kb,
                 origin: Origin::User,

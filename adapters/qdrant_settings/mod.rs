@@ -102,13 +102,18 @@ pub const DEFAULT_EF_CONSTRUCT: usize = 100;
 pub const QDRANT_DEFAULT_INDEXING_THRESHOLD_KB: u64 = 10_000;
 pub const QDRANT_DEFAULT_FULL_SCAN_THRESHOLD_KB: u64 = 10_000;
 
+/// The smallest full-scan threshold a Qdrant server accepts (its collection-creation
+/// validation: `full_scan_threshold` must be 10 or larger).
+pub const QDRANT_SERVER_MIN_FULL_SCAN_THRESHOLD_KB: u64 = 10;
+
 /// The derived indexing threshold is this fraction (1/N) of the dataset's vector bytes.
 pub const INDEXING_THRESHOLD_FRACTION: u64 = 100;
 
 /// The threshold rule in words, recorded with the settings.
 pub const THRESHOLD_RULE: &str = "unless set: indexing_threshold = 1/100 of the dataset's vector \
-     KB, full_scan_threshold = 1/2 of the indexing threshold; each at least 1 KB and at most \
-     Qdrant's default of 10000 KB";
+     KB, full_scan_threshold = 1/2 of the indexing threshold; the indexing threshold at least 1 KB, \
+     the full-scan threshold at least 10 KB (a Qdrant server's minimum), each at most Qdrant's \
+     default of 10000 KB";
 
 /// Thresholds (KB) that make Qdrant index the dataset and search that index, from the number
 /// of vectors the build loads. Returns `(indexing_threshold_kb, full_scan_threshold_kb)`.
@@ -127,7 +132,9 @@ pub const THRESHOLD_RULE: &str = "unless set: indexing_threshold = 1/100 of the 
 ///   Equal thresholds (the server adapter's old rule) had no such margin. The graph builder
 ///   keeps `points / threshold × 10` extra entry points, at most ~2 000 here: negligible.
 ///
-/// Both are at least 1 KB and at most Qdrant's defaults.
+/// The indexing threshold is at least 1 KB, the full-scan threshold at least
+/// [`QDRANT_SERVER_MIN_FULL_SCAN_THRESHOLD_KB`] (so on datasets under ~2 MB of vectors a
+/// segment under 10 KB is indexed yet scanned), both at most Qdrant's defaults.
 pub fn derived_thresholds(expected_points: usize, dim: usize) -> (u64, u64) {
     let indexing = derived_indexing_threshold(expected_points, dim);
     (indexing, derived_full_scan_threshold(indexing))
@@ -141,9 +148,13 @@ fn derived_indexing_threshold(expected_points: usize, dim: usize) -> u64 {
     (data_kb / INDEXING_THRESHOLD_FRACTION).clamp(1, QDRANT_DEFAULT_INDEXING_THRESHOLD_KB)
 }
 
-/// Half the indexing threshold in force (see [`derived_thresholds`]).
+/// Half the indexing threshold in force (see [`derived_thresholds`]), at least a server's
+/// minimum.
 fn derived_full_scan_threshold(indexing_kb: u64) -> u64 {
-    (indexing_kb / 2).clamp(1, QDRANT_DEFAULT_FULL_SCAN_THRESHOLD_KB)
+    (indexing_kb / 2).clamp(
+        QDRANT_SERVER_MIN_FULL_SCAN_THRESHOLD_KB,
+        QDRANT_DEFAULT_FULL_SCAN_THRESHOLD_KB,
+    )
 }
 
 /// A rejected parameter: its name and why. The adapters turn it into

@@ -163,16 +163,26 @@ fn threshold_rule() {
     assert_eq!(derived_thresholds(50_000, 50), (97, 48));
     // 18k x 64 (the demo build) = 4500 KB.
     assert_eq!(derived_thresholds(18_000, 64), (45, 22));
-    assert_eq!(derived_thresholds(0, 8), (1, 1));
-    assert_eq!(derived_thresholds(10, 2), (1, 1));
+    // The full-scan threshold never goes below a Qdrant server's minimum of 10 KB.
+    assert_eq!(derived_thresholds(0, 8), (1, 10));
+    assert_eq!(derived_thresholds(10, 2), (1, 10));
+    assert_eq!(derived_thresholds(500_000, 8), (156, 78));
     assert_eq!(derived_thresholds(10_000_000, 128), (10_000, 5_000));
     assert_eq!(derived_thresholds(usize::MAX, usize::MAX), (10_000, 5_000));
     for &(n, dim) in DATASETS {
         let (indexing, full_scan) = derived_thresholds(n, dim);
         // 0 would disable indexing.
-        assert!(indexing >= 1 && full_scan >= 1, "{n}x{dim}");
-        // A segment big enough to be indexed is never below the full-scan threshold.
-        assert!(full_scan <= indexing, "{n}x{dim}");
+        assert!(indexing >= 1, "{n}x{dim}");
+        assert!(
+            full_scan >= QDRANT_SERVER_MIN_FULL_SCAN_THRESHOLD_KB,
+            "{n}x{dim}"
+        );
+        // A segment big enough to be indexed is never below the full-scan threshold, except
+        // under the server's 10 KB floor.
+        assert!(
+            full_scan <= indexing.max(QDRANT_SERVER_MIN_FULL_SCAN_THRESHOLD_KB),
+            "{n}x{dim}"
+        );
         assert!(indexing <= QDRANT_DEFAULT_INDEXING_THRESHOLD_KB);
         assert!(full_scan <= QDRANT_DEFAULT_FULL_SCAN_THRESHOLD_KB);
     }
@@ -180,6 +190,15 @@ fn threshold_rule() {
     let params = map(&[("indexing_threshold", ParamValue::Int(40))]);
     let settings = BuildSettings::parse(&params, Target::Edge, 1_000_000, 128).unwrap();
     assert_eq!(settings.full_scan_threshold.kb, 20);
+    // Below the server's minimum a set value is refused, by both targets alike.
+    let low = map(&[("full_scan_threshold", ParamValue::Int(5))]);
+    for target in [Target::Edge, Target::Server] {
+        let err = BuildSettings::parse(&low, target, 1_000_000, 128).unwrap_err();
+        assert!(
+            err.to_string().contains("below Qdrant's minimum of 10 KB"),
+            "{err}"
+        );
+    }
     assert_eq!(settings.full_scan_threshold.origin, Origin::Derived);
     assert_eq!(settings.indexing_threshold.origin, Origin::User);
 }

@@ -144,30 +144,45 @@ fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
-/// For the terminal.
-pub fn text(e: &Evaluation, bands: bool, per_query: bool, verbose: bool) -> String {
-    let mut out = counts_line(e) + "\n\n";
-    aligned(
-        &mut out,
+/// A table writer: aligned text or Markdown.
+type TableWriter = fn(&mut String, &[&str], &[Vec<String>]);
+
+/// The @k table, the single values and the breakdowns, in either format.
+fn summary_tables(
+    out: &mut String,
+    e: &Evaluation,
+    bands: bool,
+    table: TableWriter,
+    heading: fn(&str) -> String,
+) {
+    table(
+        out,
         &strs(&k_head(&e.ks)),
         &at_k_rows(&e.aggregate.metrics, &e.ks),
     );
     out.push('\n');
-    aligned(&mut out, &["metric", "value"], &single_rows(e, bands));
+    table(out, &["metric", "value"], &single_rows(e, bands));
     let k = breakdown_k(e);
     for (title, groups) in [
         ("category", &e.by_category),
         ("difficulty", &e.by_difficulty),
     ] {
         if !groups.is_empty() {
-            let _ = writeln!(out, "\nby {title}:");
-            aligned(
-                &mut out,
+            out.push_str(&heading(title));
+            table(
+                out,
                 &strs(&breakdown_head(title, k)),
                 &breakdown_rows(groups, k),
             );
         }
     }
+}
+
+/// For the terminal.
+pub fn text(e: &Evaluation, bands: bool, per_query: bool, verbose: bool) -> String {
+    let mut out = counts_line(e) + "\n\n";
+    summary_tables(&mut out, e, bands, aligned, |t| format!("\nby {t}:\n"));
+    let k = breakdown_k(e);
     if verbose {
         for q in e.per_query.iter().filter(|q| !q.ambiguous_ranks.is_empty()) {
             let _ = writeln!(
@@ -209,27 +224,7 @@ pub fn text(e: &Evaluation, bands: bool, per_query: bool, verbose: bool) -> Stri
 /// For a README or an issue.
 pub fn markdown(e: &Evaluation, bands: bool, title: &str) -> String {
     let mut out = format!("# Retrieval evaluation: {title}\n\n{}\n\n", counts_line(e));
-    md_table(
-        &mut out,
-        &strs(&k_head(&e.ks)),
-        &at_k_rows(&e.aggregate.metrics, &e.ks),
-    );
-    out.push('\n');
-    md_table(&mut out, &["metric", "value"], &single_rows(e, bands));
-    let k = breakdown_k(e);
-    for (title, groups) in [
-        ("category", &e.by_category),
-        ("difficulty", &e.by_difficulty),
-    ] {
-        if !groups.is_empty() {
-            let _ = writeln!(out, "\n## By {title}\n");
-            md_table(
-                &mut out,
-                &strs(&breakdown_head(title, k)),
-                &breakdown_rows(groups, k),
-            );
-        }
-    }
+    summary_tables(&mut out, e, bands, md_table, |t| format!("\n## By {t}\n\n"));
     out
 }
 
