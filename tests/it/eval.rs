@@ -314,3 +314,53 @@ fn bad_input_is_one_error_line_and_no_file() {
     assert!(stderr(&o).contains("--qrels"), "{}", stderr(&o));
     assert_eq!(files_in(dir.path()).len(), before);
 }
+
+/// Runs that carry answers are scored with the answer metrics (seed 002), against the gold
+/// answers of the judgments and the text of the retrieved results.
+#[test]
+fn answers_are_scored_when_the_run_carries_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let qrels = write(
+        dir.path(),
+        "gt.jsonl",
+        r#"{"query_id": "Q1", "query": "Who wrote Option Volatility and Pricing?", "gold_references": [{"document": "natenberg.pdf", "page": 1}], "gold_answers": ["Sheldon Natenberg"]}
+{"query_id": "Q2", "query": "What is delta?", "gold_references": [{"document": "greeks.pdf", "page": 3}], "answer": "the rate of change of the option price"}
+"#,
+    );
+    let run = write(
+        dir.path(),
+        "run.jsonl",
+        r#"{"query_id": "Q1", "results": [{"document": "natenberg.pdf", "page": 1, "score": 0.9, "text": "Option Volatility and Pricing by Sheldon Natenberg"}], "answer": "Sheldon Natenberg."}
+{"query_id": "Q2", "results": [{"document": "greeks.pdf", "page": 3, "score": 0.8, "text": "delta measures the change of the option price"}], "answer": "The option price change rate"}
+"#,
+    );
+    let out = dir.path().join("e.json");
+    let o = ragdbeval(
+        dir.path(),
+        &[
+            "eval",
+            "--qrels",
+            &qrels,
+            "--run",
+            &run,
+            "--json",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = json(&out);
+    let q1 = &e["per_query"][0]["metrics"];
+    // Normalisation drops case and punctuation: an exact match.
+    assert_eq!(q1["exact_match"], 1.0);
+    assert_eq!(q1["token_f1"], 1.0);
+    assert_eq!(q1["support_density"], 1.0);
+    assert_eq!(q1["hallucination_rate"], 0.0);
+    let q2 = &e["per_query"][1]["metrics"];
+    assert_eq!(q2["exact_match"], 0.0);
+    // Answer {option, price, change, rate} against gold {rate, of, change, of, option, price}
+    // (after dropping "the"): 4 shared, P = 4/4, R = 4/6, F1 = 0.8.
+    assert_eq!(q2["token_f1"], 0.8);
+    // "rate" is not in the retrieved text: 3 of 4 answer tokens supported.
+    assert_eq!(q2["support_density"], 0.75);
+    assert_eq!(e["aggregate"]["metrics"]["exact_match"], 0.5);
+}
