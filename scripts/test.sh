@@ -102,4 +102,11 @@ if [ $# -eq 0 ]; then
   else
     echo "ragdbeval: trec_eval checks SKIPPED: pytrec_eval could not be installed for $py" >&2
   fi
+  # VectorDBBench directories as pyarrow writes them (issue 16): the Rust tests use
+  # ragdbeval's own Parquet writer, this one the writer VectorDBBench's files come from.
+  if "$py" -c 'import pyarrow, numpy' 2>/dev/null || "$py" -m pip install -q 'pyarrow>=14' numpy >&2; then
+    "$py" "$here/check_vdbbench_pyarrow.py" "$CARGO_TARGET_DIR/release/ragdbeval" >&2
+  else
+    echo "ragdbeval: VectorDBBench pyarrow check SKIPPED: pyarrow could not be installed for $py" >&2
+  fi
 fi

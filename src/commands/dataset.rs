@@ -80,6 +80,20 @@ fn info(target: &str, data_dir: Option<std::path::PathBuf>) -> anyhow::Result<Ex
             println!("  attr    {name:<10} {value}");
         }
     }
+    if path.is_dir()
+        && let Some(files) = dataset::vdbbench::find_files(path)?
+    {
+        println!("{}: VectorDBBench layout (Parquet)", path.display());
+        for file in files.all() {
+            let bytes = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+            let rows = dataset::vdbbench::row_count(file)?;
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            println!(
+                "  {name:<32} {rows:>12} rows {:>10.1} MB",
+                bytes as f64 / 1e6
+            );
+        }
+    }
     let opts = LoadOptions {
         cache_dir: data_dir.unwrap_or_else(dataset::default_cache_dir),
         offline: true,

@@ -11,6 +11,7 @@ pub mod hdf5;
 pub mod registry;
 pub mod texmex;
 mod truth;
+pub mod vdbbench;
 
 pub use truth::compute_ground_truth;
 use truth::{rescore_stored, spot_check_stored};
@@ -199,6 +200,9 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
         return load_generated(spec, &gen_spec, opts);
     }
     if path.is_dir() {
+        if let Some(files) = vdbbench::find_files(path)? {
+            return load_vdbbench(spec, path, &files, opts);
+        }
         return load_texmex(spec, path, opts);
     }
     if path.is_file() {
@@ -330,6 +334,71 @@ fn load_texmex(source: &str, dir: &Path, opts: &LoadOptions) -> Result<Dataset, 
         hex(&hasher.finalize()),
         opts,
     )
+}
+
+/// A VectorDBBench directory ([`vdbbench`]): only the train rows `--limit` keeps are read
+/// (all of an ordered layout's files are not opened once they are in), and the stored
+/// neighbours are used when every train row is.
+fn load_vdbbench(
+    source: &str,
+    dir: &Path,
+    files: &vdbbench::VdbFiles,
+    opts: &LoadOptions,
+) -> Result<Dataset, DatasetError> {
+    let mut hasher = Sha256::new();
+    for p in files.all() {
+        hasher.update(file_sha256(p, opts.observer())?.as_bytes());
+    }
+    let train = vdbbench::read_vectors(&files.train, "emb", opts.limit)?;
+    let total = train.total_rows;
+    if let Some(limit) = opts.limit
+        && (limit == 0 || limit > total)
+    {
+        return Err(DatasetError::BadLimit { limit, n: total });
+    }
+    let test = vdbbench::read_vectors(std::slice::from_ref(&files.test), "emb", None)?;
+    let mut warnings = Vec::new();
+    if train.rounded || test.rounded {
+        warnings.push("double-precision components rounded to f32".to_string());
+    }
+    let distance = match opts.distance {
+        Some(d) => d,
+        None => {
+            let (d, why) = vdbbench::metric_of(dir);
+            warnings.push(why);
+            d
+        }
+    };
+    // Neighbours name ids of the whole train set: with a `--limit` that drops rows they are
+    // recomputed, so the file is not even read.
+    let neighbors = match &files.neighbors {
+        Some(p) if train.values.len() / train.dim == total => {
+            Some(vdbbench::read_neighbors(p, test.total_rows)?)
+        }
+        _ => None,
+    };
+    let train = Vectors::new(train.values, train.dim)?;
+    let test = Vectors::new(test.values, test.dim)?;
+    let mut ds = assemble(
+        file_stem(dir),
+        source,
+        distance,
+        train,
+        test,
+        neighbors,
+        hex(&hasher.finalize()),
+        opts,
+    )?;
+    ds.warnings = warnings;
+    if let Some(p) = &files.scalar_labels {
+        let attributes =
+            crate::filter::file::read_attributes(p, total).map_err(|e| DatasetError::Format {
+                path: p.clone(),
+                message: e.to_string(),
+            })?;
+        ds.attributes = Some(attributes.truncated(ds.train.len()));
+    }
+    Ok(ds)
 }
 
 /// Validates, applies `--limit` / `--max-queries`, and settles the ground truth: the checks

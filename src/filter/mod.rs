@@ -15,6 +15,8 @@ pub mod file;
 pub mod generate;
 mod parquet;
 
+pub use parquet::guard_reader_panics;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 

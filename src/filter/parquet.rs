@@ -25,27 +25,34 @@ fn integer(field: &Field) -> Option<i64> {
     })
 }
 
-/// Reads the Parquet file `path` for points `0..n`.
-///
-/// The `parquet` crate's decoders index out of bounds on some corrupt pages (a flipped byte in
-/// an RLE run is enough, found by `corrupt_parquet_files_are_errors`), so the reading runs
-/// under `catch_unwind` with the panic message silenced, and a panic is reported as a corrupt
-/// file.
+/// Reads the Parquet file `path` for points `0..n`, under [`guard_reader_panics`].
 pub fn read_parquet(path: &Path, n: usize) -> Result<Attributes, FilterError> {
-    let previous_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let outcome = std::panic::catch_unwind(|| read_parquet_unguarded(path, n));
-    std::panic::set_hook(previous_hook);
-    outcome.unwrap_or_else(|payload| {
-        let why = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
+    guard_reader_panics(|| read_parquet_unguarded(path, n)).unwrap_or_else(|why| {
         Err(invalid(format!(
             "{}: a corrupt Parquet file (its reader failed: {why})",
             path.display()
         )))
+    })
+}
+
+/// Runs a reading of Parquet data, returning `Err(message)` if it panics.
+///
+/// The `parquet` crate's decoders index out of bounds on some corrupt pages (a flipped byte in
+/// an RLE run is enough, found by `corrupt_parquet_files_are_errors`), so every reading of a
+/// user's Parquet file runs under `catch_unwind` with the panic message silenced, and the
+/// caller reports a panic as a corrupt file.
+pub fn guard_reader_panics<T>(read: impl FnOnce() -> T) -> Result<T, String> {
+    let previous_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    // The reading only builds values it returns: nothing half-updated outlives a panic.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read));
+    std::panic::set_hook(previous_hook);
+    outcome.map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default()
     })
 }
 

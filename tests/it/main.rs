@@ -33,4 +33,5 @@ mod resume;
 mod runbooks;
 mod stubs;
 mod trec;
+mod vdbbench;
 mod verify;

@@ -1,0 +1,773 @@
+//! VectorDBBench's dataset layout: a directory of Parquet files, as VectorDBBench downloads
+//! them (`vectordb_bench/backend/dataset.py`):
+//!
+//! - train vectors in `train.parquet`, or in shards `train-00-of-10.parquet` …, or the same
+//!   with the prefix `shuffle_train` (rows in random order): columns `id` (integer) and `emb`
+//!   (a list of floats);
+//! - queries in `test.parquet`, same columns;
+//! - optionally the true neighbours in `neighbors.parquet`: `id` (the query's) and
+//!   `neighbors_id` (a list of train ids, nearest first);
+//! - optionally `scalar_labels.parquet` (`id` + label columns), read as point attributes.
+//!
+//! Ids must be `0..n` (in any order): a point's id is its row in ragdbeval, and the
+//! neighbour lists name train ids. Rows are placed by id, so a shuffled layout loads to the
+//! same dataset as the ordered one. The `emb` column is read with the Parquet column reader
+//! (no per-value records): the list's values arrive flat and its repetition levels say where
+//! each row starts.
+
+use std::path::{Path, PathBuf};
+
+use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
+use parquet::data_type::DataType;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+use super::DatasetError;
+use crate::distance::Distance;
+
+/// The files of one VectorDBBench dataset directory.
+#[derive(Debug, Clone)]
+pub struct VdbFiles {
+    /// Train shards in shard order.
+    pub train: Vec<PathBuf>,
+    pub test: PathBuf,
+    pub neighbors: Option<PathBuf>,
+    pub scalar_labels: Option<PathBuf>,
+}
+
+impl VdbFiles {
+    /// Every file, train first: what the dataset's identity hashes.
+    pub fn all(&self) -> Vec<&Path> {
+        let mut all: Vec<&Path> = self.train.iter().map(PathBuf::as_path).collect();
+        all.push(&self.test);
+        all.extend(self.neighbors.as_deref());
+        all.extend(self.scalar_labels.as_deref());
+        all
+    }
+}
+
+/// The VectorDBBench files of `dir`, or `None` when it holds no `test.parquet` (not this
+/// layout). An incomplete set of shards is an error that names the missing ones.
+pub fn find_files(dir: &Path) -> Result<Option<VdbFiles>, DatasetError> {
+    let test = dir.join("test.parquet");
+    if !test.is_file() {
+        return Ok(None);
+    }
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| DatasetError::io(dir, e))?
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| entry.file_name().to_str().map(str::to_string))
+        .collect();
+    // The ordered layout first: both hold the same rows, and the ordered one lets `--limit`
+    // stop reading early.
+    for prefix in ["train", "shuffle_train"] {
+        if let Some(train) = train_files(dir, &names, prefix)? {
+            let optional = |name: &str| {
+                let p = dir.join(name);
+                p.is_file().then_some(p)
+            };
+            return Ok(Some(VdbFiles {
+                train,
+                test,
+                neighbors: optional("neighbors.parquet"),
+                scalar_labels: optional("scalar_labels.parquet"),
+            }));
+        }
+    }
+    Err(DatasetError::Format {
+        path: dir.to_path_buf(),
+        message: "has test.parquet but no train vectors: expected train.parquet, \
+                  train-00-of-N.parquet … or their shuffle_train variants (VectorDBBench's layout)"
+            .into(),
+    })
+}
+
+/// `PREFIX.parquet`, or the complete set `PREFIX-00-of-N.parquet` … `PREFIX-(N-1)-of-N`.
+fn train_files(
+    dir: &Path,
+    names: &[String],
+    prefix: &str,
+) -> Result<Option<Vec<PathBuf>>, DatasetError> {
+    let single = format!("{prefix}.parquet");
+    if names.contains(&single) {
+        return Ok(Some(vec![dir.join(single)]));
+    }
+    // Shards: `{prefix}-{i:02}-of-{n}.parquet`, as VectorDBBench's `compose_train_files`.
+    let counts: Vec<usize> = names
+        .iter()
+        .filter_map(|name| {
+            let rest = name.strip_prefix(prefix)?.strip_prefix('-')?;
+            let rest = rest.strip_suffix(".parquet")?;
+            let (_, count) = rest.split_once("-of-")?;
+            count.parse().ok()
+        })
+        .collect();
+    let Some(&count) = counts.first() else {
+        return Ok(None);
+    };
+    if counts.iter().any(|c| *c != count) {
+        return Err(DatasetError::Format {
+            path: dir.to_path_buf(),
+            message: format!("{prefix} shards of different counts (…-of-N with several N)"),
+        });
+    }
+    let shards: Vec<String> = (0..count)
+        .map(|i| format!("{prefix}-{i:02}-of-{count}.parquet"))
+        .collect();
+    let missing: Vec<&String> = shards.iter().filter(|s| !names.contains(s)).collect();
+    if !missing.is_empty() {
+        return Err(DatasetError::Format {
+            path: dir.to_path_buf(),
+            message: format!(
+                "{} of {count} train shards missing: {}",
+                missing.len(),
+                missing
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+    Ok(Some(shards.into_iter().map(|s| dir.join(s)).collect()))
+}
+
+/// The metric of a VectorDBBench directory, which its files do not carry: VectorDBBench's own
+/// table (`dataset.py`) by the directory's name (`cohere_medium_1m`, `openai_small_50k`, …),
+/// else euclidean. Returns it with the sentence a result records about where it came from.
+pub fn metric_of(dir: &Path) -> (Distance, String) {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let known = [
+        ("cohere", Distance::Angular),
+        ("openai", Distance::Angular),
+        ("glove", Distance::Angular),
+        ("sift", Distance::Euclidean),
+        ("gist", Distance::Euclidean),
+        ("laion", Distance::Euclidean),
+    ];
+    match known.iter().find(|(prefix, _)| name.starts_with(prefix)) {
+        Some((prefix, d)) => (
+            *d,
+            format!(
+                "metric {d}: VectorDBBench's metric for `{prefix}` datasets (its files carry \
+                 none; --distance overrides)"
+            ),
+        ),
+        None => (
+            Distance::Euclidean,
+            "metric euclidean assumed: VectorDBBench files carry none and the directory name \
+             is not one of its datasets (pass --distance)"
+                .to_string(),
+        ),
+    }
+}
+
+/// Lists read from one or more files: `rows × dim`, row `i` holding id `i`.
+#[derive(Debug)]
+pub struct Table<T> {
+    pub dim: usize,
+    pub values: Vec<T>,
+    /// Rows the files hold (all ids), of which the first `values.len() / dim` were kept.
+    pub total_rows: usize,
+    /// Some component was a double and is now the nearest f32.
+    pub rounded: bool,
+}
+
+/// Reads the id column `id_column` and the list column `list_column` of `files` and keeps the
+/// rows with id `< keep` (all when `None`), placed by id.
+pub fn read_vectors(
+    files: &[PathBuf],
+    list_column: &str,
+    keep: Option<usize>,
+) -> Result<Table<f32>, DatasetError> {
+    read_table(files, list_column, keep, |row, out| row.write_f32(out))
+}
+
+fn read_table<T: Copy + Default>(
+    files: &[PathBuf],
+    list_column: &str,
+    keep: Option<usize>,
+    write: fn(&Row<'_>, &mut [T]) -> Result<bool, String>,
+) -> Result<Table<T>, DatasetError> {
+    let total_rows = files
+        .iter()
+        .map(|f| row_count(f))
+        .sum::<Result<usize, _>>()?;
+    let kept = keep.map_or(total_rows, |k| k.min(total_rows));
+    let mut placed = Placed::new(kept, total_rows, write);
+    for file in files {
+        let done = for_each_row(file, list_column, |id, values| placed.put(id, values))?;
+        if done || placed.complete() {
+            break;
+        }
+    }
+    placed.finish(files)
+}
+
+/// Reads the true neighbours: one list of train ids per query id `0..queries`, all of the
+/// same length k. Returns (k, ids row-major).
+pub fn read_neighbors(path: &Path, queries: usize) -> Result<(usize, Vec<i64>), DatasetError> {
+    let table = read_table(&[path.to_path_buf()], "neighbors_id", None, |row, out| {
+        row.write_id(out)
+    })?;
+    let bad = |message: String| DatasetError::Format {
+        path: path.to_path_buf(),
+        message,
+    };
+    if table.total_rows != queries {
+        return Err(bad(format!(
+            "neighbour lists for {} queries, but test.parquet has {queries}",
+            table.total_rows
+        )));
+    }
+    Ok((table.dim, table.values))
+}
+
+/// Rows a Parquet file says it holds (from its footer, nothing else read).
+pub fn row_count(path: &Path) -> Result<usize, DatasetError> {
+    guarded(path, || {
+        let reader = open(path)?;
+        let rows = reader.metadata().file_metadata().num_rows();
+        usize::try_from(rows).map_err(|_| format!("its footer claims {rows} rows"))
+    })
+}
+
+fn open(path: &Path) -> Result<SerializedFileReader<std::fs::File>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    SerializedFileReader::new(file).map_err(|e| format!("not a readable Parquet file: {e}"))
+}
+
+/// Runs `read` on a Parquet file, a panic of the reader (corrupt pages) included, and puts
+/// the file's path in front of any error.
+fn guarded<T>(path: &Path, read: impl FnOnce() -> Result<T, String>) -> Result<T, DatasetError> {
+    let outcome = crate::filter::guard_reader_panics(read)
+        .unwrap_or_else(|why| Err(format!("a corrupt Parquet file (its reader failed: {why})")));
+    outcome.map_err(|message| DatasetError::Format {
+        path: path.to_path_buf(),
+        message,
+    })
+}
+
+/// Rows being placed by id into a `kept × dim` table.
+struct Placed<T> {
+    kept: usize,
+    total: usize,
+    write: fn(&Row<'_>, &mut [T]) -> Result<bool, String>,
+    dim: Option<usize>,
+    values: Vec<T>,
+    filled: Vec<bool>,
+    filled_count: usize,
+    seen: usize,
+    rounded: bool,
+}
+
+impl<T: Copy + Default> Placed<T> {
+    fn new(
+        kept: usize,
+        total: usize,
+        write: fn(&Row<'_>, &mut [T]) -> Result<bool, String>,
+    ) -> Placed<T> {
+        Placed {
+            kept,
+            total,
+            write,
+            dim: None,
+            values: Vec::new(),
+            filled: Vec::new(),
+            filled_count: 0,
+            seen: 0,
+            rounded: false,
+        }
+    }
+
+    fn complete(&self) -> bool {
+        self.dim.is_some() && self.filled_count == self.kept
+    }
+
+    /// One row; `Ok(true)` when every kept row is in and reading may stop.
+    fn put(&mut self, id: i64, row: Row<'_>) -> Result<bool, String> {
+        self.seen += 1;
+        let len = row.len();
+        let dim = match self.dim {
+            Some(d) => d,
+            None => {
+                if len == 0 {
+                    return Err(format!("row with id {id} holds an empty list"));
+                }
+                // The size comes from the file's footer: reserve fallibly, so a footer that
+                // claims more rows than memory holds is an error, not an abort.
+                let size = self
+                    .kept
+                    .checked_mul(len)
+                    .ok_or_else(|| format!("{} rows × {len} overflow", self.kept))?;
+                self.values.try_reserve_exact(size).map_err(|_| {
+                    format!(
+                        "{} rows × {len} components ({:.1} GB) do not fit in memory",
+                        self.kept,
+                        (size * std::mem::size_of::<T>()) as f64 / 1e9
+                    )
+                })?;
+                self.values.resize(size, T::default());
+                self.filled = vec![false; self.kept];
+                self.dim = Some(len);
+                len
+            }
+        };
+        if len != dim {
+            return Err(format!(
+                "row with id {id} has {len} components, the first row {dim}"
+            ));
+        }
+        let Ok(slot) = usize::try_from(id) else {
+            return Err(format!(
+                "id {id} is negative (ids must be 0..{})",
+                self.total
+            ));
+        };
+        if slot >= self.total {
+            return Err(format!(
+                "id {id} is out of range: the file(s) hold {} rows, so ids must be 0..{}",
+                self.total, self.total
+            ));
+        }
+        if slot >= self.kept {
+            return Ok(false);
+        }
+        if std::mem::replace(&mut self.filled[slot], true) {
+            return Err(format!("id {id} appears twice"));
+        }
+        let out = &mut self.values[slot * dim..(slot + 1) * dim];
+        self.rounded |= (self.write)(&row, out).map_err(|e| format!("id {id}: {e}"))?;
+        self.filled_count += 1;
+        Ok(self.filled_count == self.kept)
+    }
+
+    fn finish(self, files: &[PathBuf]) -> Result<Table<T>, DatasetError> {
+        let path = files.first().cloned().unwrap_or_default();
+        let bad = |message: String| DatasetError::Format {
+            path: path.clone(),
+            message,
+        };
+        let Some(dim) = self.dim else {
+            return Err(bad("holds no rows".into()));
+        };
+        if self.filled_count < self.kept {
+            // Every id below `kept` must be there: rows were counted from the footers, so a
+            // missing one means a gap in the ids (a repeated id was caught on arrival).
+            let first = self.filled.iter().position(|f| !f).unwrap_or(0);
+            return Err(bad(format!(
+                "no row has id {first}: ids must be 0..{} without gaps",
+                self.total
+            )));
+        }
+        Ok(Table {
+            dim,
+            values: self.values,
+            total_rows: self.total,
+            rounded: self.rounded,
+        })
+    }
+}
+
+/// One row's list, as stored.
+enum Row<'a> {
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+    I64(&'a [i64]),
+    I32(&'a [i32]),
+}
+
+impl Row<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Row::F32(v) => v.len(),
+            Row::F64(v) => v.len(),
+            Row::I64(v) => v.len(),
+            Row::I32(v) => v.len(),
+        }
+    }
+
+    /// Writes the values as ids; an id must be a whole number ≥ 0.
+    fn write_id(&self, out: &mut [i64]) -> Result<bool, String> {
+        let whole = |x: f64| (x.fract() == 0.0 && (0.0..9.0e15).contains(&x)).then_some(x as i64);
+        let put = |(o, v): (&mut i64, Option<i64>)| -> Result<(), String> {
+            *o = v
+                .filter(|v| *v >= 0)
+                .ok_or("a neighbour id is not a whole number ≥ 0")?;
+            Ok(())
+        };
+        match self {
+            Row::I64(v) => out
+                .iter_mut()
+                .zip(v.iter().map(|x| Some(*x)))
+                .try_for_each(put)?,
+            Row::I32(v) => out
+                .iter_mut()
+                .zip(v.iter().map(|x| Some(i64::from(*x))))
+                .try_for_each(put)?,
+            Row::F32(v) => out
+                .iter_mut()
+                .zip(v.iter().map(|x| whole(f64::from(*x))))
+                .try_for_each(put)?,
+            Row::F64(v) => out
+                .iter_mut()
+                .zip(v.iter().map(|x| whole(*x)))
+                .try_for_each(put)?,
+        }
+        Ok(false)
+    }
+
+    /// Writes the values as f32; true if one was rounded on the way.
+    fn write_f32(&self, out: &mut [f32]) -> Result<bool, String> {
+        let mut rounded = false;
+        let mut put = |o: &mut f32, v: f64, f: f32| {
+            rounded |= f64::from(f) != v;
+            *o = f;
+        };
+        match self {
+            Row::F32(v) => out.copy_from_slice(v),
+            Row::F64(v) => out
+                .iter_mut()
+                .zip(*v)
+                .for_each(|(o, x)| put(o, *x, *x as f32)),
+            Row::I64(v) => out
+                .iter_mut()
+                .zip(*v)
+                .for_each(|(o, x)| put(o, *x as f64, *x as f32)),
+            Row::I32(v) => out
+                .iter_mut()
+                .zip(*v)
+                .for_each(|(o, x)| put(o, f64::from(*x), *x as f32)),
+        }
+        Ok(rounded)
+    }
+}
+
+/// Records read per call of the column readers.
+const BATCH_ROWS: usize = 1024;
+
+/// Calls `row(id, list)` for every row of `path` until it returns `Ok(true)`; returns whether
+/// it did.
+fn for_each_row(
+    path: &Path,
+    list_column: &str,
+    mut row: impl FnMut(i64, Row<'_>) -> Result<bool, String>,
+) -> Result<bool, DatasetError> {
+    guarded(path, || {
+        let reader = open(path)?;
+        let schema = reader.metadata().file_metadata().schema_descr_ptr();
+        let find = |name: &str, repeated: bool| {
+            schema.columns().iter().position(|c| {
+                c.path().parts().first().map(String::as_str) == Some(name)
+                    && (c.max_rep_level() > 0) == repeated
+            })
+        };
+        let id_index = find("id", false).ok_or("no `id` column")?;
+        let list_index =
+            find(list_column, true).ok_or_else(|| format!("no `{list_column}` column of lists"))?;
+        let max_def = schema.column(list_index).max_def_level();
+        if schema.column(list_index).max_rep_level() != 1 {
+            return Err(format!("`{list_column}` is not a plain list"));
+        }
+        let mut ids = IdColumn::default();
+        let mut list = ListColumn::default();
+        let mut row_no = 0usize;
+        for group in 0..reader.num_row_groups() {
+            let group_reader = reader
+                .get_row_group(group)
+                .map_err(|e| format!("row group {group}: {e}"))?;
+            let column = |i: usize| {
+                group_reader
+                    .get_column_reader(i)
+                    .map_err(|e| format!("row group {group}: {e}"))
+            };
+            let mut id_reader = column(id_index)?;
+            let mut list_reader = column(list_index)?;
+            loop {
+                let n = ids.read(&mut id_reader)?;
+                let m = list.read(&mut list_reader, max_def)?;
+                if n != m {
+                    return Err(format!(
+                        "row group {group}: {n} ids but {m} `{list_column}` lists"
+                    ));
+                }
+                if n == 0 {
+                    break;
+                }
+                for r in 0..n {
+                    let id = ids.values[r];
+                    let at = |e: String| format!("row {}: {e}", row_no + r + 1);
+                    if row(id, list.row(r)).map_err(at)? {
+                        return Ok(true);
+                    }
+                }
+                row_no += n;
+            }
+        }
+        Ok(false)
+    })
+}
+
+/// Batches of the id column, as i64.
+#[derive(Default)]
+struct IdColumn {
+    values: Vec<i64>,
+    i32s: Vec<i32>,
+    def: Vec<i16>,
+}
+
+impl IdColumn {
+    fn read(&mut self, reader: &mut ColumnReader) -> Result<usize, String> {
+        self.values.clear();
+        self.def.clear();
+        let (records, values) = match reader {
+            ColumnReader::Int64ColumnReader(r) => {
+                let (rec, val, _) = r
+                    .read_records(BATCH_ROWS, Some(&mut self.def), None, &mut self.values)
+                    .map_err(|e| format!("`id`: {e}"))?;
+                (rec, val)
+            }
+            ColumnReader::Int32ColumnReader(r) => {
+                self.i32s.clear();
+                let (rec, val, _) = r
+                    .read_records(BATCH_ROWS, Some(&mut self.def), None, &mut self.i32s)
+                    .map_err(|e| format!("`id`: {e}"))?;
+                self.values.extend(self.i32s.iter().map(|v| i64::from(*v)));
+                (rec, val)
+            }
+            _ => return Err("`id` is not an integer column".into()),
+        };
+        if values != records {
+            return Err("`id` has a null".into());
+        }
+        Ok(records)
+    }
+}
+
+/// Batches of a list column: values flat, `starts[r]..starts[r + 1]` the values of row `r`.
+#[derive(Default)]
+struct ListColumn {
+    f32s: Vec<f32>,
+    f64s: Vec<f64>,
+    i64s: Vec<i64>,
+    i32s: Vec<i32>,
+    kind: ListKind,
+    def: Vec<i16>,
+    rep: Vec<i16>,
+    starts: Vec<usize>,
+}
+
+#[derive(Default, Clone, Copy)]
+enum ListKind {
+    #[default]
+    F32,
+    F64,
+    I64,
+    I32,
+}
+
+impl ListColumn {
+    fn read(&mut self, reader: &mut ColumnReader, max_def: i16) -> Result<usize, String> {
+        self.def.clear();
+        self.rep.clear();
+        let (records, values) = match reader {
+            ColumnReader::FloatColumnReader(r) => {
+                self.kind = ListKind::F32;
+                read_list(r, &mut self.def, &mut self.rep, &mut self.f32s)?
+            }
+            ColumnReader::DoubleColumnReader(r) => {
+                self.kind = ListKind::F64;
+                read_list(r, &mut self.def, &mut self.rep, &mut self.f64s)?
+            }
+            ColumnReader::Int64ColumnReader(r) => {
+                self.kind = ListKind::I64;
+                read_list(r, &mut self.def, &mut self.rep, &mut self.i64s)?
+            }
+            ColumnReader::Int32ColumnReader(r) => {
+                self.kind = ListKind::I32;
+                read_list(r, &mut self.def, &mut self.rep, &mut self.i32s)?
+            }
+            _ => return Err("the list's values are not numbers".into()),
+        };
+        // Every level fully defined: no null list, no empty list, no null value (any of them
+        // stops at a lower definition level), so values and levels pair one to one.
+        if self.def.iter().any(|d| *d != max_def) || values != self.rep.len() {
+            return Err("a null or empty list, or a null value in one".into());
+        }
+        self.starts.clear();
+        self.starts.extend(
+            self.rep
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| **r == 0)
+                .map(|(i, _)| i),
+        );
+        self.starts.push(values);
+        if self.starts.len() != records + 1 {
+            return Err("list levels that do not make whole rows".into());
+        }
+        Ok(records)
+    }
+
+    fn row(&self, r: usize) -> Row<'_> {
+        let span = self.starts[r]..self.starts[r + 1];
+        match self.kind {
+            ListKind::F32 => Row::F32(&self.f32s[span]),
+            ListKind::F64 => Row::F64(&self.f64s[span]),
+            ListKind::I64 => Row::I64(&self.i64s[span]),
+            ListKind::I32 => Row::I32(&self.i32s[span]),
+        }
+    }
+}
+
+/// One batch of whole records of a list column; returns (records, values).
+fn read_list<T: DataType>(
+    reader: &mut ColumnReaderImpl<T>,
+    def: &mut Vec<i16>,
+    rep: &mut Vec<i16>,
+    values: &mut Vec<T::T>,
+) -> Result<(usize, usize), String> {
+    values.clear();
+    let (records, read, _) = reader
+        .read_records(BATCH_ROWS, Some(def), Some(rep), values)
+        .map_err(|e| e.to_string())?;
+    Ok((records, read))
+}
+
+/// Rows per row group the writer makes (about 100 MB of 768-d f32 vectors per group: the
+/// reader holds one batch at a time, so the size only matters to other readers).
+const WRITE_ROW_GROUP: usize = 32_768;
+
+/// Writes `train`, `test` and, if given, their true neighbours `(k, ids)` as a VectorDBBench
+/// directory (`train.parquet`, `test.parquet`, `neighbors.parquet`), with the schema pandas
+/// and pyarrow write: `id` int64, `emb` an optional list of optional floats (`neighbors_id`
+/// of int64). Each file is written under a temporary name and renamed.
+pub fn write_dir(
+    dir: &Path,
+    train: &crate::vectors::Vectors,
+    test: &crate::vectors::Vectors,
+    neighbors: Option<(usize, &[i64])>,
+) -> Result<(), DatasetError> {
+    std::fs::create_dir_all(dir).map_err(|e| DatasetError::io(dir, e))?;
+    let ids = |n: usize| (0..n as i64).collect::<Vec<_>>();
+    let train_ids = ids(train.len());
+    write_list_file(
+        &dir.join("train.parquet"),
+        "emb",
+        &train_ids,
+        train.dim(),
+        ListData::F32(train.as_flat()),
+    )?;
+    let test_ids = ids(test.len());
+    write_list_file(
+        &dir.join("test.parquet"),
+        "emb",
+        &test_ids,
+        test.dim(),
+        ListData::F32(test.as_flat()),
+    )?;
+    if let Some((k, neighbors)) = neighbors {
+        let path = dir.join("neighbors.parquet");
+        let queries = ids(neighbors.len() / k.max(1));
+        write_list_file(&path, "neighbors_id", &queries, k, ListData::I64(neighbors))?;
+    }
+    Ok(())
+}
+
+/// The values of a list column, `rows × width` row-major.
+pub enum ListData<'a> {
+    F32(&'a [f32]),
+    I64(&'a [i64]),
+}
+
+/// Writes one Parquet file of VectorDBBench's shape: an `id` column with `ids` and a list
+/// column `column` with one list of `width` values per id.
+pub fn write_list_file(
+    path: &Path,
+    column: &str,
+    ids: &[i64],
+    width: usize,
+    data: ListData<'_>,
+) -> Result<(), DatasetError> {
+    use parquet::basic::Compression;
+    use parquet::data_type::{FloatType, Int64Type};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    use std::sync::Arc;
+
+    let fail = |e: &dyn std::fmt::Display| DatasetError::Format {
+        path: path.to_path_buf(),
+        message: format!("cannot write: {e}"),
+    };
+    let len = match data {
+        ListData::F32(v) => v.len(),
+        ListData::I64(v) => v.len(),
+    };
+    if width == 0 || len != ids.len() * width {
+        return Err(fail(&format!(
+            "{len} values do not make {} rows of {width}",
+            ids.len()
+        )));
+    }
+    let (rows, value_type) = match data {
+        ListData::F32(_) => (ids.len(), "FLOAT"),
+        ListData::I64(_) => (ids.len(), "INT64"),
+    };
+    let schema = parse_message_type(&format!(
+        "message schema {{ OPTIONAL INT64 id; OPTIONAL GROUP {column} (LIST) {{ \
+         REPEATED GROUP list {{ OPTIONAL {value_type} element; }} }} }}"
+    ))
+    .map_err(|e| fail(&e))?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .build();
+    let tmp = path.with_extension("parquet.tmp");
+    let file = std::fs::File::create(&tmp).map_err(|e| DatasetError::io(&tmp, e))?;
+    let written = (|| -> Result<(), parquet::errors::ParquetError> {
+        let mut writer = SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props))?;
+        let mut start = 0;
+        while start < rows {
+            let end = (start + WRITE_ROW_GROUP).min(rows);
+            let ids = &ids[start..end];
+            let n = (end - start) * width;
+            // Every level fully defined (3: list present, entry present, value not null); a
+            // new row starts at repetition level 0.
+            let def = vec![3i16; n];
+            let rep: Vec<i16> = (0..n).map(|i| i16::from(i % width != 0)).collect();
+            let mut group = writer.next_row_group()?;
+            let mut column_no = 0;
+            while let Some(mut w) = group.next_column()? {
+                if column_no == 0 {
+                    w.typed::<Int64Type>()
+                        .write_batch(ids, Some(&vec![1i16; ids.len()]), None)?;
+                } else {
+                    let span = start * width..end * width;
+                    match data {
+                        ListData::F32(v) => {
+                            w.typed::<FloatType>()
+                                .write_batch(&v[span], Some(&def), Some(&rep))?
+                        }
+                        ListData::I64(v) => {
+                            w.typed::<Int64Type>()
+                                .write_batch(&v[span], Some(&def), Some(&rep))?
+                        }
+                    };
+                }
+                w.close()?;
+                column_no += 1;
+            }
+            group.close()?;
+            start = end;
+        }
+        writer.close()?;
+        Ok(())
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(fail(&e));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| DatasetError::io(path, e))
+}
