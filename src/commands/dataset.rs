@@ -23,13 +23,12 @@ pub fn run(cmd: DatasetCommand) -> anyhow::Result<ExitCode> {
             let known = registry::find(&name).with_context(|| {
                 format!("unknown dataset `{name}`; run `ragdbeval dataset list`")
             })?;
-            let dest = data_dir
-                .unwrap_or_else(dataset::default_cache_dir)
-                .join(known.file_name());
-            if dest.is_file() {
+            let cache = data_dir.unwrap_or_else(dataset::default_cache_dir);
+            let dest = cache.join(known.local());
+            if download::missing(known, &cache).is_empty() {
                 println!("{} is already cached at {}", known.name, dest.display());
             } else {
-                download::download(known, &dest, &*progress::terminal(quiet))?;
+                download::download(known, &cache, &*progress::terminal(quiet))?;
                 println!("downloaded {} to {}", known.name, dest.display());
             }
             Ok(ExitCode::SUCCESS)
@@ -48,13 +47,13 @@ fn list(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
         "name", "dim", "train", "test", "distance", "cached"
     );
     for d in registry::KNOWN {
-        let cached = cache.join(d.file_name()).is_file();
+        let cached = download::missing(d, &cache).is_empty();
         println!(
             "{:<30} {:>5} {:>10} {:>7} {:<10} {:<7} {}",
             d.name,
             d.dim,
             d.train,
-            d.test,
+            d.test.map_or_else(|| "?".to_string(), |t| t.to_string()),
             d.distance.as_str(),
             if cached { "yes" } else { "no" },
             d.aliases.join(", ")
@@ -64,7 +63,14 @@ fn list(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
         "\ncache: {} (set RAGDBEVAL_DATA_DIR or --data-dir to change)",
         cache.display()
     );
-    println!("also: any .hdf5 path, a TEXMEX directory, `demo`, or gen:KIND:key=value,...");
+    println!(
+        "test `?`: not published; known once the files are read. VectorDBBench sets download \
+         as a directory of Parquet files."
+    );
+    println!(
+        "also: any .hdf5 path, a TEXMEX or VectorDBBench directory, `demo`, or \
+         gen:KIND:key=value,..."
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,28 +1,61 @@
-//! Resumable download of registry datasets into the cache, with a progress bar.
+//! Resumable download of registry datasets into the cache, with a progress bar and, where the
+//! publisher's server states one, a checksum.
 
 use std::fs::OpenOptions;
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use md5::{Digest, Md5};
 
 use super::DatasetError;
-use super::registry::KnownDataset;
+use super::registry::{KnownDataset, RemoteFile};
 use crate::types::{Progress, ProgressUnit};
 
-/// Downloads `known` to `dest`. A partial file `dest.part` from an earlier attempt is resumed
-/// with an HTTP range request; the finished file is renamed into place.
+/// The files of `known` not yet in `cache_dir`, with their full local paths.
+pub fn missing(known: &KnownDataset, cache_dir: &Path) -> Vec<(RemoteFile, PathBuf)> {
+    known
+        .files()
+        .into_iter()
+        .map(|f| {
+            let dest = cache_dir.join(&f.local);
+            (f, dest)
+        })
+        .filter(|(_, dest)| !dest.is_file())
+        .collect()
+}
+
+/// Downloads every file of `known` that `cache_dir` lacks.
 pub fn download(
     known: &KnownDataset,
+    cache_dir: &Path,
+    progress: &dyn Progress,
+) -> Result<(), DatasetError> {
+    for (file, dest) in missing(known, cache_dir) {
+        fetch(known.name, &file, &dest, progress)?;
+    }
+    Ok(())
+}
+
+/// Downloads one file to `dest`. A partial file `dest.part` from an earlier attempt is resumed
+/// with an HTTP range request; the finished file is checked (its S3 ETag, where the registry
+/// says the server's ETag is the file's MD5) and renamed into place. A file that fails the
+/// check is deleted: resuming it would only extend a wrong file.
+pub fn fetch(
+    name: &str,
+    file: &RemoteFile,
     dest: &Path,
     progress: &dyn Progress,
 ) -> Result<(), DatasetError> {
-    let url = known.url();
-    let part = dest.with_extension("hdf5.part");
+    let url = &file.url;
+    let mut part_name = dest.as_os_str().to_os_string();
+    part_name.push(".part");
+    let part = PathBuf::from(part_name);
     if let Some(dir) = dest.parent() {
         std::fs::create_dir_all(dir).map_err(|e| DatasetError::io(dir, e))?;
     }
     let have = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
     let fail = |message: String| DatasetError::Download {
-        name: known.name.to_string(),
+        name: name.to_string(),
         url: url.clone(),
         message,
         dest: dest.to_path_buf(),
@@ -33,11 +66,12 @@ pub fn download(
         .http_status_as_error(false)
         .build()
         .into();
-    let mut request = agent.get(&url);
+    let mut request = agent.get(url);
     if have > 0 {
         request = request.header("Range", &format!("bytes={have}-"));
     }
     let response = request.call().map_err(|e| fail(e.to_string()))?;
+    let etag = etag_of(&response);
     let status = response.status().as_u16();
     let (resume, total) = match status {
         206 => {
@@ -47,12 +81,11 @@ pub fn download(
         200 => (false, content_length(&response)),
         416 if have > 0 => {
             // The partial file is already complete.
-            std::fs::rename(&part, dest).map_err(|e| DatasetError::io(dest, e))?;
-            return Ok(());
+            return finish(file, etag.as_deref(), &part, dest, &fail);
         }
         other => return Err(fail(format!("server answered HTTP {other}"))),
     };
-    let mut file = OpenOptions::new()
+    let mut out = OpenOptions::new()
         .create(true)
         .write(true)
         .append(resume)
@@ -61,7 +94,7 @@ pub fn download(
         .map_err(|e| DatasetError::io(&part, e))?;
     let start = if resume { have } else { 0 };
     let bar = progress.task(
-        &format!("download {}", known.name),
+        &format!("download {}", file.local.display()),
         total,
         ProgressUnit::Bytes,
     );
@@ -78,12 +111,12 @@ pub fn download(
         if n == 0 {
             break;
         }
-        file.write_all(&buf[..n])
+        out.write_all(&buf[..n])
             .map_err(|e| DatasetError::io(&part, e))?;
         done += n as u64;
         bar.set(done);
     }
-    file.sync_all().map_err(|e| DatasetError::io(&part, e))?;
+    out.sync_all().map_err(|e| DatasetError::io(&part, e))?;
     drop(bar);
     let got = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
     if let Some(total) = total
@@ -93,8 +126,104 @@ pub fn download(
             "got {got} of {total} bytes (the partial download is kept; run again to resume)"
         )));
     }
-    std::fs::rename(&part, dest).map_err(|e| DatasetError::io(dest, e))?;
-    Ok(())
+    finish(file, etag.as_deref(), &part, dest, &fail)
+}
+
+/// Checks the finished `part` against the server's ETag (when it is an MD5) and renames it
+/// to `dest`; a mismatch deletes it.
+fn finish(
+    file: &RemoteFile,
+    etag: Option<&str>,
+    part: &Path,
+    dest: &Path,
+    fail: &dyn Fn(String) -> DatasetError,
+) -> Result<(), DatasetError> {
+    if file.etag_is_md5
+        && let Some(expected) = etag
+        && !s3_etag_matches(part, expected).map_err(|e| DatasetError::io(part, e))?
+    {
+        let _ = std::fs::remove_file(part);
+        return Err(fail(format!(
+            "checksum mismatch: the server's ETag (the file's MD5) is {expected}, the \
+             downloaded bytes differ; the partial file {} was deleted, run again to download \
+             it afresh",
+            part.display()
+        )));
+    }
+    std::fs::rename(part, dest).map_err(|e| DatasetError::io(dest, e))
+}
+
+fn etag_of(response: &ureq::http::Response<ureq::Body>) -> Option<String> {
+    let raw = response.headers().get("etag")?.to_str().ok()?;
+    // A weak ETag (`W/"…"`) promises no byte equality: nothing to check.
+    if raw.starts_with("W/") {
+        return None;
+    }
+    Some(raw.trim_matches('"').to_ascii_lowercase())
+}
+
+/// Whether `path` has the S3 ETag `expected`: the hex MD5 of the file (single-part upload),
+/// or `MD5(MD5(part 1) ‖ … ‖ MD5(part n))-n` for a multipart upload, whose part size is not
+/// stated: the sizes VectorDBBench's own check tries (8 MiB, 15 MiB, and the file size over n
+/// rounded up to a MiB) are tried in turn. An ETag of any other form cannot be checked and
+/// counts as matching.
+pub fn s3_etag_matches(path: &Path, expected: &str) -> std::io::Result<bool> {
+    let size = std::fs::metadata(path)?.len();
+    let hex = |d: &[u8]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let is_md5 = |s: &str| s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    match expected.split_once('-') {
+        None if is_md5(expected) => Ok(hex(&md5_parts(path, u64::MAX)?[0]) == expected),
+        Some((digest, parts)) if is_md5(digest) => {
+            let Ok(parts) = parts.parse::<u64>() else {
+                return Ok(true);
+            };
+            if parts == 0 {
+                return Ok(true);
+            }
+            const MIB: u64 = 1 << 20;
+            let even = (size / parts).div_ceil(MIB).max(1) * MIB;
+            for part_size in [8 * MIB, 15 * MIB, even] {
+                if part_size >= size || size.div_ceil(part_size) != parts {
+                    continue;
+                }
+                let digests = md5_parts(path, part_size)?;
+                let whole: Vec<u8> = digests.concat();
+                if hex(&Md5::digest(&whole)) == digest {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        _ => Ok(true),
+    }
+}
+
+/// The MD5 of each `part_size` bytes of the file, in order (one digest for `u64::MAX`).
+fn md5_parts(path: &Path, part_size: u64) -> std::io::Result<Vec<Vec<u8>>> {
+    let mut file = std::fs::File::open(path)?;
+    let mut digests = Vec::new();
+    let mut hasher = Md5::new();
+    let mut in_part = 0u64;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let want = buf
+            .len()
+            .min(usize::try_from(part_size - in_part).unwrap_or(usize::MAX));
+        let n = file.read(&mut buf[..want])?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        in_part += n as u64;
+        if in_part == part_size {
+            digests.push(hasher.finalize_reset().to_vec());
+            in_part = 0;
+        }
+    }
+    if in_part > 0 || digests.is_empty() {
+        digests.push(hasher.finalize().to_vec());
+    }
+    Ok(digests)
 }
 
 fn content_length(response: &ureq::http::Response<ureq::Body>) -> Option<u64> {
@@ -103,4 +232,33 @@ fn content_length(response: &ureq::http::Response<ureq::Body>) -> Option<u64> {
         .get("content-length")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 17 MiB + 3 bytes of `i % 251`; digests from Python's hashlib.
+    fn sample(dir: &Path) -> PathBuf {
+        let path = dir.join("sample.bin");
+        let data: Vec<u8> = (0..17 * (1 << 20) + 3).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, data).unwrap();
+        path
+    }
+
+    #[test]
+    fn s3_etags_are_checked_single_and_multipart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample(dir.path());
+        // hashlib.md5(data).hexdigest()
+        assert!(s3_etag_matches(&path, "a7f7f66c32fce7fab72affa46af3b2a8").unwrap());
+        // md5 of the three 8 MiB parts' digests, "-3" (an upload in 8 MiB parts).
+        assert!(s3_etag_matches(&path, "46b5aa5987523198a09f64ca7b8e14c7-3").unwrap());
+        // One changed hex digit, or the right digest with the wrong part count, fails.
+        assert!(!s3_etag_matches(&path, "a7f7f66c32fce7fab72affa46af3b2a9").unwrap());
+        assert!(!s3_etag_matches(&path, "46b5aa5987523198a09f64ca7b8e14c7-4").unwrap());
+        // ETags of other forms say nothing about the bytes.
+        assert!(s3_etag_matches(&path, "5f3a-1b2c").unwrap());
+        assert!(s3_etag_matches(&path, "abc").unwrap());
+    }
 }

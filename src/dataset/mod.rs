@@ -67,7 +67,7 @@ pub enum DatasetError {
     )]
     Unknown { name: String, known: String },
     #[error(
-        "could not download {name} from {url}: {message}.\n  Without network access, fetch that URL elsewhere and place the file at {dest}\n  (or pass --dataset /path/to/{name}.hdf5)."
+        "could not download {name} from {url}: {message}.\n  Without network access, fetch that URL elsewhere and place the file at {dest}."
     )]
     Download {
         name: String,
@@ -76,9 +76,9 @@ pub enum DatasetError {
         dest: PathBuf,
     },
     #[error(
-        "dataset {name} is not in the cache ({dest}) and --offline forbids downloading it; place the file there by hand or drop --offline"
+        "dataset {name} is not in the cache and --offline forbids downloading it; drop --offline, or fetch these files elsewhere and place each at its path:{files}"
     )]
-    Offline { name: String, dest: PathBuf },
+    Offline { name: String, files: String },
     #[error("--limit {limit} is larger than the train set ({n} vectors)")]
     BadLimit { limit: usize, n: usize },
     #[error("k = {k} needs at least one train vector and at most 1000 neighbours")]
@@ -209,17 +209,31 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
         return load_hdf5(spec, path, opts);
     }
     if let Some(known) = registry::find(spec) {
-        let dest = opts.cache_dir.join(known.file_name());
-        if !dest.is_file() {
+        let missing = download::missing(known, &opts.cache_dir);
+        if !missing.is_empty() {
             if opts.offline {
+                let files: String = missing
+                    .iter()
+                    .map(|(f, dest)| format!("\n  {} -> {}", f.url, dest.display()))
+                    .collect();
                 return Err(DatasetError::Offline {
                     name: known.name.to_string(),
-                    dest,
+                    files,
                 });
             }
-            download::download(known, &dest, opts.observer())?;
+            download::download(known, &opts.cache_dir, opts.observer())?;
         }
-        let mut ds = load_hdf5(spec, &dest, opts)?;
+        let local = opts.cache_dir.join(known.local());
+        let mut ds = match known.layout {
+            registry::Layout::AnnBenchmarks => load_hdf5(spec, &local, opts)?,
+            registry::Layout::VectorDbBench { .. } => {
+                let files = vdbbench::find_files(&local)?.ok_or_else(|| DatasetError::Format {
+                    path: local.clone(),
+                    message: "downloaded, but not a VectorDBBench directory".into(),
+                })?;
+                load_vdbbench(spec, &local, &files, opts)?
+            }
+        };
         ds.name = known.name.to_string();
         return Ok(ds);
     }
