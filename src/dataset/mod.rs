@@ -6,6 +6,7 @@
 //! truth whose distances follow ragdbeval's conventions (recomputed from the vectors, never
 //! taken on trust from the file).
 
+pub mod bigann;
 pub mod download;
 pub mod hdf5;
 pub mod registry;
@@ -199,6 +200,9 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
         return load_generated(spec, &gen_spec, opts);
     }
     if path.is_dir() {
+        if let Some(files) = bigann::find_files(path)? {
+            return bigann::load(spec, path, &files, opts);
+        }
         return load_texmex(spec, path, opts);
     }
     if path.is_file() {
