@@ -158,6 +158,23 @@ fn limit_and_max_queries_read_a_prefix() {
     );
     assert!(prefix.ground_truth.ids.iter().all(|&id| id < 400));
 
+    // A NaN in the last base row: the whole file is refused, but a prefix without it loads,
+    // because the rows past --limit are never read (validation would see them otherwise).
+    let base = set.join("base.fbin");
+    let mut bytes = std::fs::read(&base).unwrap();
+    let last = bytes.len() - 4;
+    bytes[last..].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(&base, bytes).unwrap();
+    let opts = LoadOptions {
+        gt_k: 20,
+        ..LoadOptions::default()
+    };
+    let err = dataset::load(path_str(&set), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("vector 1499 has a non-finite value"), "{err}");
+    assert_eq!(load(path_str(&set), Some(1499), None).train.len(), 1499);
+
     // A limit above the file is refused with the file's row count.
     let out = ragdbeval(
         d,
