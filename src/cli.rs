@@ -46,12 +46,25 @@ Examples:
   ragdbeval dataset make --kind clustered -n 100000 --dim 128 --out data/c100k.hdf5
   ragdbeval dataset gt --dataset data/c100k.hdf5 -k 100 --out data/c100k-gt.hdf5
   ragdbeval dataset subset --dataset sift1m --limit 100000 --out data/sift100k.hdf5
+  ragdbeval dataset convert --dataset sift1m --limit 100000 --to fbin --out data/sift100k
+      A big-ann-benchmarks directory: base.fbin, query.fbin, gt.ibin (ids and distances).
+  ragdbeval dataset convert --dataset data/bigann-10M --max-queries 1000 --to hdf5 --out b.hdf5
+      A big-ann-benchmarks directory (base.*.u8bin, query.*.u8bin, GT*.ibin) as ann-benchmarks HDF5.
   ragdbeval dataset gt --dataset sift1m --runbook default -k 100
   ragdbeval dataset qrels --dataset sift1m -k 10 --out sift-k10.qrels
       The 10 true nearest neighbours of each query as TREC qrels, to score a
       `bench --runbook build-search --trec-run` file with `ragdbeval eval` or trec_eval.
   ragdbeval dataset qrels --dataset sift1m --runbook default --out steps.qrels
       The truth of each search step of the default runbook: steps.1.qrels, ...";
+
+const CONVERT_EXAMPLES: &str = "\
+Examples:
+  ragdbeval dataset convert --dataset sift1m --limit 100000 --to fbin --out data/sift100k
+      data/sift100k/base.fbin, query.fbin and gt.ibin (ids and distances, recomputed for
+      the 100k kept vectors), the big-ann-benchmarks layout.
+  ragdbeval dataset convert --dataset data/sift100k --to u8bin --out data/sift100k-u8
+      SIFT's components are integers in 0..=255: the same vectors as uint8.
+  ragdbeval dataset convert --dataset data/bigann-10M --max-queries 1000 --to hdf5 --out b.hdf5";
 
 /// Benchmark vector databases: recall against exact ground truth, latency, throughput,
 /// build time, index size, RAM and CPU, written to result files that can be compared.
@@ -246,7 +259,9 @@ pub enum QueryMode {
 pub struct DatasetSource {
     /// Dataset: a registry name (`sift1m`, `glove-100-angular`; see `dataset list`), an
     /// ann-benchmarks .hdf5 file, a TEXMEX directory (*base.fvecs, *query.fvecs,
-    /// *groundtruth.ivecs), `gen:KIND:key=value,...`, or `demo` (generated, offline).
+    /// *groundtruth.ivecs), a big-ann-benchmarks directory (*base*.fbin|u8bin|i8bin,
+    /// *query*.fbin|u8bin|i8bin, *.ibin), `gen:KIND:key=value,...`, or `demo` (generated,
+    /// offline).
     #[arg(long, short = 'd', default_value = "demo")]
     pub dataset: String,
     /// Keep only the first N train vectors; the ground truth is recomputed for them.
@@ -255,7 +270,7 @@ pub struct DatasetSource {
     /// Keep only the first Q test vectors.
     #[arg(long, value_parser = parse_count)]
     pub max_queries: Option<usize>,
-    /// Distance override (TEXMEX directories carry none and default to euclidean).
+    /// Distance override (TEXMEX and big-ann directories carry none and default to euclidean).
     #[arg(long)]
     pub distance: Option<String>,
     /// Download cache [env: RAGDBEVAL_DATA_DIR; default: datasets/cache].
@@ -442,7 +457,7 @@ pub enum DatasetCommand {
     },
     /// Layout, counts, distance and ground-truth depth of a file, directory or name.
     Info {
-        /// File, TEXMEX directory, registry name or gen: spec.
+        /// File, TEXMEX or big-ann-benchmarks directory, registry name or gen: spec.
         target: String,
         #[arg(long)]
         data_dir: Option<PathBuf>,
@@ -461,6 +476,10 @@ pub enum DatasetCommand {
     Gt(GtArgs),
     /// Keep the first N train vectors and recompute the ground truth.
     Subset(SubsetArgs),
+    /// Write any dataset (after --limit / --max-queries) as a big-ann-benchmarks directory
+    /// (base.<ext>, query.<ext>, gt.ibin) or an ann-benchmarks HDF5 file.
+    #[command(after_help = CONVERT_EXAMPLES)]
+    Convert(ConvertArgs),
     /// Write the exact ground truth as TREC qrels (`qid 0 docid 1`: each query's k true
     /// nearest neighbours), with the qid and docid of `bench --trec-run`.
     Qrels(QrelsArgs),
@@ -559,6 +578,39 @@ pub struct SubsetArgs {
     /// Ground-truth depth to compute for the subset.
     #[arg(short = 'k', long, default_value_t = 100)]
     pub k: usize,
+    #[arg(long, short = 'o')]
+    pub out: PathBuf,
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// The layouts `dataset convert` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConvertFormat {
+    /// big-ann-benchmarks directory of float32 vectors.
+    Fbin,
+    /// big-ann-benchmarks directory of uint8 vectors (every component an integer in 0..=255).
+    U8bin,
+    /// big-ann-benchmarks directory of int8 vectors (every component an integer in -128..=127).
+    I8bin,
+    /// ann-benchmarks HDF5 file (train, test, neighbors, distances, attribute distance).
+    Hdf5,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    pub source: DatasetSource,
+    /// Output layout. fbin, u8bin and i8bin write a directory holding base.<ext>, query.<ext>
+    /// and gt.ibin; u8bin and i8bin refuse (writing nothing) vectors whose components are not
+    /// integers in the type's range.
+    #[arg(long, value_enum)]
+    pub to: ConvertFormat,
+    /// Ground-truth depth when it is computed (the source has none, or --limit drops it).
+    #[arg(short = 'k', long, default_value_t = 100)]
+    pub k: usize,
+    /// Output: a new directory for fbin/u8bin/i8bin (or an empty one), a file for hdf5.
+    /// Written under a temporary name and renamed, so a failure leaves nothing.
     #[arg(long, short = 'o')]
     pub out: PathBuf,
     #[arg(long, short = 'q')]

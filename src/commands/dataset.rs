@@ -1,12 +1,14 @@
-//! `ragdbeval dataset ...`: list, info, download, make, gt, subset, qrels.
+//! `ragdbeval dataset ...`: list, info, download, make, gt, subset, convert, qrels.
 
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
 use super::bench::{load_options, resolve_runbook};
-use crate::cli::{DatasetCommand, GtArgs, MakeArgs, QrelsArgs, SubsetArgs};
-use crate::dataset::{self, Dataset, LoadOptions, download, hdf5, registry};
+use crate::cli::{
+    ConvertArgs, ConvertFormat, DatasetCommand, GtArgs, MakeArgs, QrelsArgs, SubsetArgs,
+};
+use crate::dataset::{self, Dataset, LoadOptions, bigann, download, hdf5, registry};
 use crate::output::progress;
 use crate::runner::ground_truth;
 use crate::synthetic::{SyntheticKind, SyntheticSpec};
@@ -36,6 +38,7 @@ pub fn run(cmd: DatasetCommand) -> anyhow::Result<ExitCode> {
         DatasetCommand::Make(args) => make(args),
         DatasetCommand::Gt(args) => gt(args),
         DatasetCommand::Subset(args) => subset(args),
+        DatasetCommand::Convert(args) => convert(args),
         DatasetCommand::Qrels(args) => qrels(args),
     }
 }
@@ -68,7 +71,8 @@ fn list(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
          as a directory of Parquet files."
     );
     println!(
-        "also: any .hdf5 path, a TEXMEX or VectorDBBench directory, `demo`, or \
+        "also: any .hdf5 path, a TEXMEX, VectorDBBench or big-ann-benchmarks directory, \
+         `demo`, or \
          gen:KIND:key=value,..."
     );
     Ok(ExitCode::SUCCESS)
@@ -100,6 +104,11 @@ fn info(target: &str, data_dir: Option<std::path::PathBuf>) -> anyhow::Result<Ex
             );
         }
     }
+    if path.is_dir()
+        && let Some(files) = bigann::find_files(path)?
+    {
+        print_bigann_files(path, &files)?;
+    }
     let opts = LoadOptions {
         cache_dir: data_dir.unwrap_or_else(dataset::default_cache_dir),
         offline: true,
@@ -123,6 +132,36 @@ fn print_summary(ds: &Dataset) {
         ds.ground_truth.k, ds.ground_truth_source
     );
     println!("sha256:        {}", ds.sha256);
+    for warning in &ds.warnings {
+        println!("warning:       {warning}");
+    }
+}
+
+/// `dataset info` of a big-ann directory: each file's role, type, shape, size and SHA-256,
+/// from its checked header (the rows are read by the load that follows).
+fn print_bigann_files(dir: &std::path::Path, files: &bigann::BigannFiles) -> anyhow::Result<()> {
+    println!("{}", dir.display());
+    println!("  format: big-ann-benchmarks binary (no metric stored: euclidean unless --distance)");
+    for (role, path, elem) in files.roles() {
+        let header = bigann::read_file_header(path, elem)?;
+        let bytes = std::fs::metadata(path)
+            .with_context(|| path.display().to_string())?
+            .len();
+        let sha256 = dataset::file_sha256(path, &crate::types::Silent)?;
+        let (kind, shape) = match elem {
+            Some(elem) => (
+                elem.name().to_string(),
+                format!("{} × {}", header.rows, header.cols),
+            ),
+            None => (
+                "int32 ids + float32 distances".to_string(),
+                format!("{} queries, depth {}", header.rows, header.cols),
+            ),
+        };
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        println!("  {role:<12} {name}  {kind}  {shape}  {bytes} bytes  sha256 {sha256}");
+    }
+    Ok(())
 }
 
 fn make(args: MakeArgs) -> anyhow::Result<ExitCode> {
@@ -350,6 +389,31 @@ fn subset(args: SubsetArgs) -> anyhow::Result<ExitCode> {
     // With --limit the loader already recomputes the ground truth for the kept vectors.
     let ds = dataset::load(&args.source.dataset, &opts)?;
     write_dataset(&ds, &args.out)
+}
+
+/// `dataset convert`: the dataset as loaded (after --limit / --max-queries, truth computed if
+/// the source has none) in big-ann's or ann-benchmarks' layout.
+fn convert(args: ConvertArgs) -> anyhow::Result<ExitCode> {
+    let opts = load_options(&args.source, args.k, args.quiet)?;
+    let ds = dataset::load(&args.source.dataset, &opts)?;
+    let elem = match args.to {
+        ConvertFormat::Fbin => bigann::ElementType::F32,
+        ConvertFormat::U8bin => bigann::ElementType::U8,
+        ConvertFormat::I8bin => bigann::ElementType::I8,
+        ConvertFormat::Hdf5 => return write_dataset(&ds, &args.out),
+    };
+    bigann::write_dataset(&args.out, elem, &ds.train, &ds.test, &ds.ground_truth)?;
+    println!(
+        "wrote {} ({}: {} × {}, {} queries, ground truth depth {}; {})",
+        args.out.display(),
+        elem.name(),
+        ds.train.len(),
+        ds.train.dim(),
+        ds.test.len(),
+        ds.ground_truth.k,
+        bigann::dataset_file_names(elem).join(", ")
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes a loaded dataset (vectors and its ground truth) in the ann-benchmarks layout.

@@ -6,6 +6,7 @@
 //! truth whose distances follow ragdbeval's conventions (recomputed from the vectors, never
 //! taken on trust from the file).
 
+pub mod bigann;
 pub mod download;
 pub mod hdf5;
 pub mod registry;
@@ -202,6 +203,9 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
     if path.is_dir() {
         if let Some(files) = vdbbench::find_files(path)? {
             return load_vdbbench(spec, path, &files, opts);
+        }
+        if let Some(files) = bigann::find_files(path)? {
+            return bigann::load(spec, path, &files, opts);
         }
         return load_texmex(spec, path, opts);
     }

@@ -12,6 +12,7 @@ mod common;
 mod bad_data;
 mod bad_input;
 mod bad_options;
+mod bigann;
 mod chroma;
 mod cli;
 mod compare;

@@ -1,0 +1,942 @@
+//! big-ann-benchmarks' binary formats (the NeurIPS'21 and '23 tracks: BIGANN, DEEP1B,
+//! MSTuring, Text-to-Image, ...), as `benchmark/dataset_io.py` reads and writes them.
+//!
+//! A vector file is an 8-byte header, the row count `n` and the dimension `d` as little-endian
+//! `u32`, followed by `n × d` components row-major: `f32` in `.fbin`, `u8` in `.u8bin`, `i8` in
+//! `.i8bin`. A ground-truth file (`GT.public.1B.ibin`, `groundtruth.public.10K.ibin`) has the
+//! header `n, k`, then `n × k` `i32` neighbour ids, then `n × k` `f32` distances.
+//!
+//! A dataset is a directory holding one `*base*` vector file, one `*query*` vector file and
+//! optionally one ground-truth file. The files carry no metric.
+//!
+//! Issue 14's rule holds throughout: a header is checked against the file's size before
+//! anything is allocated, and only the rows that `--limit` / `--max-queries` keep are read, so
+//! a prefix of a billion-row file costs what the prefix costs.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::{Dataset, DatasetError, LoadOptions, assemble, file_sha256, file_stem, hex};
+use crate::atomic::AtomicFile;
+use crate::distance::Distance;
+use crate::groundtruth::GroundTruth;
+use crate::vectors::Vectors;
+
+/// Bytes of the `n, d` header every big-ann file starts with.
+const HEADER_BYTES: u64 = 8;
+
+/// Bytes read per call while streaming rows (a multiple of every element size).
+const CHUNK_BYTES: usize = 1 << 20;
+
+fn bad(path: &Path, message: String) -> DatasetError {
+    DatasetError::Format {
+        path: path.to_path_buf(),
+        message,
+    }
+}
+
+/// The component type of a vector file, from its extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElementType {
+    /// `.fbin`: little-endian `f32`.
+    F32,
+    /// `.u8bin`: `u8`.
+    U8,
+    /// `.i8bin`: `i8`.
+    I8,
+}
+
+impl ElementType {
+    /// The element type a file's extension names, if it is a big-ann vector file.
+    pub fn of(path: &Path) -> Option<ElementType> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("fbin") => Some(ElementType::F32),
+            Some("u8bin") => Some(ElementType::U8),
+            Some("i8bin") => Some(ElementType::I8),
+            _ => None,
+        }
+    }
+
+    /// The file extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ElementType::F32 => "fbin",
+            ElementType::U8 => "u8bin",
+            ElementType::I8 => "i8bin",
+        }
+    }
+
+    /// The numpy name of the type, as big-ann-benchmarks' dataset classes spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ElementType::F32 => "float32",
+            ElementType::U8 => "uint8",
+            ElementType::I8 => "int8",
+        }
+    }
+
+    /// Bytes per component.
+    pub fn size(self) -> usize {
+        match self {
+            ElementType::F32 => 4,
+            ElementType::U8 | ElementType::I8 => 1,
+        }
+    }
+
+    /// One component from its `size()` little-endian bytes.
+    fn decode(self, bytes: &[u8]) -> f32 {
+        match (self, bytes) {
+            (ElementType::F32, [a, b, c, d]) => f32::from_le_bytes([*a, *b, *c, *d]),
+            (ElementType::U8, [a]) => f32::from(*a),
+            (ElementType::I8, [a]) => f32::from(*a as i8),
+            // `chunks_exact(size())` never hands over another length.
+            _ => f32::NAN,
+        }
+    }
+
+    /// The inclusive range an integer type holds (None for `f32`).
+    fn integer_range(self) -> Option<(f32, f32)> {
+        match self {
+            ElementType::F32 => None,
+            ElementType::U8 => Some((0.0, 255.0)),
+            ElementType::I8 => Some((-128.0, 127.0)),
+        }
+    }
+
+    /// What loading this type changes, for [`Dataset::warnings`].
+    pub fn load_warning(self) -> Option<String> {
+        self.integer_range().map(|_| {
+            format!(
+                "{} components converted to f32 (exact: every {} is an f32); engines are given \
+                 f32 vectors",
+                self.name(),
+                self.name()
+            )
+        })
+    }
+}
+
+/// A checked header: the file's size is exactly what it announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BinHeader {
+    /// Rows in the file (`n`).
+    pub rows: usize,
+    /// Components per row (`d`), or neighbours per row (`k`) in a ground-truth file.
+    pub cols: usize,
+}
+
+/// Reads the 8-byte header of a file of `len` bytes.
+fn read_header(reader: &mut impl Read, len: u64, path: &Path) -> Result<(u32, u32), DatasetError> {
+    if len < HEADER_BYTES {
+        return Err(bad(
+            path,
+            format!(
+                "file of {len} bytes is shorter than the {HEADER_BYTES}-byte header (row count and \
+                 dimension as u32): empty, truncated, or not a big-ann-benchmarks file"
+            ),
+        ));
+    }
+    let mut head = [0u8; 8];
+    reader
+        .read_exact(&mut head)
+        .map_err(|e| DatasetError::io(path, e))?;
+    let [a, b, c, d, e, f, g, h] = head;
+    Ok((
+        u32::from_le_bytes([a, b, c, d]),
+        u32::from_le_bytes([e, f, g, h]),
+    ))
+}
+
+fn to_usize(value: u32, path: &Path) -> Result<usize, DatasetError> {
+    usize::try_from(value).map_err(|_| bad(path, format!("{value} does not fit this machine")))
+}
+
+/// Checks a vector file's header against its size: every later count comes from here.
+fn check_vector_header(
+    path: &Path,
+    len: u64,
+    (rows, dim): (u32, u32),
+    elem: ElementType,
+) -> Result<BinHeader, DatasetError> {
+    if dim == 0 {
+        return Err(bad(
+            path,
+            format!("header gives dimension 0 ({rows} rows): not a usable vector file"),
+        ));
+    }
+    if rows == 0 {
+        return Err(bad(
+            path,
+            "header gives 0 rows: the file holds no vector".into(),
+        ));
+    }
+    let expected =
+        u128::from(HEADER_BYTES) + u128::from(rows) * u128::from(dim) * elem.size() as u128;
+    let actual = u128::from(len);
+    if actual < expected {
+        return Err(bad(
+            path,
+            format!(
+                "header claims {rows} rows × {dim} dimensions of {} ({expected} bytes with the \
+                 header) but the file has {len} bytes: truncated, or not a .{} file",
+                elem.name(),
+                elem.extension()
+            ),
+        ));
+    }
+    if actual > expected {
+        return Err(bad(
+            path,
+            format!(
+                "the file has {len} bytes but its header's {rows} rows × {dim} dimensions of {} \
+                 make {expected} ({} bytes too many): a wrong header, or not a .{} file",
+                elem.name(),
+                actual - expected,
+                elem.extension()
+            ),
+        ));
+    }
+    Ok(BinHeader {
+        rows: to_usize(rows, path)?,
+        cols: to_usize(dim, path)?,
+    })
+}
+
+/// Checks a ground-truth file's header (`n, k`, then ids and distances) against its size.
+fn check_truth_header(
+    path: &Path,
+    len: u64,
+    (rows, k): (u32, u32),
+) -> Result<BinHeader, DatasetError> {
+    if k == 0 || rows == 0 {
+        return Err(bad(
+            path,
+            format!("header gives {rows} rows of k = {k} neighbours: the file holds no truth"),
+        ));
+    }
+    // Per row: k i32 ids and k f32 distances.
+    let row_bytes = u128::from(k) * 8;
+    let expected = u128::from(HEADER_BYTES) + u128::from(rows) * row_bytes;
+    if u128::from(len) != expected {
+        let body = u128::from(len.saturating_sub(HEADER_BYTES));
+        let per_row = u128::from(rows) * 8;
+        let implied = if len >= HEADER_BYTES && body.is_multiple_of(per_row) {
+            format!("; its size fits k = {}", body / per_row)
+        } else {
+            String::new()
+        };
+        return Err(bad(
+            path,
+            format!(
+                "header gives {rows} rows of k = {k} neighbours, which take {expected} bytes \
+                 (header, {rows} × {k} int32 ids, as many float32 distances), but the file has \
+                 {len} bytes{implied}: k disagrees with the size, or the file is truncated"
+            ),
+        ));
+    }
+    Ok(BinHeader {
+        rows: to_usize(rows, path)?,
+        cols: to_usize(k, path)?,
+    })
+}
+
+/// Reads `count` components of `elem_size` bytes each from `reader`. `count` must come from a
+/// checked header, so it is bounded by the file's size.
+fn read_components<T>(
+    reader: &mut impl Read,
+    path: &Path,
+    count: usize,
+    elem_size: usize,
+    mut decode: impl FnMut(&[u8]) -> T,
+) -> Result<Vec<T>, DatasetError> {
+    let mut out = Vec::with_capacity(count);
+    let mut buf = vec![0u8; CHUNK_BYTES.min(count.saturating_mul(elem_size))];
+    let mut left = count;
+    while left > 0 {
+        let take = left.min(CHUNK_BYTES / elem_size);
+        let bytes = buf
+            .get_mut(..take * elem_size)
+            .ok_or_else(|| bad(path, "read buffer smaller than a chunk".into()))?;
+        reader
+            .read_exact(bytes)
+            .map_err(|e| DatasetError::io(path, e))?;
+        out.extend(bytes.chunks_exact(elem_size).map(&mut decode));
+        left -= take;
+    }
+    Ok(out)
+}
+
+/// Vectors read from a big-ann file, with how many the file holds.
+#[derive(Debug)]
+pub struct BinVectors {
+    /// The rows kept (at most `limit`), converted to f32.
+    pub vectors: Vectors,
+    /// Rows in the file, kept or not.
+    pub rows_in_file: usize,
+}
+
+/// A vector file whose header has been checked, positioned at its first row.
+struct VectorSource<R> {
+    reader: R,
+    path: PathBuf,
+    elem: ElementType,
+    header: BinHeader,
+}
+
+impl<R: Read> VectorSource<R> {
+    fn open(mut reader: R, len: u64, path: &Path, elem: ElementType) -> Result<Self, DatasetError> {
+        let raw = read_header(&mut reader, len, path)?;
+        let header = check_vector_header(path, len, raw, elem)?;
+        Ok(VectorSource {
+            reader,
+            path: path.to_path_buf(),
+            elem,
+            header,
+        })
+    }
+
+    /// Reads the first `limit` rows (all without a limit).
+    fn read(mut self, limit: Option<usize>) -> Result<BinVectors, DatasetError> {
+        let BinHeader { rows, cols } = self.header;
+        let keep = limit.map_or(rows, |l| l.min(rows));
+        // keep × cols × size ≤ the checked file size, which is a u64 the OS gave us.
+        let count = keep
+            .checked_mul(cols)
+            .ok_or_else(|| bad(&self.path, format!("{keep} × {cols} components overflow")))?;
+        let elem = self.elem;
+        let data = read_components(&mut self.reader, &self.path, count, elem.size(), |b| {
+            elem.decode(b)
+        })?;
+        let vectors = Vectors::new(data, cols).map_err(|e| bad(&self.path, e.to_string()))?;
+        Ok(BinVectors {
+            vectors,
+            rows_in_file: rows,
+        })
+    }
+}
+
+/// Stored neighbours read from a ground-truth file. The distances that follow the ids are not
+/// read: [`assemble`] recomputes them with ragdbeval's conventions anyway.
+#[derive(Debug)]
+pub struct BinTruth {
+    /// Neighbours per row.
+    pub k: usize,
+    /// The ids of the rows kept, row-major.
+    pub ids: Vec<i64>,
+    /// Rows in the file, kept or not.
+    pub rows_in_file: usize,
+}
+
+fn truth_from(
+    mut reader: impl Read,
+    len: u64,
+    path: &Path,
+    max_rows: Option<usize>,
+) -> Result<BinTruth, DatasetError> {
+    let raw = read_header(&mut reader, len, path)?;
+    let BinHeader { rows, cols: k } = check_truth_header(path, len, raw)?;
+    let keep = max_rows.map_or(rows, |m| m.min(rows));
+    let count = keep
+        .checked_mul(k)
+        .ok_or_else(|| bad(path, format!("{keep} × {k} ids overflow")))?;
+    let ids = read_components(&mut reader, path, count, 4, |b| match b {
+        [a, b, c, d] => i64::from(i32::from_le_bytes([*a, *b, *c, *d])),
+        _ => -1,
+    })?;
+    Ok(BinTruth {
+        k,
+        ids,
+        rows_in_file: rows,
+    })
+}
+
+/// Vectors from bytes in memory (`label` names them in errors): what [`read_vectors`] does
+/// with a file, for the fuzz target `bigann`.
+pub fn parse_vectors(
+    bytes: &[u8],
+    label: &Path,
+    elem: ElementType,
+    limit: Option<usize>,
+) -> Result<BinVectors, DatasetError> {
+    VectorSource::open(bytes, bytes.len() as u64, label, elem)?.read(limit)
+}
+
+/// A ground-truth file from bytes in memory, for the fuzz target `bigann`.
+pub fn parse_truth(
+    bytes: &[u8],
+    label: &Path,
+    max_rows: Option<usize>,
+) -> Result<BinTruth, DatasetError> {
+    truth_from(bytes, bytes.len() as u64, label, max_rows)
+}
+
+fn open(path: &Path) -> Result<(BufReader<File>, u64), DatasetError> {
+    let file = File::open(path).map_err(|e| DatasetError::io(path, e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| DatasetError::io(path, e))?
+        .len();
+    Ok((BufReader::with_capacity(CHUNK_BYTES, file), len))
+}
+
+/// Reads the first `limit` rows (all without one) of a `.fbin`, `.u8bin` or `.i8bin` file.
+pub fn read_vectors(
+    path: &Path,
+    elem: ElementType,
+    limit: Option<usize>,
+) -> Result<BinVectors, DatasetError> {
+    let (reader, len) = open(path)?;
+    VectorSource::open(reader, len, path, elem)?.read(limit)
+}
+
+/// Reads the ids of the first `max_rows` rows (all without one) of a ground-truth file.
+pub fn read_truth(path: &Path, max_rows: Option<usize>) -> Result<BinTruth, DatasetError> {
+    let (reader, len) = open(path)?;
+    truth_from(reader, len, path, max_rows)
+}
+
+/// The checked header of a file without reading its rows (`dataset info`): a vector file if
+/// `elem` is given, a ground-truth file otherwise.
+pub fn read_file_header(path: &Path, elem: Option<ElementType>) -> Result<BinHeader, DatasetError> {
+    let (mut reader, len) = open(path)?;
+    let raw = read_header(&mut reader, len, path)?;
+    match elem {
+        Some(elem) => check_vector_header(path, len, raw, elem),
+        None => check_truth_header(path, len, raw),
+    }
+}
+
+/// The files of a big-ann dataset directory.
+#[derive(Debug, Clone)]
+pub struct BigannFiles {
+    pub base: PathBuf,
+    pub base_type: ElementType,
+    pub query: PathBuf,
+    pub query_type: ElementType,
+    pub groundtruth: Option<PathBuf>,
+}
+
+impl BigannFiles {
+    /// (role, path, element type or None for the ground truth), in load order.
+    pub fn roles(&self) -> Vec<(&'static str, &Path, Option<ElementType>)> {
+        let mut out = vec![
+            ("base", self.base.as_path(), Some(self.base_type)),
+            ("query", self.query.as_path(), Some(self.query_type)),
+        ];
+        if let Some(gt) = &self.groundtruth {
+            out.push(("ground truth", gt.as_path(), None));
+        }
+        out
+    }
+}
+
+/// Whether a file name is a ground-truth file: `*.ibin` (`GT.public.1B.ibin`,
+/// `groundtruth.public.10K.ibin`), or a `gt*` / `*groundtruth*` file of another extension
+/// (the subsets' `GT_10M/bigann-10M` must be renamed).
+fn is_truth_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".ibin") || lower.starts_with("gt") || lower.contains("groundtruth")
+}
+
+/// Finds the big-ann files in `dir`: None if it holds no `.fbin`, `.u8bin` or `.i8bin` file
+/// (then it may be a TEXMEX directory). The base file is the vector file whose name contains
+/// `base`, the queries the one containing `query` (not `learn`: Text-to-Image's
+/// `query.learn.50M.fbin` is training data, not the queries). Two candidates for one role are
+/// an error listing them.
+pub fn find_files(dir: &Path) -> Result<Option<BigannFiles>, DatasetError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| DatasetError::io(dir, e))?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    let mut any_vectors = false;
+    let mut base = Vec::new();
+    let mut query = Vec::new();
+    let mut gt = Vec::new();
+    for path in paths {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
+        // Hidden files are temporaries (an interrupted convert); `.sha256` files are the hash
+        // cache ragdbeval writes next to each file it hashes.
+        if name.starts_with('.') || name.ends_with(".sha256") || !path.is_file() {
+            continue;
+        }
+        match ElementType::of(&path) {
+            Some(elem) => {
+                any_vectors = true;
+                if name.contains("base") {
+                    base.push((path, elem));
+                } else if name.contains("query") && !name.contains("learn") {
+                    query.push((path, elem));
+                }
+            }
+            None if is_truth_name(&name) => gt.push(path),
+            None => {}
+        }
+    }
+    if !any_vectors {
+        return Ok(None);
+    }
+    let one = |role: &str, found: Vec<PathBuf>| -> Result<Option<PathBuf>, DatasetError> {
+        if found.len() > 1 {
+            let list: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+            return Err(bad(
+                dir,
+                format!(
+                    "more than one {role} file: {}; keep one per directory",
+                    list.join(", ")
+                ),
+            ));
+        }
+        Ok(found.into_iter().next())
+    };
+    let typed = |role: &str, found: Vec<(PathBuf, ElementType)>| {
+        let elem = found.first().map(|f| f.1);
+        one(role, found.into_iter().map(|f| f.0).collect()).map(|p| p.zip(elem))
+    };
+    match (
+        typed("base", base)?,
+        typed("query", query)?,
+        one("ground-truth", gt)?,
+    ) {
+        (Some((base, base_type)), Some((query, query_type)), groundtruth) => {
+            Ok(Some(BigannFiles {
+                base,
+                base_type,
+                query,
+                query_type,
+                groundtruth,
+            }))
+        }
+        _ => Err(bad(
+            dir,
+            "a big-ann-benchmarks directory needs a *base*.fbin (or .u8bin, .i8bin) file and a \
+             *query*.fbin (or .u8bin, .i8bin) file"
+                .into(),
+        )),
+    }
+}
+
+/// Loads a big-ann directory: only the rows `--limit` and `--max-queries` keep are read. The
+/// files carry no metric: euclidean unless `--distance` says otherwise, and a stored truth is
+/// taken to be for that metric (the spot check in [`assemble`] refuses one that is not).
+pub(super) fn load(
+    source: &str,
+    dir: &Path,
+    files: &BigannFiles,
+    opts: &LoadOptions,
+) -> Result<Dataset, DatasetError> {
+    let mut hasher = Sha256::new();
+    for (_, path, _) in files.roles() {
+        hasher.update(file_sha256(path, opts.observer())?.as_bytes());
+    }
+    let (reader, len) = open(&files.base)?;
+    let base = VectorSource::open(reader, len, &files.base, files.base_type)?;
+    let rows_in_file = base.header.rows;
+    // Refused before a billion rows are read, with the figure `assemble` would give.
+    if let Some(limit) = opts.limit
+        && (limit == 0 || limit > rows_in_file)
+    {
+        return Err(DatasetError::BadLimit {
+            limit,
+            n: rows_in_file,
+        });
+    }
+    let train = base.read(opts.limit)?;
+    let max_queries = opts.max_queries.filter(|&q| q > 0);
+    let test = read_vectors(&files.query, files.query_type, max_queries)?;
+    // Stored neighbours refer to every base row: with fewer kept, they are recomputed.
+    let gt = match &files.groundtruth {
+        Some(path) if train.vectors.len() == train.rows_in_file => {
+            let truth = read_truth(path, max_queries)?;
+            if truth.rows_in_file != test.rows_in_file {
+                return Err(bad(
+                    path,
+                    format!(
+                        "{} rows of neighbours, but {} holds {} queries",
+                        truth.rows_in_file,
+                        files.query.display(),
+                        test.rows_in_file
+                    ),
+                ));
+            }
+            Some((truth.k, truth.ids))
+        }
+        _ => None,
+    };
+    let mut ds = assemble(
+        file_stem(dir),
+        source,
+        opts.distance.unwrap_or(Distance::Euclidean),
+        train.vectors,
+        test.vectors,
+        gt,
+        hex(&hasher.finalize()),
+        opts,
+    )?;
+    let mut types = vec![files.base_type, files.query_type];
+    types.dedup();
+    ds.warnings
+        .extend(types.into_iter().filter_map(ElementType::load_warning));
+    Ok(ds)
+}
+
+/// Refuses vectors an integer type cannot hold exactly, naming the first offending
+/// component; `what` and `path` name them in the error.
+fn check_representable(
+    vectors: &Vectors,
+    elem: ElementType,
+    what: &str,
+    path: &Path,
+) -> Result<(), DatasetError> {
+    let Some((lo, hi)) = elem.integer_range() else {
+        return Ok(());
+    };
+    for (row, v) in vectors.iter().enumerate() {
+        if let Some((col, x)) = v
+            .iter()
+            .enumerate()
+            .find(|(_, x)| !(x.fract() == 0.0 && **x >= lo && **x <= hi))
+        {
+            return Err(bad(
+                path,
+                format!(
+                    "cannot write {what} as {}: vector {row} has {x} at position \
+                     {col}, not an integer in {lo}..={hi} (convert to fbin to keep them)",
+                    elem.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn header_bytes(rows: usize, cols: usize, path: &Path) -> Result<[u8; 8], DatasetError> {
+    let as_u32 = |x: usize| {
+        u32::try_from(x).map_err(|_| {
+            bad(
+                path,
+                format!("{rows} × {cols} does not fit the format's u32 header"),
+            )
+        })
+    };
+    let mut out = [0u8; 8];
+    out[..4].copy_from_slice(&as_u32(rows)?.to_le_bytes());
+    out[4..].copy_from_slice(&as_u32(cols)?.to_le_bytes());
+    Ok(out)
+}
+
+/// Writes `parts` after the header `rows, cols` to `path`, atomically.
+fn write_file(
+    path: &Path,
+    header: [u8; 8],
+    parts: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), DatasetError> {
+    let mut out = AtomicFile::create(path).map_err(|e| DatasetError::io(path, e))?;
+    {
+        let mut w = BufWriter::with_capacity(CHUNK_BYTES, out.file());
+        w.write_all(&header)
+            .and_then(|_| parts(&mut w))
+            .and_then(|_| w.flush())
+            .map_err(|e| DatasetError::io(path, e))?;
+    }
+    out.commit().map_err(|e| DatasetError::io(path, e))
+}
+
+/// Writes `vectors` as a big-ann vector file of `elem` components, atomically. Integer types
+/// refuse (before writing anything) a component that is not an integer in their range.
+pub fn write_vectors(
+    path: &Path,
+    vectors: &Vectors,
+    elem: ElementType,
+) -> Result<(), DatasetError> {
+    check_representable(vectors, elem, "these vectors", path)?;
+    let header = header_bytes(vectors.len(), vectors.dim(), path)?;
+    write_file(path, header, &mut |w| write_components(w, vectors, elem))
+}
+
+fn write_components(
+    w: &mut dyn Write,
+    vectors: &Vectors,
+    elem: ElementType,
+) -> std::io::Result<()> {
+    for x in vectors.as_flat() {
+        // Range and integrality were checked: the casts are exact.
+        match elem {
+            ElementType::F32 => w.write_all(&x.to_le_bytes())?,
+            ElementType::U8 => w.write_all(&[*x as u8])?,
+            ElementType::I8 => w.write_all(&(*x as i8).to_le_bytes())?,
+        }
+    }
+    Ok(())
+}
+
+/// Writes a ground truth in big-ann's layout (`n, k`, int32 ids, float32 distances),
+/// atomically.
+pub fn write_truth(path: &Path, truth: &GroundTruth) -> Result<(), DatasetError> {
+    if let Some(id) = truth.ids.iter().find(|&&id| i32::try_from(id).is_err()) {
+        return Err(bad(
+            path,
+            format!("neighbour id {id} does not fit the format's int32 ids"),
+        ));
+    }
+    let header = header_bytes(truth.queries(), truth.k, path)?;
+    write_file(path, header, &mut |w| {
+        for id in &truth.ids {
+            // Checked above: every id fits an i32.
+            w.write_all(&(*id as i32).to_le_bytes())?;
+        }
+        for d in &truth.distances {
+            w.write_all(&d.to_le_bytes())?;
+        }
+        Ok(())
+    })
+}
+
+/// File names [`write_dataset`] uses inside its directory.
+pub fn dataset_file_names(elem: ElementType) -> [String; 3] {
+    [
+        format!("base.{}", elem.extension()),
+        format!("query.{}", elem.extension()),
+        "gt.ibin".to_string(),
+    ]
+}
+
+/// Writes a dataset as a big-ann directory at `dir` (`base.<ext>`, `query.<ext>`, `gt.ibin`).
+/// Everything is checked first and written into a hidden temporary directory next to `dir`
+/// that is renamed into place at the end, so a failure leaves nothing behind. `dir` must not
+/// exist, or be an empty directory.
+pub fn write_dataset(
+    dir: &Path,
+    elem: ElementType,
+    train: &Vectors,
+    test: &Vectors,
+    truth: &GroundTruth,
+) -> Result<(), DatasetError> {
+    check_representable(train, elem, "the base vectors", dir)?;
+    check_representable(test, elem, "the query vectors", dir)?;
+    if dir.is_file() || std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(bad(
+            dir,
+            "already exists and is not an empty directory; give a new path".into(),
+        ));
+    }
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| DatasetError::io(parent, e))?;
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempdir_in(parent)
+        .map_err(|e| DatasetError::io(parent, e))?;
+    let [base_name, query_name, gt_name] = dataset_file_names(elem);
+    write_vectors(&tmp.path().join(base_name), train, elem)?;
+    write_vectors(&tmp.path().join(query_name), test, elem)?;
+    write_truth(&tmp.path().join(gt_name), truth)?;
+    // Dropped on error before this point, the temporary directory is removed.
+    let kept = tmp.keep();
+    std::fs::rename(&kept, dir).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&kept);
+        DatasetError::io(dir, e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(rows: u32, dim: u32, body: &[u8]) -> Vec<u8> {
+        let mut out = rows.to_le_bytes().to_vec();
+        out.extend_from_slice(&dim.to_le_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
+    fn label() -> &'static Path {
+        Path::new("x.fbin")
+    }
+
+    #[test]
+    fn reads_every_element_type_row_major() {
+        let f: Vec<u8> = [1.5f32, -2.0, 3.25, 4.0, 5.0, 6.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let v = parse_vectors(&file(3, 2, &f), label(), ElementType::F32, None).unwrap();
+        assert_eq!(v.rows_in_file, 3);
+        assert_eq!(v.vectors.dim(), 2);
+        assert_eq!(v.vectors.row(1), &[3.25, 4.0]);
+        let u = parse_vectors(
+            &file(2, 2, &[0, 255, 7, 128]),
+            label(),
+            ElementType::U8,
+            None,
+        )
+        .unwrap();
+        assert_eq!(u.vectors.as_flat(), &[0.0, 255.0, 7.0, 128.0]);
+        let i = parse_vectors(
+            &file(1, 3, &[0x80, 0xff, 0x7f]),
+            label(),
+            ElementType::I8,
+            None,
+        )
+        .unwrap();
+        assert_eq!(i.vectors.as_flat(), &[-128.0, -1.0, 127.0]);
+    }
+
+    #[test]
+    fn a_limit_reads_only_the_kept_rows() {
+        let bytes = file(4, 1, &[1, 2, 3, 4]);
+        let v = parse_vectors(&bytes, label(), ElementType::U8, Some(2)).unwrap();
+        assert_eq!(v.vectors.as_flat(), &[1.0, 2.0]);
+        assert_eq!(v.rows_in_file, 4);
+        // A limit above the file keeps the file.
+        let v = parse_vectors(&bytes, label(), ElementType::U8, Some(9)).unwrap();
+        assert_eq!(v.vectors.len(), 4);
+    }
+
+    #[test]
+    fn headers_that_disagree_with_the_size_are_refused_before_allocating() {
+        let err = |bytes: &[u8], elem| {
+            parse_vectors(bytes, label(), elem, None)
+                .unwrap_err()
+                .to_string()
+        };
+        // u32::MAX × u32::MAX floats: refused from the header, nothing allocated.
+        let e = err(&file(u32::MAX, u32::MAX, &[0; 16]), ElementType::F32);
+        assert!(e.contains("x.fbin") && e.contains("4294967295 rows"), "{e}");
+        assert!(e.contains("24 bytes"), "{e}");
+        let e = err(&file(2, 2, &[0; 15]), ElementType::F32);
+        assert!(e.contains("truncated") && e.contains("23 bytes"), "{e}");
+        let e = err(&file(1, 2, &[0; 3]), ElementType::U8);
+        assert!(e.contains("1 bytes too many"), "{e}");
+        let e = err(&file(5, 0, &[]), ElementType::U8);
+        assert!(e.contains("dimension 0"), "{e}");
+        let e = err(&file(0, 4, &[]), ElementType::U8);
+        assert!(e.contains("0 rows"), "{e}");
+        let e = err(&[], ElementType::F32);
+        assert!(e.contains("0 bytes") && e.contains("header"), "{e}");
+        let e = err(&[1, 0, 0], ElementType::F32);
+        assert!(e.contains("3 bytes"), "{e}");
+    }
+
+    fn truth_file(rows: u32, k: u32, ids: &[i32], dists: &[f32]) -> Vec<u8> {
+        let body: Vec<u8> = ids
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .chain(dists.iter().flat_map(|x| x.to_le_bytes()))
+            .collect();
+        file(rows, k, &body)
+    }
+
+    #[test]
+    fn truth_reads_ids_of_the_kept_rows() {
+        let bytes = truth_file(2, 2, &[3, 1, 0, 2], &[0.5, 0.7, 0.1, 0.2]);
+        let t = parse_truth(&bytes, Path::new("gt.ibin"), None).unwrap();
+        assert_eq!((t.k, t.rows_in_file), (2, 2));
+        assert_eq!(t.ids, vec![3, 1, 0, 2]);
+        let t = parse_truth(&bytes, Path::new("gt.ibin"), Some(1)).unwrap();
+        assert_eq!(t.ids, vec![3, 1]);
+    }
+
+    #[test]
+    fn truth_whose_k_disagrees_with_its_size_names_both() {
+        // Written with k = 2 but the header says 3.
+        let bytes = truth_file(2, 3, &[3, 1, 0, 2], &[0.5, 0.7, 0.1, 0.2]);
+        let e = parse_truth(&bytes, Path::new("gt.ibin"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gt.ibin") && e.contains("k = 3"), "{e}");
+        assert!(e.contains("56 bytes") && e.contains("40 bytes"), "{e}");
+        assert!(e.contains("fits k = 2"), "{e}");
+        let e = parse_truth(&truth_file(2, 0, &[], &[]), Path::new("gt.ibin"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("k = 0"), "{e}");
+    }
+
+    #[test]
+    fn integer_types_refuse_what_they_cannot_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.u8bin");
+        for (bad_value, elem) in [
+            (0.5, ElementType::U8),
+            (256.0, ElementType::U8),
+            (-1.0, ElementType::U8),
+            (128.0, ElementType::I8),
+            (-129.0, ElementType::I8),
+        ] {
+            let v = Vectors::new(vec![1.0, bad_value], 2).unwrap();
+            let e = write_vectors(&path, &v, elem).unwrap_err().to_string();
+            assert!(e.contains("vector 0") && e.contains("position 1"), "{e}");
+            assert!(!path.exists(), "nothing written for {bad_value}");
+        }
+        let v = Vectors::new(vec![-128.0, 127.0, 0.0, -0.0], 2).unwrap();
+        write_vectors(&path, &v, ElementType::I8).unwrap();
+        let back = read_vectors(&path, ElementType::I8, None).unwrap();
+        assert_eq!(back.vectors, v);
+    }
+
+    #[test]
+    fn a_dataset_round_trips_through_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("set");
+        let train = Vectors::new((0..24).map(|x| x as f32).collect(), 4).unwrap();
+        let test = Vectors::new(vec![1.0, 2.0, 3.0, 4.0], 4).unwrap();
+        let truth = GroundTruth {
+            k: 2,
+            ids: vec![0, 1],
+            distances: vec![1.0, 7.0],
+        };
+        write_dataset(&out, ElementType::U8, &train, &test, &truth).unwrap();
+        let files = find_files(&out).unwrap().unwrap();
+        assert_eq!(files.base_type, ElementType::U8);
+        let back = read_vectors(&files.base, files.base_type, None).unwrap();
+        assert_eq!(back.vectors, train);
+        let gt = read_truth(files.groundtruth.as_deref().unwrap(), None).unwrap();
+        assert_eq!(gt.ids, vec![0, 1]);
+        // Refused over an existing dataset, which is left alone.
+        let e = write_dataset(&out, ElementType::U8, &train, &test, &truth).unwrap_err();
+        assert!(e.to_string().contains("already exists"), "{e}");
+        assert!(find_files(&out).unwrap().is_some());
+        // Nothing but the output directory was left in the parent.
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn directory_roles_and_ambiguity() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert!(
+            find_files(d).unwrap().is_none(),
+            "no big-ann file: not ours"
+        );
+        std::fs::write(d.join("base.1B.u8bin"), b"").unwrap();
+        std::fs::write(d.join("query.public.10K.u8bin"), b"").unwrap();
+        std::fs::write(d.join("query.learn.50M.u8bin"), b"").unwrap();
+        std::fs::write(d.join("GT.public.1B.ibin"), b"").unwrap();
+        std::fs::write(d.join("GT.public.1B.ibin.sha256"), b"").unwrap();
+        let f = find_files(d).unwrap().unwrap();
+        assert!(f.query.ends_with("query.public.10K.u8bin"));
+        assert!(f.groundtruth.unwrap().ends_with("GT.public.1B.ibin"));
+        std::fs::write(d.join("base.10M.fbin"), b"").unwrap();
+        let e = find_files(d).unwrap_err().to_string();
+        assert!(
+            e.contains("more than one base file")
+                && e.contains("base.1B.u8bin")
+                && e.contains("base.10M.fbin"),
+            "{e}"
+        );
+    }
+}
