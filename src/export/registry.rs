@@ -110,6 +110,36 @@ pub const METRICS: &[MetricDef] = &[
         |r| Some(r.search.quality.recall_distance)
     ),
     metric!(
+        "recall_epsilon",
+        "recall(eps)",
+        "",
+        Higher,
+        4,
+        false,
+        "ann-benchmarks epsilon recall: results within 1.01 x the K-th true distance, / K",
+        |r| r.search.quality.recall_epsilon
+    ),
+    metric!(
+        "recall_large_epsilon",
+        "recall(eps.1)",
+        "",
+        Higher,
+        4,
+        false,
+        "ann-benchmarks largeepsilon recall: results within 1.1 x the K-th true distance, / K",
+        |r| r.search.quality.recall_large_epsilon
+    ),
+    metric!(
+        "relative_distance_error",
+        "rel",
+        "",
+        Lower,
+        4,
+        false,
+        "ann-benchmarks rel: sum of returned distances / sum of true distances over all queries and the first K ranks (inf: a rank left empty or repeated)",
+        |r| r.search.quality.relative_distance_error
+    ),
+    metric!(
         "precision",
         "precision",
         "",
@@ -536,10 +566,12 @@ pub fn find(key: &str) -> Option<&'static MetricDef> {
     METRICS.iter().find(|m| m.key == key)
 }
 
-/// Formats a value with the metric's precision, `-` when absent.
+/// Formats a value with the metric's precision, `inf` for +inf, `-` when absent.
 pub fn format_value(m: &MetricDef, v: Option<f64>) -> String {
     match v {
         Some(x) if x.is_finite() => format!("{:.*}", m.decimals, x),
+        // ann-benchmarks' `rel` is +inf for a list with an empty rank: say so, not "-".
+        Some(x) if x == f64::INFINITY => "inf".to_string(),
         _ => "-".to_string(),
     }
 }
