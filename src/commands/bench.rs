@@ -11,6 +11,7 @@ use crate::adapters;
 use crate::cli::{BenchArgs, DatasetSource, QueryMode};
 use crate::dataset::{self, Dataset, LoadOptions};
 use crate::engine::ConnectOptions;
+use crate::groundtruth::difficulty::Difficulty;
 use crate::output::{table, warnings};
 use crate::params::{EngineConfig, SweepTable, expand, parse_override};
 use crate::results::sidecar::Sidecar;
@@ -272,6 +273,14 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         },
         visibility_timeout: args.visibility_timeout,
         filters,
+        // Each query's RC and LID at K against the whole dataset (sidecar lines, bands).
+        difficulty: Some(Difficulty::compute(
+            &ds.train,
+            &ds.test,
+            ds.distance,
+            &ds.ground_truth,
+            args.k,
+        )),
     };
 
     let stem = args.name.clone().unwrap_or_else(|| {

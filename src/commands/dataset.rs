@@ -7,6 +7,7 @@ use anyhow::{Context, bail};
 use super::bench::{load_options, resolve_runbook};
 use crate::cli::{DatasetCommand, GtArgs, MakeArgs, QrelsArgs, SubsetArgs};
 use crate::dataset::{self, Dataset, LoadOptions, download, hdf5, registry};
+use crate::groundtruth::difficulty::{Difficulty, MEAN_SAMPLE_SEED};
 use crate::output::progress;
 use crate::runner::ground_truth;
 use crate::synthetic::{SyntheticKind, SyntheticSpec};
@@ -14,7 +15,11 @@ use crate::synthetic::{SyntheticKind, SyntheticSpec};
 pub fn run(cmd: DatasetCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         DatasetCommand::List { data_dir } => list(data_dir),
-        DatasetCommand::Info { target, data_dir } => info(&target, data_dir),
+        DatasetCommand::Info {
+            target,
+            data_dir,
+            k,
+        } => info(&target, data_dir, k),
         DatasetCommand::Download {
             name,
             data_dir,
@@ -68,7 +73,7 @@ fn list(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn info(target: &str, data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
+fn info(target: &str, data_dir: Option<std::path::PathBuf>, k: usize) -> anyhow::Result<ExitCode> {
     let path = std::path::Path::new(target);
     if path.is_file() {
         let layout = hdf5::layout(path)?;
@@ -90,7 +95,42 @@ fn info(target: &str, data_dir: Option<std::path::PathBuf>) -> anyhow::Result<Ex
     };
     let ds = dataset::load(target, &opts)?;
     print_summary(&ds);
+    print_difficulty(&ds, k);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The distribution of the queries' RC and LID at `k` (defined values only; undefined ones
+/// are counted).
+fn print_difficulty(ds: &Dataset, k: usize) {
+    if ds.ground_truth.queries() == 0 {
+        println!("difficulty:    needs the ground truth (`ragdbeval dataset gt`)");
+        return;
+    }
+    let difficulty = Difficulty::compute(&ds.train, &ds.test, ds.distance, &ds.ground_truth, k);
+    let depth = if k > ds.ground_truth.k {
+        format!(" (truth depth {}: k-th = deepest)", ds.ground_truth.k)
+    } else {
+        String::new()
+    };
+    println!(
+        "difficulty at k = {k}{depth}, mean distance over {} base points{}:",
+        difficulty.mean_over,
+        if difficulty.mean_over < ds.train.len() {
+            format!(" (sample, seed {MEAN_SAMPLE_SEED:#x})")
+        } else {
+            String::new()
+        }
+    );
+    println!(
+        "  {:<4} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}",
+        "", "mean", "min", "p25", "median", "p75", "max", "undefined"
+    );
+    for (name, d) in [("RC", difficulty.rc()), ("LID", difficulty.lid())] {
+        println!(
+            "  {name:<4} {:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>9}",
+            d.mean, d.min, d.p25, d.median, d.p75, d.max, d.undefined
+        );
+    }
 }
 
 fn print_summary(ds: &Dataset) {

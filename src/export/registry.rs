@@ -140,6 +140,66 @@ pub const METRICS: &[MetricDef] = &[
         |r| r.search.quality.relative_distance_error
     ),
     metric!(
+        "recall_easy",
+        "recall easy",
+        "",
+        Higher,
+        4,
+        false,
+        "recall@K of the easiest third of the queries (LID at K up to its first tercile)",
+        |r| band(r, "easy").and_then(|b| b.recall)
+    ),
+    metric!(
+        "recall_medium",
+        "recall medium",
+        "",
+        Higher,
+        4,
+        false,
+        "recall@K of the middle third of the queries by LID at K",
+        |r| band(r, "medium").and_then(|b| b.recall)
+    ),
+    metric!(
+        "recall_hard",
+        "recall hard",
+        "",
+        Higher,
+        4,
+        false,
+        "recall@K of the hardest third of the queries (LID at K above its second tercile)",
+        |r| band(r, "hard").and_then(|b| b.recall)
+    ),
+    metric!(
+        "p50_easy_ms",
+        "p50 easy",
+        "ms",
+        Lower,
+        3,
+        false,
+        "median latency of the easiest third of the queries by LID at K",
+        |r| band(r, "easy").and_then(|b| b.p50_ms)
+    ),
+    metric!(
+        "p50_medium_ms",
+        "p50 medium",
+        "ms",
+        Lower,
+        3,
+        false,
+        "median latency of the middle third of the queries by LID at K",
+        |r| band(r, "medium").and_then(|b| b.p50_ms)
+    ),
+    metric!(
+        "p50_hard_ms",
+        "p50 hard",
+        "ms",
+        Lower,
+        3,
+        false,
+        "median latency of the hardest third of the queries by LID at K",
+        |r| band(r, "hard").and_then(|b| b.p50_ms)
+    ),
+    metric!(
         "precision",
         "precision",
         "",
@@ -555,6 +615,14 @@ pub const METRICS: &[MetricDef] = &[
         |r| r.search.filter.as_ref().map(|f| f.short_results as f64)
     ),
 ];
+
+/// A difficulty band of the row's search.
+fn band<'a>(row: &Row<'a>, name: &str) -> Option<&'a crate::metrics::bands::Band> {
+    row.search
+        .difficulty_bands
+        .as_ref()
+        .and_then(|b| b.band(name))
+}
 
 /// A `--repeat` summary figure of the row's search.
 fn repeat_figure<'a>(row: &Row<'a>, name: &str) -> Option<&'a crate::results::RepeatFigure> {
