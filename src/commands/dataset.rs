@@ -8,6 +8,7 @@ use super::bench::{load_options, resolve_runbook};
 use crate::cli::{DatasetCommand, GtArgs, MakeArgs, QrelsArgs, SubsetArgs};
 use crate::dataset::{self, Dataset, LoadOptions, download, hdf5, registry};
 use crate::groundtruth::difficulty::{Difficulty, MEAN_SAMPLE_SEED};
+use crate::groundtruth::{BaseSet, exact_knn};
 use crate::output::progress;
 use crate::runner::ground_truth;
 use crate::synthetic::{SyntheticKind, SyntheticSpec};
@@ -102,13 +103,29 @@ fn info(target: &str, data_dir: Option<std::path::PathBuf>, k: usize) -> anyhow:
 /// The distribution of the queries' RC and LID at `k` (defined values only; undefined ones
 /// are counted).
 fn print_difficulty(ds: &Dataset, k: usize) {
-    if ds.ground_truth.queries() == 0 {
-        println!("difficulty:    needs the ground truth (`ragdbeval dataset gt`)");
-        return;
-    }
-    let difficulty = Difficulty::compute(&ds.train, &ds.test, ds.distance, &ds.ground_truth, k);
-    let depth = if k > ds.ground_truth.k {
-        format!(" (truth depth {}: k-th = deepest)", ds.ground_truth.k)
+    // Without a stored truth (a generated set, a TEXMEX directory without one) the exact
+    // top-k is computed here: the figures need nothing deeper.
+    let computed;
+    let truth = if ds.ground_truth.queries() == 0 {
+        computed = exact_knn(
+            &BaseSet {
+                vectors: ds.train.as_flat(),
+                ids: None,
+                dim: ds.train.dim(),
+            },
+            ds.test.as_flat(),
+            ds.distance,
+            k,
+            &|_| {},
+        );
+        println!("difficulty:    exact top-{k} computed for it (no stored ground truth)");
+        &computed
+    } else {
+        &ds.ground_truth
+    };
+    let difficulty = Difficulty::compute(&ds.train, &ds.test, ds.distance, truth, k);
+    let depth = if k > truth.k {
+        format!(" (truth depth {}: k-th = deepest)", truth.k)
     } else {
         String::new()
     };

@@ -39,7 +39,7 @@ pub fn render(run: &RunResult) -> String {
                     .map_or("-".into(), |f| f.name.clone()),
             );
         }
-        cells.extend(metrics.iter().map(|m| format_value(m, (m.value)(&row))));
+        cells.extend(metrics.iter().map(|m| format_value(m, (m.value)(row))));
         lines.push(cells);
     }
     let mut out = align(&lines, if filtered { 4 } else { 3 });
