@@ -8,8 +8,12 @@ RAGDBEVAL_METRIC_CASES is set. This script scores the same inputs with
 
 - trec_eval (through pytrec_eval): recall.K, P.K, recip_rank, ndcg_cut.K, map_cut.K, with the
   qrels built here, independently, by the README's rule for the relevant set under ties;
-- ann-benchmarks' knn recall: `knn_threshold` and `get_recall_values` below are copied from
-  ann_benchmarks/plotting/metrics.py, run distances padded with +inf as in results.py;
+- ann-benchmarks' knn, "epsilon" and "largeepsilon" recall and one query's "rel":
+  `knn_threshold`, `epsilon_threshold` and `get_recall_values` below are copied from
+  ann_benchmarks/plotting/metrics.py (rel's loop, `ann_benchmarks_rel`, restated for one
+  query), run distances padded with +inf as in results.py, given as float64 (numpy 1.x's
+  arithmetic on float32 scalars, which ann-benchmarks was written for; scripts/
+  check_metrics_annb.py says more);
 
 prints the named cases side by side and exits non-zero on any difference.
 
@@ -44,6 +48,10 @@ ID_MAX = 2**64 - 1
 # --- ann-benchmarks, ann_benchmarks/plotting/metrics.py (verbatim) ---
 def knn_threshold(data, count, epsilon):
     return data[count - 1] + epsilon
+
+
+def epsilon_threshold(data, count, epsilon):
+    return data[count - 1] * (1 + epsilon)
 
 
 def get_recall_values(dataset_distances, run_distances, count, threshold, epsilon=1e-3):
@@ -146,17 +154,54 @@ def trec(c):
 
 
 def ann_benchmarks(c):
-    """None where ann-benchmarks cannot score the case (truth shallower than K)."""
+    """ann-benchmarks' knn recall; None where it cannot score the case (truth shallower
+    than K)."""
+    figures = ann_benchmarks_all(c)
+    return None if figures is None else figures["recall_distance"]
+
+
+def ann_benchmarks_all(c):
+    """knn, epsilon and largeepsilon recall and rel of one case, None where ann-benchmarks
+    cannot score it (truth shallower than K)."""
     truth = [d for d in c["gt_distances"] if math.isfinite(d)]
     k = c["k"]
     if len(truth) < k:
         return None
     run = list(c["distances"][:k]) + [math.inf] * (k - len(c["distances"][:k]))
-    # ann-benchmarks stores distances as float32 arrays.
-    mean, _, _ = get_recall_values(
-        [np.array(truth, dtype=np.float32)], [np.array(run, dtype=np.float32)], k, knn_threshold
-    )
-    return float(mean)
+    # ann-benchmarks stores distances as float32 arrays; widened exactly to float64.
+    true_d = [np.array(truth, dtype=np.float32).astype(np.float64)]
+    run_d = [np.array(run, dtype=np.float32).astype(np.float64)]
+    # ann-benchmarks recomputes distances, so it has none missing: NaN (an id outside the
+    # dataset) is never within a threshold, and in rel it stands for no distance (+inf).
+    run_d = [np.where(np.isnan(run_d[0]), np.inf, run_d[0])]
+    out = {}
+    for name, threshold, eps in [("recall_distance", knn_threshold, 1e-3),
+                                 ("recall_epsilon", epsilon_threshold, 0.01),
+                                 ("recall_large_epsilon", epsilon_threshold, 0.1)]:
+        mean, _, _ = get_recall_values(true_d, run_d, k, threshold, eps)
+        out[name] = float(mean)
+    out["rel"] = ann_benchmarks_rel(true_d, run_d)
+    return out
+
+
+def ann_benchmarks_rel(dataset_distances, run_distances):
+    """The loop of ann-benchmarks' `rel` (metrics.py), without its HDF5 cache."""
+    total_closest_distance = 0.0
+    total_candidate_distance = 0.0
+    for true_distances, found_distances in zip(dataset_distances, run_distances):
+        for rdist, cdist in zip(true_distances, found_distances):
+            total_closest_distance += rdist
+            total_candidate_distance += cdist
+    if total_closest_distance < 0.01:
+        return float("inf")
+    return total_candidate_distance / total_closest_distance
+
+
+def same(ours, theirs):
+    """Equal to TOL, +inf only to +inf."""
+    if math.isinf(ours) or math.isinf(theirs):
+        return ours == theirs
+    return abs(ours - theirs) <= TOL
 
 
 def has_repeat(c):
@@ -236,15 +281,18 @@ def main():
     print(f"{'case':<26} {'K':>3} {'r':>3}  {'metric':<16} {'ragdbeval':>10} {'reference':>10}")
     for c in cases:
         ref, qrels_ids = trec(c)
-        ab = ann_benchmarks(c)
+        ab = ann_benchmarks_all(c)
         rows = [(n, c[n], ref[n], f"trec_eval") for n in names]
         if ab is not None and not has_repeat(c):
-            rows.append(("recall_distance", c["recall_distance"], ab, "ann-benchmarks"))
-        bad = [row for row in rows if abs(row[1] - row[2]) > TOL]
+            for n, theirs in ab.items():
+                # rel is +inf (JSON null) where ann-benchmarks gives +inf.
+                ours = math.inf if c.get(n, 0.0) is None else c.get(n, math.nan)
+                rows.append((n, ours, theirs, "ann-benchmarks"))
+        bad = [row for row in rows if not same(row[1], row[2])]
         failures += len(bad)
         if c["name"] != "generated":
             for n, ours, theirs, _ in rows:
-                mark = "" if abs(ours - theirs) <= TOL else "  <-- differs"
+                mark = "" if same(ours, theirs) else "  <-- differs"
                 print(
                     f"{c['name']:<26} {c['k']:>3} {c['relevant']:>3}  {n:<16} "
                     f"{ours:>10.6f} {theirs:>10.6f}{mark}"

@@ -109,4 +109,13 @@ if [ $# -eq 0 ]; then
   else
     echo "ragdbeval: VectorDBBench pyarrow check SKIPPED: pyarrow could not be installed for $py" >&2
   fi
+  # ann-benchmarks' distance-based recall, ε-recall and rel held to its own functions, and
+  # the query difficulty (RC, LID) to a numpy reference with VIBE's code (issue 16): numpy only.
+  if "$py" -c 'import numpy' 2>/dev/null || "$py" -m pip install -q numpy >&2; then
+    bin="$CARGO_TARGET_DIR/release/ragdbeval"
+    "$py" "$here/check_metrics_annb.py" "$bin" >&2
+    "$py" "$here/check_difficulty_numpy.py" "$bin" >&2
+  else
+    echo "ragdbeval: ann-benchmarks and difficulty checks SKIPPED: numpy could not be installed for $py" >&2
+  fi
 fi

@@ -455,12 +455,17 @@ pub enum DatasetCommand {
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
-    /// Layout, counts, distance and ground-truth depth of a file, directory or name.
+    /// Layout, counts, distance and ground-truth depth of a file, directory or name, and the
+    /// distribution of its queries' difficulty (relative contrast and local intrinsic
+    /// dimensionality at k, as VIBE computes them).
     Info {
         /// File, TEXMEX or big-ann-benchmarks directory, registry name or gen: spec.
         target: String,
         #[arg(long)]
         data_dir: Option<PathBuf>,
+        /// Neighbours the difficulty figures look at (VIBE reports k = 10).
+        #[arg(short = 'k', long, default_value_t = 10, value_parser = parse_count)]
+        k: usize,
     },
     /// Download a registry dataset into the cache (resumes a partial download).
     Download {

@@ -11,6 +11,7 @@ use crate::adapters;
 use crate::cli::{BenchArgs, DatasetSource, QueryMode};
 use crate::dataset::{self, Dataset, LoadOptions};
 use crate::engine::ConnectOptions;
+use crate::groundtruth::difficulty::Difficulty;
 use crate::output::{table, warnings};
 use crate::params::{EngineConfig, SweepTable, expand, parse_override};
 use crate::results::sidecar::Sidecar;
@@ -239,6 +240,13 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         upload_parallel: args.upload_parallel.max(1),
         timeout: Duration::from_secs(args.timeout.max(1)),
     };
+    // Each query's RC and LID at K against the whole dataset (sidecar lines, bands): one
+    // distance per query and base point up to 10,000 points, before anything is timed.
+    if !quiet {
+        eprintln!("query difficulty (RC, LID at k = {})", args.k);
+    }
+    let difficulty =
+        Difficulty::compute(&ds.train, &ds.test, ds.distance, &ds.ground_truth, args.k);
     let plan = BenchPlan {
         entry,
         connect,
@@ -272,6 +280,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         },
         visibility_timeout: args.visibility_timeout,
         filters,
+        difficulty: Some(difficulty),
     };
 
     let stem = args.name.clone().unwrap_or_else(|| {

@@ -9,6 +9,8 @@ use crate::cli::{
     ConvertArgs, ConvertFormat, DatasetCommand, GtArgs, MakeArgs, QrelsArgs, SubsetArgs,
 };
 use crate::dataset::{self, Dataset, LoadOptions, bigann, download, hdf5, registry};
+use crate::groundtruth::difficulty::{Difficulty, MEAN_SAMPLE_SEED};
+use crate::groundtruth::{BaseSet, exact_knn};
 use crate::output::progress;
 use crate::runner::ground_truth;
 use crate::synthetic::{SyntheticKind, SyntheticSpec};
@@ -16,7 +18,11 @@ use crate::synthetic::{SyntheticKind, SyntheticSpec};
 pub fn run(cmd: DatasetCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         DatasetCommand::List { data_dir } => list(data_dir),
-        DatasetCommand::Info { target, data_dir } => info(&target, data_dir),
+        DatasetCommand::Info {
+            target,
+            data_dir,
+            k,
+        } => info(&target, data_dir, k),
         DatasetCommand::Download {
             name,
             data_dir,
@@ -78,7 +84,7 @@ fn list(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn info(target: &str, data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
+fn info(target: &str, data_dir: Option<std::path::PathBuf>, k: usize) -> anyhow::Result<ExitCode> {
     let path = std::path::Path::new(target);
     if path.is_file() {
         let layout = hdf5::layout(path)?;
@@ -119,7 +125,58 @@ fn info(target: &str, data_dir: Option<std::path::PathBuf>) -> anyhow::Result<Ex
     };
     let ds = dataset::load(target, &opts)?;
     print_summary(&ds);
+    print_difficulty(&ds, k);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The distribution of the queries' RC and LID at `k` (defined values only; undefined ones
+/// are counted).
+fn print_difficulty(ds: &Dataset, k: usize) {
+    // Without a stored truth (a generated set, a TEXMEX directory without one) the exact
+    // top-k is computed here: the figures need nothing deeper.
+    let computed;
+    let truth = if ds.ground_truth.queries() == 0 {
+        computed = exact_knn(
+            &BaseSet {
+                vectors: ds.train.as_flat(),
+                ids: None,
+                dim: ds.train.dim(),
+            },
+            ds.test.as_flat(),
+            ds.distance,
+            k,
+            &|_| {},
+        );
+        println!("difficulty:    exact top-{k} computed for it (no stored ground truth)");
+        &computed
+    } else {
+        &ds.ground_truth
+    };
+    let difficulty = Difficulty::compute(&ds.train, &ds.test, ds.distance, truth, k);
+    let depth = if k > truth.k {
+        format!(" (truth depth {}: k-th = deepest)", truth.k)
+    } else {
+        String::new()
+    };
+    println!(
+        "difficulty at k = {k}{depth}, mean distance over {} base points{}:",
+        difficulty.mean_over,
+        if difficulty.mean_over < ds.train.len() {
+            format!(" (sample, seed {MEAN_SAMPLE_SEED:#x})")
+        } else {
+            String::new()
+        }
+    );
+    println!(
+        "  {:<4} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}",
+        "", "mean", "min", "p25", "median", "p75", "max", "undefined"
+    );
+    for (name, d) in [("RC", difficulty.rc()), ("LID", difficulty.lid())] {
+        println!(
+            "  {name:<4} {:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>9}",
+            d.mean, d.min, d.p25, d.median, d.p75, d.max, d.undefined
+        );
+    }
 }
 
 fn print_summary(ds: &Dataset) {

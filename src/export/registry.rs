@@ -524,7 +524,106 @@ pub const METRICS: &[MetricDef] = &[
         "filtered search: queries with fewer than K results although at least K points passed",
         |r| r.search.filter.as_ref().map(|f| f.short_results as f64)
     ),
+    // Appended after the filter columns: results.csv only ever grows at its end.
+    metric!(
+        "recall_epsilon",
+        "recall(eps)",
+        "",
+        Higher,
+        4,
+        false,
+        "ann-benchmarks epsilon recall: results within 1.01 x the K-th true distance, / K",
+        |r| r.search.quality.recall_epsilon
+    ),
+    metric!(
+        "recall_large_epsilon",
+        "recall(eps.1)",
+        "",
+        Higher,
+        4,
+        false,
+        "ann-benchmarks largeepsilon recall: results within 1.1 x the K-th true distance, / K",
+        |r| r.search.quality.recall_large_epsilon
+    ),
+    metric!(
+        "relative_distance_error",
+        "rel",
+        "",
+        Lower,
+        4,
+        false,
+        "ann-benchmarks rel: sum of returned distances / sum of true distances over all queries and the first K ranks (inf: a rank left empty or repeated)",
+        |r| r.search.quality.relative_distance_error
+    ),
+    metric!(
+        "recall_easy",
+        "recall easy",
+        "",
+        Higher,
+        4,
+        false,
+        "recall@K of the easiest third of the queries (LID at K up to its first tercile)",
+        |r| band(r, "easy").and_then(|b| b.recall)
+    ),
+    metric!(
+        "recall_medium",
+        "recall medium",
+        "",
+        Higher,
+        4,
+        false,
+        "recall@K of the middle third of the queries by LID at K",
+        |r| band(r, "medium").and_then(|b| b.recall)
+    ),
+    metric!(
+        "recall_hard",
+        "recall hard",
+        "",
+        Higher,
+        4,
+        false,
+        "recall@K of the hardest third of the queries (LID at K above its second tercile)",
+        |r| band(r, "hard").and_then(|b| b.recall)
+    ),
+    metric!(
+        "p50_easy_ms",
+        "p50 easy",
+        "ms",
+        Lower,
+        3,
+        false,
+        "median latency of the easiest third of the queries by LID at K",
+        |r| band(r, "easy").and_then(|b| b.p50_ms)
+    ),
+    metric!(
+        "p50_medium_ms",
+        "p50 medium",
+        "ms",
+        Lower,
+        3,
+        false,
+        "median latency of the middle third of the queries by LID at K",
+        |r| band(r, "medium").and_then(|b| b.p50_ms)
+    ),
+    metric!(
+        "p50_hard_ms",
+        "p50 hard",
+        "ms",
+        Lower,
+        3,
+        false,
+        "median latency of the hardest third of the queries by LID at K",
+        |r| band(r, "hard").and_then(|b| b.p50_ms)
+    ),
 ];
+
+/// A difficulty band of the row's search.
+fn band<'a>(row: &Row<'a>, name: &str) -> Option<&'a crate::metrics::bands::Band> {
+    row.search
+        .difficulty_bands
+        .as_ref()
+        .and_then(|b| b.band(name))
+}
 
 /// A `--repeat` summary figure of the row's search.
 fn repeat_figure<'a>(row: &Row<'a>, name: &str) -> Option<&'a crate::results::RepeatFigure> {
@@ -536,10 +635,12 @@ pub fn find(key: &str) -> Option<&'static MetricDef> {
     METRICS.iter().find(|m| m.key == key)
 }
 
-/// Formats a value with the metric's precision, `-` when absent.
+/// Formats a value with the metric's precision, `inf` for +inf, `-` when absent.
 pub fn format_value(m: &MetricDef, v: Option<f64>) -> String {
     match v {
         Some(x) if x.is_finite() => format!("{:.*}", m.decimals, x),
+        // ann-benchmarks' `rel` is +inf for a list with an empty rank: say so, not "-".
+        Some(x) if x == f64::INFINITY => "inf".to_string(),
         _ => "-".to_string(),
     }
 }

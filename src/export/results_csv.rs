@@ -3,10 +3,12 @@
 //! The first columns are the ones ann-benchmarks' `data_export.py` writes, in its order and
 //! units, so notebooks written for it read this file: `dataset`, `mode` (`non-batch` or
 //! `batch`), `algorithm`, `parameters`, `count` (k), `k-nn` (ann-benchmarks' recall: within
-//! the K-th true distance + 1e-3, = our `recall_distance`), `epsilon`, `largeepsilon`, `rel`,
-//! `qps`, `p50`, `p95`, `p99`, `p999` (milliseconds), `distcomps`, `build` (seconds),
-//! `candidates`, `indexsize` (kB), `queriessize`. Figures ragdbeval does not measure
-//! (`epsilon`, `largeepsilon`, `rel`, `distcomps`, `candidates`, `queriessize`) are empty.
+//! the K-th true distance + 1e-3, = our `recall_distance`), `epsilon`, `largeepsilon`, `rel`
+//! (= our `recall_epsilon`, `recall_large_epsilon`, `relative_distance_error`; `inf` as
+//! ann-benchmarks writes it), `qps`, `p50`, `p95`, `p99`, `p999` (milliseconds), `distcomps`,
+//! `build` (seconds), `candidates`, `indexsize` (kB), `queriessize`. Figures ragdbeval does
+//! not measure (`distcomps`, `candidates`, `queriessize`, and the three above in files
+//! written before they existed) are empty.
 //! Then `run` (the result file's stem), `state`, ragdbeval's identity columns and every
 //! registry metric under its key, as in `report --format csv`. Columns are only ever added
 //! at the end.
@@ -72,9 +74,12 @@ fn ann_benchmarks_cells(run: &RunResult, row: &Row<'_>) -> Vec<String> {
         parameters,
         s.quality.k.to_string(),
         cell(Some(s.quality.recall_distance)),
-        String::new(),
-        String::new(),
-        String::new(),
+        cell(s.quality.recall_epsilon),
+        cell(s.quality.recall_large_epsilon),
+        match s.quality.relative_distance_error {
+            Some(x) if x == f64::INFINITY => "inf".to_string(),
+            other => cell(other),
+        },
         cell(Some(s.qps)),
         cell(Some(s.latency.p50_ms)),
         cell(Some(s.latency.p95_ms)),

@@ -21,6 +21,8 @@ mod bounds;
 mod kernel;
 mod top;
 
+pub mod difficulty;
+
 use crate::distance::Distance;
 use crate::types::PointId;
 

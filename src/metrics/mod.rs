@@ -4,6 +4,7 @@
 //! for all outputs lives with the exporters ([`crate::export::registry`]).
 
 pub mod answers;
+pub mod bands;
 pub mod latency;
 pub mod pareto;
 pub mod quality;

@@ -28,6 +28,18 @@
 //!   each time), and with a truth shallower than `K` (a base of fewer than `K` points, where
 //!   ann-benchmarks fails) the deepest true distance is used and the count is capped at and
 //!   divided by that depth.
+//! - `recall_epsilon` and `recall_large_epsilon` are ann-benchmarks' "epsilon" and
+//!   "largeepsilon" recall (`epsilon_threshold`): the same count with the threshold
+//!   `(1 + ε) ×` the `K`-th true distance, ε = 0.01 and 0.1, with the same two differences.
+//! - `relative_distance_error` is ann-benchmarks' `rel`: Σ over all queries and the first `K`
+//!   positions of the returned distance, divided by Σ of the true distances at the same
+//!   positions — a **ratio of sums over the whole step, not a mean of per-query ratios**;
+//!   +inf when the true sum is below 0.01 (ann-benchmarks' rule). A position the engine left
+//!   empty has distance +inf there (ann-benchmarks pads short lists with +inf), and so does, by
+//!   the rule above, a repeated id (ann-benchmarks adds its distance again) and an id without
+//!   a distance (outside the dataset, not live, failing the filter): any of them makes the
+//!   step's figure +inf. With a truth shallower than `K` both sums stop at its depth, as
+//!   ann-benchmarks' `zip` does.
 
 use std::collections::HashSet;
 
@@ -42,11 +54,29 @@ pub const DISTANCE_EPSILON: f32 = 1e-3;
 /// numpy, which yields a float64 threshold; comparing in f32 could round it.
 const DISTANCE_EPSILON_F64: f64 = 1e-3;
 
+/// ε of ann-benchmarks' "epsilon" recall (`all_metrics["epsilon"]`).
+pub const RECALL_EPSILON: f64 = 0.01;
+
+/// ε of ann-benchmarks' "largeepsilon" recall (`all_metrics["largeepsilon"]`).
+pub const RECALL_LARGE_EPSILON: f64 = 0.1;
+
+/// ann-benchmarks' `rel` is +inf when the true distances sum to less than this.
+const REL_MIN_TRUE_SUM: f64 = 0.01;
+
 /// Quality of one query's result list.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct QueryQuality {
     pub recall: f64,
     pub recall_distance: f64,
+    /// Results within (1 + 0.01) × the K-th true distance, / K (ann-benchmarks "epsilon").
+    pub recall_epsilon: f64,
+    /// Results within (1 + 0.1) × the K-th true distance, / K ("largeepsilon").
+    pub recall_large_epsilon: f64,
+    /// Σ of the distances of the first min(K, depth) returned entries, +inf if one of them
+    /// is empty, a repeat or has no distance: the numerator of ann-benchmarks' `rel`.
+    pub returned_distance_sum: f64,
+    /// Σ of the first min(K, depth) true distances: the denominator of `rel`.
+    pub true_distance_sum: f64,
     pub precision: f64,
     pub f1: f64,
     pub reciprocal_rank: f64,
@@ -106,29 +136,40 @@ pub fn score_query_marking(
     let had_duplicates = answer.iter().any(Option::is_none);
     let short = seen.len() < k;
 
-    // ann-benchmarks' form depends on K only, not on r.
+    // ann-benchmarks' forms depend on K only, not on r.
     let m = k.min(depth);
-    let recall_distance = if m == 0 {
-        0.0
+    let (recall_distance, recall_epsilon, recall_large_epsilon) = if m == 0 {
+        (0.0, 0.0, 0.0)
     } else {
-        let threshold = f64::from(gt_d[m - 1]) + DISTANCE_EPSILON_F64;
-        let within = answer
-            .iter()
-            .flatten()
-            .filter(|d| f64::from(**d) <= threshold)
-            .count();
-        // `within` ≤ K; it can only exceed `m` when the truth is shallower than K.
-        within.min(m) as f64 / m as f64
+        // Thresholds in f64, as numpy computes them from a float32 distance.
+        let kth = f64::from(gt_d[m - 1]);
+        (
+            recall_within(&answer, m, kth + DISTANCE_EPSILON_F64),
+            recall_within(&answer, m, kth * (1.0 + RECALL_EPSILON)),
+            recall_within(&answer, m, kth * (1.0 + RECALL_LARGE_EPSILON)),
+        )
+    };
+    let returned_distance_sum: f64 = (0..m)
+        .map(|i| match answer.get(i) {
+            Some(Some(d)) if !d.is_nan() => f64::from(*d),
+            _ => f64::INFINITY,
+        })
+        .sum();
+    let true_distance_sum: f64 = gt_d[..m].iter().map(|d| f64::from(*d)).sum();
+    let distance_forms = QueryQuality {
+        recall_distance,
+        recall_epsilon,
+        recall_large_epsilon,
+        returned_distance_sum,
+        true_distance_sum,
+        had_duplicates,
+        short,
+        ..QueryQuality::default()
     };
 
     let r = relevant.min(depth);
     if k == 0 || r == 0 {
-        return QueryQuality {
-            recall_distance,
-            had_duplicates,
-            short,
-            ..QueryQuality::default()
-        };
+        return distance_forms;
     }
 
     // The relevant set R (module doc): points strictly closer than b are in; the r − (their
@@ -184,16 +225,26 @@ pub fn score_query_marking(
     };
     QueryQuality {
         recall,
-        recall_distance,
         precision,
         f1,
         reciprocal_rank: first_rank.map_or(0.0, |rank| 1.0 / rank as f64),
         ndcg: dcg / idcg,
         average_precision: precision_sum / r as f64,
         hit: hits > 0,
-        had_duplicates,
-        short,
+        ..distance_forms
     }
+}
+
+/// Share of the first `m` true neighbours' worth of results within `threshold`: the answer's
+/// distinct results (a repeat is `None`) at a distance ≤ `threshold`, capped at and divided by
+/// `m` (the count can only exceed `m` when the truth is shallower than K). NaN is never within.
+fn recall_within(answer: &[Option<f32>], m: usize, threshold: f64) -> f64 {
+    let within = answer
+        .iter()
+        .flatten()
+        .filter(|d| f64::from(**d) <= threshold)
+        .count();
+    within.min(m) as f64 / m as f64
 }
 
 /// Means over all queries of a search step, plus counts of flagged lists.
@@ -204,6 +255,22 @@ pub struct QualitySummary {
     pub queries: usize,
     pub recall: f64,
     pub recall_distance: f64,
+    /// ann-benchmarks' "epsilon" recall (ε = 0.01), mean over queries; absent in files
+    /// written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall_epsilon: Option<f64>,
+    /// ann-benchmarks' "largeepsilon" recall (ε = 0.1), mean over queries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall_large_epsilon: Option<f64>,
+    /// ann-benchmarks' `rel`: Σ returned distances / Σ true distances over all queries (a
+    /// ratio of sums, not a mean of ratios); +inf (written as JSON `null`) where
+    /// ann-benchmarks gives +inf.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "null_is_infinite"
+    )]
+    pub relative_distance_error: Option<f64>,
     pub precision: f64,
     pub f1: f64,
     pub mrr: f64,
@@ -216,7 +283,28 @@ pub struct QualitySummary {
     pub queries_short: usize,
 }
 
-/// Averages per-query scores. F1 is the mean of per-query F1 (not F1 of the means).
+/// JSON has no infinity: serde_json writes +inf as `null`, which reads back as +inf here (a
+/// missing field stays `None`: a file from before the figure existed).
+fn null_is_infinite<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(Some(
+        Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY),
+    ))
+}
+
+/// ann-benchmarks' `rel` over all queries: Σ returned distances / Σ true distances, +inf when
+/// the true sum is below 0.01 or a returned distance is missing (+inf).
+pub fn relative_distance_error(per_query: &[QueryQuality]) -> f64 {
+    let returned: f64 = per_query.iter().map(|q| q.returned_distance_sum).sum();
+    let truth: f64 = per_query.iter().map(|q| q.true_distance_sum).sum();
+    if truth < REL_MIN_TRUE_SUM || returned.is_infinite() {
+        f64::INFINITY
+    } else {
+        returned / truth
+    }
+}
+
+/// Averages per-query scores. F1 is the mean of per-query F1 (not F1 of the means); the
+/// relative distance error is a ratio of sums ([`relative_distance_error`]).
 pub fn summarize(per_query: &[QueryQuality], k: usize, relevant: usize) -> QualitySummary {
     let n = per_query.len();
     if n == 0 {
@@ -233,6 +321,9 @@ pub fn summarize(per_query: &[QueryQuality], k: usize, relevant: usize) -> Quali
         queries: n,
         recall: mean(&|q| q.recall),
         recall_distance: mean(&|q| q.recall_distance),
+        recall_epsilon: Some(mean(&|q| q.recall_epsilon)),
+        recall_large_epsilon: Some(mean(&|q| q.recall_large_epsilon)),
+        relative_distance_error: Some(relative_distance_error(per_query)),
         precision: mean(&|q| q.precision),
         f1: mean(&|q| q.f1),
         mrr: mean(&|q| q.reciprocal_rank),

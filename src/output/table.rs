@@ -1,8 +1,10 @@
 //! The summary table printed at the end of a run: one line per search step, columns from the
-//! metric registry entries marked `in_table`.
+//! metric registry entries marked `in_table`, then the per-step blocks (writes, difficulty
+//! bands, load levels, curves).
 
 use crate::export::lines::{curve_lines, header_row, load_lines};
-use crate::export::registry::{METRICS, format_value, rows};
+use crate::export::registry::{METRICS, Row, format_value, rows};
+use crate::metrics::bands::{BAND_NAMES, Band};
 use crate::params::ParamMapExt;
 use crate::results::RunResult;
 
@@ -23,7 +25,7 @@ pub fn render(run: &RunResult) -> String {
     }
     header.extend(metrics.iter().map(|m| m.header.to_string()));
     let mut lines: Vec<Vec<String>> = vec![header];
-    for row in all_rows {
+    for row in &all_rows {
         let mut cells = vec![
             format!("{}:after-{}", row.search.runbook_step, row.search.after),
             row.config.build_params.label(),
@@ -37,7 +39,7 @@ pub fn render(run: &RunResult) -> String {
                     .map_or("-".into(), |f| f.name.clone()),
             );
         }
-        cells.extend(metrics.iter().map(|m| format_value(m, (m.value)(&row))));
+        cells.extend(metrics.iter().map(|m| format_value(m, (m.value)(row))));
         lines.push(cells);
     }
     let mut out = align(&lines, if filtered { 4 } else { 3 });
@@ -46,6 +48,11 @@ pub fn render(run: &RunResult) -> String {
         out.push('\n');
         out.push_str(&align(&mutations, 3));
     }
+    let bands = difficulty_lines(&all_rows);
+    if bands.len() > 1 {
+        out.push('\n');
+        out.push_str(&align(&bands, 3));
+    }
     let load = load_lines(run);
     if load.len() > 1 {
         out.push('\n');
@@ -53,6 +60,47 @@ pub fn render(run: &RunResult) -> String {
     }
     out.push_str(&curve_lines(run));
     out
+}
+
+/// One line per search step: recall and median latency of the easy, medium and hard thirds
+/// of the queries (by LID at K).
+fn difficulty_lines(rows: &[Row<'_>]) -> Vec<Vec<String>> {
+    let mut lines = vec![header_row(&[
+        "step",
+        "build",
+        "search",
+        "LID@K cuts",
+        "recall easy",
+        "medium",
+        "hard",
+        "p50 ms easy",
+        "medium",
+        "hard",
+    ])];
+    for row in rows {
+        let Some(b) = &row.search.difficulty_bands else {
+            continue;
+        };
+        let figure = |name: &str, f: fn(&Band) -> Option<f64>, decimals: usize| {
+            b.band(name)
+                .and_then(f)
+                .map_or("-".into(), |x| format!("{x:.decimals$}"))
+        };
+        let mut cells = vec![
+            format!("{}:after-{}", row.search.runbook_step, row.search.after),
+            row.config.build_params.label(),
+            row.search.search_params.label(),
+            format!("{:.2} / {:.2}", b.cuts[0], b.cuts[1]),
+        ];
+        for name in BAND_NAMES {
+            cells.push(figure(name, |x| x.recall, 4));
+        }
+        for name in BAND_NAMES {
+            cells.push(figure(name, |x| x.p50_ms, 3));
+        }
+        lines.push(cells);
+    }
+    lines
 }
 
 /// One line per insert/update/delete step.

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Footprint, IndexReport, SourcedBytes};
+use crate::metrics::bands::DifficultyBands;
 use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::QualitySummary;
 use crate::params::ParamMap;
@@ -256,6 +257,9 @@ pub struct SearchStep {
     /// `--filter`: the level this measurement searched with, and what the filter did.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub filter: Option<FilterOutcome>,
+    /// Recall and latency of the easy, medium and hard thirds of the queries (by LID at K).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub difficulty_bands: Option<DifficultyBands>,
 }
 
 /// A filtered search measurement: which predicates, how many points they let through, and

@@ -29,6 +29,12 @@ pub struct QueryRecord<'a> {
     pub rr: f64,
     /// Positions (0-based) in `ids` of the results counted as relevant.
     pub relevant: &'a [u32],
+    /// The query's relative contrast and local intrinsic dimensionality at K against the
+    /// whole dataset ([`crate::groundtruth::difficulty`]); `null` where undefined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rc: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lid: Option<f64>,
 }
 
 /// One line of a sidecar read back: which measurement and query, and what the engine

@@ -21,6 +21,7 @@ use std::time::Duration;
 use crate::dataset::Dataset;
 use crate::engine::{CollectionSpec, ConnectOptions, EngineEntry, EngineError};
 use crate::filter::FilterSetup;
+use crate::groundtruth::difficulty::Difficulty;
 use crate::params::{ParamMap, ParamMapExt};
 use crate::results::sidecar::Sidecar;
 use crate::results::warnings::Warning;
@@ -69,6 +70,9 @@ pub struct BenchPlan {
     pub visibility_timeout: Duration,
     /// `--filter`: attributes, the levels measured at every search step, and their truths.
     pub filters: Option<FilterPlan>,
+    /// Each query's RC and LID at K against the whole dataset: recorded in the sidecar, and
+    /// the LID splits every search step's recall and latency into difficulty bands.
+    pub difficulty: Option<Difficulty>,
 }
 
 /// Filtered search: every search step measures each level (each search-parameter set at

@@ -12,6 +12,7 @@ use crate::dataset::Dataset;
 use crate::engine::{Neighbor, PointId, VectorEngine};
 use crate::filter::{Attributes, CompiledPredicate, FilterLevel, Predicate};
 use crate::groundtruth::GroundTruth;
+use crate::metrics::bands::lid_terciles;
 use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::{DISTANCE_EPSILON, QueryInput, score_query_marking, summarize};
 use crate::params::ParamMap;
@@ -297,6 +298,12 @@ pub fn run_search(
         })
         .unzip();
     let quality = summarize(&per_query, k, plan.relevant);
+    let difficulty_bands = plan.difficulty.as_ref().and_then(|d| {
+        let lid: Vec<f64> = d.queries.iter().map(|q| q.lid).collect();
+        let recall: Vec<f64> = per_query.iter().map(|q| q.recall).collect();
+        let latencies = (!plan.batch_mode).then_some(answers.latencies.as_slice());
+        lid_terciles(&lid, &recall, latencies, d.k)
+    });
     let stale_hits = answers
         .ids
         .iter()
@@ -347,6 +354,7 @@ pub fn run_search(
                 .take_while(|id| **id != PointId::MAX)
                 .count();
             let quality = &per_query[q];
+            let difficulty = plan.difficulty.as_ref().and_then(|d| d.queries.get(q));
             sidecar
                 .write(&QueryRecord {
                     config: ctx.config_index,
@@ -360,6 +368,8 @@ pub fn run_search(
                     ndcg: quality.ndcg,
                     rr: quality.reciprocal_rank,
                     relevant: &relevant_at[q],
+                    rc: difficulty.map(|d| d.rc),
+                    lid: difficulty.map(|d| d.lid),
                 })
                 .map_err(RunError::Results)?;
         }
@@ -414,6 +424,7 @@ pub fn run_search(
         max_rate_within_slo: None,
         repeats: None,
         filter: filter_outcome,
+        difficulty_bands,
     })
     .and_then(|mut step| {
         // With --repeat-build the trials are whole rebuilt runs (runner::run), not loops here.

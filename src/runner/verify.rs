@@ -355,6 +355,31 @@ fn compare_quality(
         ),
     ];
     push_differences(&pairs, out);
+    // Figures a file from before they existed does not hold are not compared; +inf `rel`
+    // equals +inf.
+    let optional = [
+        (
+            "recall_epsilon",
+            stored.recall_epsilon,
+            again.recall_epsilon,
+        ),
+        (
+            "recall_large_epsilon",
+            stored.recall_large_epsilon,
+            again.recall_large_epsilon,
+        ),
+        (
+            "relative_distance_error",
+            stored.relative_distance_error,
+            again.relative_distance_error,
+        ),
+    ];
+    let held: Vec<(&str, f64, f64)> = optional
+        .iter()
+        .filter_map(|&(name, stored, again)| Some((name, stored?, again?)))
+        .filter(|(_, stored, again)| stored != again)
+        .collect();
+    push_differences(&held, out);
 }
 
 fn compare_latency(

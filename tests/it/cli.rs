@@ -38,6 +38,24 @@ fn bench_exact_end_to_end_writes_result_and_sidecar() {
     let search = config.searches().next().unwrap();
     assert_eq!(search.quality.recall, 1.0);
     assert_eq!(search.quality.recall_distance, 1.0);
+    // An exact answer: every ε-recall 1 and returned distances = true ones (rel 1).
+    assert_eq!(search.quality.recall_epsilon, Some(1.0));
+    assert_eq!(search.quality.recall_large_epsilon, Some(1.0));
+    assert_eq!(search.quality.relative_distance_error, Some(1.0));
+    // Recall 1 in every difficulty band, a third of the queries each (give or take ties).
+    let bands = search.difficulty_bands.as_ref().unwrap();
+    assert_eq!(bands.bands.len(), 3);
+    assert_eq!(
+        bands.bands.iter().map(|b| b.queries).sum::<usize>() + bands.undefined,
+        200
+    );
+    assert!(
+        bands
+            .bands
+            .iter()
+            .all(|b| b.recall == Some(1.0) && b.queries >= 60)
+    );
+    assert!(table.contains("LID@K cuts"), "{table}");
     assert_eq!(search.quality.ndcg, 1.0);
     assert_eq!(search.latency.count, 200);
     assert!(search.qps > 0.0);
@@ -50,6 +68,13 @@ fn bench_exact_end_to_end_writes_result_and_sidecar() {
     let first: serde_json::Value = serde_json::from_str(sidecar.lines().next().unwrap()).unwrap();
     assert_eq!(first["ids"].as_array().unwrap().len(), 10);
     assert_eq!(first["distances"].as_array().unwrap().len(), 10);
+    // Each line carries its query's difficulty: RC > 1 (the k-th neighbour is nearer than
+    // the average point) and a positive LID.
+    for line in sidecar.lines() {
+        let q: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(q["rc"].as_f64().unwrap() > 1.0, "{line}");
+        assert!(q["lid"].as_f64().unwrap() > 0.0, "{line}");
+    }
     // No temp files left behind.
     assert_eq!(files_in(&dir.path().join("results")).len(), 2);
 }
@@ -180,6 +205,24 @@ fn dataset_make_info_gt_subset() {
         text.contains("1000 × 8") && text.contains("depth 30"),
         "{text}"
     );
+    // The queries' difficulty: a row each for RC and LID, seven numbers (mean, min,
+    // quartiles, max) then the count of undefined ones, min ≤ median ≤ max.
+    assert!(text.contains("difficulty at k = 10"), "{text}");
+    for name in ["RC", "LID"] {
+        let row: Vec<f64> = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row: {text}"))
+            .split_whitespace()
+            .skip(1)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(row.len(), 7, "{text}");
+        assert!(
+            row[1] <= row[3] && row[3] <= row[5] && row[1] > 0.0,
+            "{text}"
+        );
+    }
 
     let sub = ragdbeval(
         dir.path(),

@@ -163,6 +163,13 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
             assert_eq!(cells[col("dataset")], run.dataset.name);
             assert_eq!(num("count") as usize, row.search.quality.k);
             assert_eq!(num("k-nn"), row.search.quality.recall_distance);
+            let q = &row.search.quality;
+            assert_eq!(Some(num("epsilon")), q.recall_epsilon);
+            assert_eq!(Some(num("largeepsilon")), q.recall_large_epsilon);
+            match q.relative_distance_error {
+                Some(rel) if rel.is_infinite() => assert_eq!(cells[col("rel")], "inf"),
+                rel => assert_eq!(Some(num("rel")), rel),
+            }
             assert_eq!(num("recall"), row.search.quality.recall);
             assert_eq!(num("ndcg"), row.search.quality.ndcg);
             assert_eq!(num("qps"), row.search.qps);

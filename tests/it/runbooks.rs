@@ -372,5 +372,6 @@ pub(crate) fn plan_for(
         // Ignored deletes never become visible: do not wait long for them.
         visibility_timeout: Duration::from_millis(50),
         filters: None,
+        difficulty: None,
     }
 }

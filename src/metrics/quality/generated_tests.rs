@@ -189,6 +189,9 @@ fn figures_are_consistent_and_never_exceed_one() {
                 "name": name, "k": k, "relevant": relevant,
                 "gt_ids": g, "gt_distances": gd, "ids": ids, "distances": d,
                 "recall": q.recall, "recall_distance": q.recall_distance,
+                "recall_epsilon": q.recall_epsilon,
+                "recall_large_epsilon": q.recall_large_epsilon,
+                "rel": summarize(&[q], k, relevant).relative_distance_error,
                 "precision": q.precision, "f1": q.f1, "recip_rank": q.reciprocal_rank,
                 "ndcg": q.ndcg, "ap": q.average_precision,
             }));
@@ -196,6 +199,8 @@ fn figures_are_consistent_and_never_exceed_one() {
         for (name, v) in [
             ("recall", q.recall),
             ("recall_distance", q.recall_distance),
+            ("recall_epsilon", q.recall_epsilon),
+            ("recall_large_epsilon", q.recall_large_epsilon),
             ("precision", q.precision),
             ("f1", q.f1),
             ("reciprocal_rank", q.reciprocal_rank),

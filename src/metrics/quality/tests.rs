@@ -459,3 +459,96 @@ fn summary_means() {
     assert!(close(s.recall, 0.5) && close(s.hit_rate, 0.5) && close(s.recall_min, 0.0));
     assert_eq!(s.queries, 2);
 }
+
+#[test]
+fn epsilon_recalls_scale_the_kth_true_distance() {
+    // K = 2, true distances 1 and 2: "epsilon" admits ≤ 2 × 1.01 = 2.02, "largeepsilon"
+    // ≤ 2 × 1.1 = 2.2, knn recall ≤ 2.001. Returned: the nearest (1.0) and strangers at
+    // 2.01, 2.1 and 2.3 in turn.
+    let at = |d: f32| score_with(&[0, 1], &[1.0, 2.0], &[0, 50], &[1.0, d], 2, 2);
+    let q = at(2.01);
+    assert!(close(q.recall_distance, 0.5));
+    assert!(close(q.recall_epsilon, 1.0) && close(q.recall_large_epsilon, 1.0));
+    let q = at(2.1);
+    assert!(close(q.recall_epsilon, 0.5) && close(q.recall_large_epsilon, 1.0));
+    let q = at(2.3);
+    assert!(close(q.recall_epsilon, 0.5) && close(q.recall_large_epsilon, 0.5));
+}
+
+#[test]
+fn epsilon_recalls_count_a_repeat_once_and_cap_at_a_shallow_truth() {
+    // The nearest id twice: ann-benchmarks would count 2 of 2, ragdbeval 1 of 2.
+    let q = score_with(&[0, 1], &[1.0, 2.0], &[0, 0], &[1.0, 1.0], 2, 2);
+    assert!(close(q.recall_epsilon, 0.5) && close(q.recall_large_epsilon, 0.5));
+    // Truth of depth 1 (padded), K = 2: threshold from the deepest true distance (1.0), two
+    // results within 1.1 count as 1 of 1.
+    let q = score_with(
+        &[0, PointId::MAX],
+        &[1.0, f32::INFINITY],
+        &[0, 50],
+        &[1.0, 1.05],
+        2,
+        2,
+    );
+    assert!(close(q.recall_epsilon, 1.0) && close(q.recall_large_epsilon, 1.0));
+}
+
+#[test]
+fn relative_distance_error_is_a_ratio_of_sums_over_all_queries() {
+    // Query a: true 1, 2, returned 1, 4 → sums 5 / 3. Query b: true 10, 20, returned 10, 20
+    // → 30 / 30. rel = (5 + 30) / (3 + 30) = 35 / 33 = 1.0606; the mean of the per-query
+    // ratios would be (5/3 + 1) / 2 = 1.3333.
+    let a = score_with(&[0, 1], &[1.0, 2.0], &[0, 7], &[1.0, 4.0], 2, 2);
+    let b = score_with(&[0, 1], &[10.0, 20.0], &[0, 1], &[10.0, 20.0], 2, 2);
+    assert!(close(a.returned_distance_sum, 5.0) && close(a.true_distance_sum, 3.0));
+    let s = summarize(&[a, b], 2, 2);
+    let rel = s.relative_distance_error.unwrap();
+    assert!(close(rel, 35.0 / 33.0), "{rel}");
+    assert!(close(s.recall_epsilon.unwrap(), 0.75));
+    // A short list, a repeat or an id without a distance is +inf at its rank, as
+    // ann-benchmarks pads a short list: the step's rel is +inf.
+    let short = score_with(&[0, 1], &[1.0, 2.0], &[0], &[1.0], 2, 2);
+    let repeat = score_with(&[0, 1], &[1.0, 2.0], &[0, 0], &[1.0, 1.0], 2, 2);
+    let stranger = score_with(&[0, 1], &[1.0, 2.0], &[0, 77], &[1.0, f32::NAN], 2, 2);
+    for q in [short, repeat, stranger] {
+        let s = summarize(&[b, q], 2, 2);
+        assert_eq!(s.relative_distance_error, Some(f64::INFINITY));
+    }
+    // True distances summing below 0.01: +inf (ann-benchmarks' guard).
+    let tiny = score_with(&[0, 1], &[0.001, 0.002], &[0, 1], &[0.001, 0.002], 2, 2);
+    assert_eq!(
+        summarize(&[tiny], 2, 2).relative_distance_error,
+        Some(f64::INFINITY)
+    );
+    // A shallow truth stops both sums at its depth (ann-benchmarks' zip).
+    let shallow = score_with(
+        &[0, PointId::MAX],
+        &[2.0, f32::INFINITY],
+        &[5],
+        &[3.0],
+        2,
+        2,
+    );
+    assert!(close(shallow.returned_distance_sum, 3.0) && close(shallow.true_distance_sum, 2.0));
+}
+
+#[test]
+fn relative_distance_error_round_trips_through_json_and_old_files_lack_it() {
+    let q = score_with(&[0, 1], &[1.0, 2.0], &[0], &[1.0], 2, 2);
+    let s = summarize(&[q], 2, 2);
+    let json = serde_json::to_string(&s).unwrap();
+    let back: QualitySummary = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.relative_distance_error, Some(f64::INFINITY));
+    assert_eq!(back, s);
+    let mut old = serde_json::to_value(&s).unwrap();
+    for key in [
+        "recall_epsilon",
+        "recall_large_epsilon",
+        "relative_distance_error",
+    ] {
+        old.as_object_mut().unwrap().remove(key);
+    }
+    let old: QualitySummary = serde_json::from_value(old).unwrap();
+    assert_eq!(old.relative_distance_error, None);
+    assert_eq!(old.recall_epsilon, None);
+}
