@@ -392,6 +392,27 @@ pub fn read_vectors(
     VectorSource::open(reader, len, path, elem)?.read(limit)
 }
 
+/// The first `limit` rows (all without one) of a `.fbin` file, memory-mapped instead of read:
+/// nothing is copied, rows are paged in when first used, and rows past `limit` are never
+/// touched. The header is checked against the file's size as by [`read_vectors`].
+pub fn map_vectors(path: &Path, limit: Option<usize>) -> Result<BinVectors, DatasetError> {
+    let (reader, len) = open(path)?;
+    let source = VectorSource::open(reader, len, path, ElementType::F32)?;
+    let BinHeader { rows, cols } = source.header;
+    let keep = limit.map_or(rows, |l| l.min(rows));
+    let file = File::open(path).map_err(|e| DatasetError::io(path, e))?;
+    // SAFETY: the map is read-only and private to this process; like every input of a
+    // benchmark, the file must not be changed while it runs (a truncated file would make
+    // reading a row fault, as with any mapped file).
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| DatasetError::io(path, e))?;
+    let vectors = Vectors::mapped(std::sync::Arc::new(map), HEADER_BYTES as usize, keep, cols)
+        .map_err(|e| bad(path, e.to_string()))?;
+    Ok(BinVectors {
+        vectors,
+        rows_in_file: rows,
+    })
+}
+
 /// Reads the ids of the first `max_rows` rows (all without one) of a ground-truth file.
 pub fn read_truth(path: &Path, max_rows: Option<usize>) -> Result<BinTruth, DatasetError> {
     let (reader, len) = open(path)?;
@@ -546,7 +567,14 @@ pub(super) fn load(
             n: rows_in_file,
         });
     }
-    let train = base.read(opts.limit)?;
+    // A float32 base is mapped, not read: it may be larger than memory.
+    let train = match files.base_type {
+        ElementType::F32 => {
+            drop(base);
+            map_vectors(&files.base, opts.limit)?
+        }
+        _ => base.read(opts.limit)?,
+    };
     let max_queries = opts.max_queries.filter(|&q| q > 0);
     let test = read_vectors(&files.query, files.query_type, max_queries)?;
     // Stored neighbours refer to every base row: with fewer kept, they are recomputed.

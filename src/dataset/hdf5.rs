@@ -77,7 +77,14 @@ fn open(path: &Path) -> Result<hdf5::File, DatasetError> {
     if !path.exists() {
         return Err(DatasetError::NotFound(path.to_path_buf()));
     }
-    hdf5::File::open(path).map_err(|e| h5err(path, "not a readable HDF5 file", e))
+    // No file lock (as `main` also says through HDF5_USE_FILE_LOCKING, for code that links
+    // the library without it): a lock held by any process that inherited the descriptor —
+    // a child spawned by another thread while the file was being written — would make
+    // reading a finished file fail.
+    hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+        .map_err(|e| h5err(path, "not a readable HDF5 file", e))
 }
 
 /// The largest integer magnitude below which f32 holds every integer exactly (2^24).
@@ -401,7 +408,10 @@ pub fn write(
     let tmp = AtomicFile::create(path).map_err(|e| DatasetError::io(path, e))?;
     {
         let err = |what: &str, e: hdf5::Error| h5err(path, what, e);
-        let file = hdf5::File::create(tmp.temp_path()).map_err(|e| err("creating", e))?;
+        let file = hdf5::File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .create(tmp.temp_path())
+            .map_err(|e| err("creating", e))?;
         let put_str = |name: &str, value: &str| -> Result<(), DatasetError> {
             let v: VarLenUnicode = value
                 .parse()

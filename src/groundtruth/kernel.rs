@@ -1,7 +1,7 @@
 //! The exact k-NN kernel: blocked SGEMM scoring that selects candidates within the rounding
 //! bound, then the exact re-rank of those candidates with `Distance::between`.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -16,6 +16,28 @@ use crate::types::PointId;
 const QUERY_BLOCK: usize = 256;
 /// Base vectors per SGEMM block: the score tile (`QUERY_BLOCK × BASE_BLOCK` floats) stays in L2.
 const BASE_BLOCK: usize = 1024;
+/// Bytes of base vectors every query block scans before the next chunk: a base up to this
+/// size is one chunk (each query block streams it alone, as before), a larger one is read
+/// from memory or disk once per chunk for all query blocks.
+const BASE_CHUNK_BYTES: usize = 1 << 30;
+
+/// A block of queries on its way through the scan.
+struct QueryBlock {
+    /// The queries as the SGEMM sees them (centred for euclidean), row-major.
+    scored: Vec<f32>,
+    /// Candidates kept so far, one buffer per query.
+    tops: Vec<TopBuffer>,
+}
+
+/// Base rows per chunk of at most `chunk_bytes` (see [`BASE_CHUNK_BYTES`]), a whole number
+/// of SGEMM blocks.
+fn chunk_rows(n: usize, dim: usize, chunk_bytes: usize) -> usize {
+    let row_bytes = dim.max(1) * std::mem::size_of::<f32>();
+    if n.saturating_mul(row_bytes) <= chunk_bytes {
+        return n.max(1);
+    }
+    (chunk_bytes / row_bytes / BASE_BLOCK).max(1) * BASE_BLOCK
+}
 
 pub(super) fn knn(
     base: &Base<'_>,
@@ -25,7 +47,16 @@ pub(super) fn knn(
     blocks: Blocking,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> GroundTruth {
-    knn_blocked(base, queries, distance, k, blocks, on_progress).0
+    knn_blocked(
+        base,
+        queries,
+        distance,
+        k,
+        blocks,
+        BASE_CHUNK_BYTES,
+        on_progress,
+    )
+    .0
 }
 
 /// How the queries of one call are split into SGEMM blocks.
@@ -48,7 +79,38 @@ pub(super) fn knn_counted(
     k: usize,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> (GroundTruth, usize) {
-    knn_blocked(base, queries, distance, k, Blocking::Spread, on_progress)
+    knn_blocked(
+        base,
+        queries,
+        distance,
+        k,
+        Blocking::Spread,
+        BASE_CHUNK_BYTES,
+        on_progress,
+    )
+}
+
+/// [`knn`] with base chunks of `chunk_bytes` (rounded to whole SGEMM blocks), so that tests
+/// reach the chunked scan of a base larger than memory on small data.
+#[cfg(test)]
+pub(super) fn knn_in_chunks(
+    base: &Base<'_>,
+    queries: &[f32],
+    distance: Distance,
+    k: usize,
+    chunk_bytes: usize,
+    on_progress: &(dyn Fn(usize) + Sync),
+) -> GroundTruth {
+    knn_blocked(
+        base,
+        queries,
+        distance,
+        k,
+        Blocking::Spread,
+        chunk_bytes,
+        on_progress,
+    )
+    .0
 }
 
 fn knn_blocked(
@@ -57,6 +119,7 @@ fn knn_blocked(
     distance: Distance,
     k: usize,
     blocks: Blocking,
+    chunk_bytes: usize,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> (GroundTruth, usize) {
     let dim = base.dim();
@@ -114,43 +177,51 @@ fn knn_blocked(
         Blocking::Spread => QUERY_BLOCK.min(nq.div_ceil(threads * 4)).max(8),
         Blocking::Fewest => QUERY_BLOCK.min(nq),
     };
-    let done = AtomicUsize::new(0);
     let reranked = AtomicUsize::new(0);
 
-    let mut ids = vec![PointId::MAX; nq * k];
-    let mut dists = vec![f32::INFINITY; nq * k];
-
-    ids.par_chunks_mut(qblock * k)
-        .zip(dists.par_chunks_mut(qblock * k))
-        .enumerate()
-        .for_each(|(block, (ids_out, dists_out))| {
-            let q0 = block * qblock;
-            let qn = ids_out.len() / k;
-            let qs = &queries[q0 * dim..(q0 + qn) * dim];
+    // One state per query block: its (centred) queries and the candidates kept so far.
+    let mut states: Vec<QueryBlock> = queries
+        .chunks(qblock * dim)
+        .map(|qs| {
             // The SGEMM sees centred queries; the exact re-rank below uses the originals.
-            let mut centred_qs = Vec::new();
-            let scored_qs: &[f32] = match centre {
+            let scored = match centre {
                 Some(_) => {
+                    let mut centred = Vec::with_capacity(qs.len());
                     for q in qs.chunks_exact(dim) {
-                        push_centred(&mut centred_qs, q, centre);
+                        push_centred(&mut centred, q, centre);
                     }
-                    &centred_qs
+                    centred
                 }
-                None => qs,
+                None => qs.to_vec(),
             };
-            let mut tops: Vec<TopBuffer> = scored_qs
+            let tops = scored
                 .chunks_exact(dim)
                 .map(|q| TopBuffer::new(k, bounds.slack(q)))
                 .collect();
+            QueryBlock { scored, tops }
+        })
+        .collect();
+
+    // The base is scanned in chunks, every query block over one chunk before the next: a
+    // base larger than memory (a mapped file) is then read from disk once, not once per
+    // query block. A base that fits in one chunk is scanned as a whole by each block.
+    let chunk = chunk_rows(n, dim, chunk_bytes);
+    // Query × base rows scored so far: progress in query-equivalents is this over n.
+    let scanned = AtomicU64::new(0);
+    let mut c0 = 0;
+    while c0 < n {
+        let c1 = n.min(c0 + chunk);
+        states.par_iter_mut().for_each(|state| {
+            let qn = state.tops.len();
             let mut scores = vec![0.0f32; qn * BASE_BLOCK];
             let mut gathered = Vec::new();
-            let mut b0 = 0;
-            while b0 < n {
-                let bn = BASE_BLOCK.min(n - b0);
+            let mut b0 = c0;
+            while b0 < c1 {
+                let bn = BASE_BLOCK.min(c1 - b0);
                 let bs = base.block(b0, b0 + bn, centre, &mut gathered);
-                // scores[qn × bn] = scored_qs[qn × dim] · bsᵀ[dim × bn]
+                // scores[qn × bn] = scored[qn × dim] · bsᵀ[dim × bn]
                 // SAFETY: the pointers and strides describe the live slices above exactly:
-                // `scored_qs` is qn×dim row-major, `bs` is bn×dim row-major (read as its
+                // `scored` is qn×dim row-major, `bs` is bn×dim row-major (read as its
                 // transpose), `scores` has room for qn×bn with row stride bn.
                 unsafe {
                     matrixmultiply::sgemm(
@@ -158,7 +229,7 @@ fn knn_blocked(
                         dim,
                         bn,
                         1.0,
-                        scored_qs.as_ptr(),
+                        state.scored.as_ptr(),
                         dim as isize,
                         1,
                         bs.as_ptr(),
@@ -170,7 +241,7 @@ fn knn_blocked(
                         1,
                     );
                 }
-                for (qi, top) in tops.iter_mut().enumerate() {
+                for (qi, top) in state.tops.iter_mut().enumerate() {
                     let row = &scores[qi * bn..(qi + 1) * bn];
                     match distance {
                         Distance::Euclidean => {
@@ -186,10 +257,25 @@ fn knn_blocked(
                 }
                 b0 += bn;
             }
+            let rows = (qn * (c1 - c0)) as u64;
+            let total = scanned.fetch_add(rows, Ordering::Relaxed) + rows;
+            on_progress((total / n as u64) as usize);
+        });
+        c0 = c1;
+    }
+
+    let mut ids = vec![PointId::MAX; nq * k];
+    let mut dists = vec![f32::INFINITY; nq * k];
+    ids.par_chunks_mut(qblock * k)
+        .zip(dists.par_chunks_mut(qblock * k))
+        .zip(states.par_iter_mut())
+        .enumerate()
+        .for_each(|(block, ((ids_out, dists_out), state))| {
+            let q0 = block * qblock;
             // Exact re-ranking of every kept candidate, on the original vectors.
             let mut exact: Vec<(f32, PointId)> = Vec::new();
-            for (qi, top) in tops.iter_mut().enumerate() {
-                let q = &qs[qi * dim..(qi + 1) * dim];
+            for (qi, top) in state.tops.iter_mut().enumerate() {
+                let q = &queries[(q0 + qi) * dim..(q0 + qi + 1) * dim];
                 exact.clear();
                 for &(_, entry) in top.candidates() {
                     let e = entry as usize;
@@ -202,10 +288,7 @@ fn knn_blocked(
                     dists_out[qi * k + slot] = *d;
                 }
             }
-            let finished = done.fetch_add(qn, Ordering::Relaxed) + qn;
-            on_progress(finished);
         });
-
     let gt = GroundTruth {
         k,
         ids,

@@ -1,6 +1,6 @@
 //! Unit tests of the parent module.
 
-use super::kernel::knn_counted;
+use super::kernel::{knn_counted, knn_in_chunks};
 use super::*;
 use crate::rng::SplitMix64;
 
@@ -47,6 +47,65 @@ fn check_against_naive(distance: Distance, n: usize, nq: usize, dim: usize, k: u
 fn matches_naive_on_every_metric() {
     for d in [Distance::Euclidean, Distance::Angular, Distance::Dot] {
         check_against_naive(d, 3000, 37, 19, 10);
+    }
+}
+
+/// A base scanned in chunks (as one larger than memory is) gives the same truth as one
+/// scanned whole, ties and duplicates included, and progress reaches every query.
+#[test]
+fn a_base_scanned_in_chunks_matches_the_whole_scan() {
+    let dim = 19;
+    let n = 5000;
+    let mut base = random(n, dim, 11);
+    // Duplicates across chunk boundaries (chunks are 1024 rows here): ties by id.
+    for (from, to) in [(10usize, 1500usize), (10, 3100), (2047, 2048), (4999, 0)] {
+        let row = base[from * dim..(from + 1) * dim].to_vec();
+        base[to * dim..(to + 1) * dim].copy_from_slice(&row);
+    }
+    let mut queries = random(41, dim, 12);
+    queries[..dim].copy_from_slice(&base[10 * dim..11 * dim]);
+    let set = BaseSet {
+        vectors: &base,
+        ids: None,
+        dim,
+    };
+    let ids: Vec<PointId> = (0..n as PointId).collect();
+    for distance in [Distance::Euclidean, Distance::Angular, Distance::Dot] {
+        let whole = exact_knn(&set, &queries, distance, 10, &|_| {});
+        let seen = std::sync::atomic::AtomicUsize::new(0);
+        let chunked = knn_in_chunks(
+            &Base::All(&set),
+            &queries,
+            distance,
+            10,
+            1024 * dim * 4,
+            &|d| {
+                seen.fetch_max(d, std::sync::atomic::Ordering::Relaxed);
+            },
+        );
+        assert_eq!(chunked, whole, "{distance}");
+        assert_eq!(
+            seen.into_inner(),
+            41,
+            "{distance}: progress reaches every query"
+        );
+        for q in 0..41 {
+            let want = naive_knn(
+                &base,
+                &ids,
+                dim,
+                &queries[q * dim..(q + 1) * dim],
+                distance,
+                10,
+            );
+            let got: Vec<(PointId, f32)> = chunked
+                .ids_of(q)
+                .iter()
+                .copied()
+                .zip(chunked.distances_of(q).iter().copied())
+                .collect();
+            assert_eq!(got, want, "{distance} query {q}");
+        }
     }
 }
 
