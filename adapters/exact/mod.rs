@@ -22,7 +22,7 @@ use crate::engine::{
     PointId, SourcedBytes, VectorEngine,
 };
 use crate::filter::{Attributes, Predicate};
-use crate::groundtruth::{BaseSet, exact_knn};
+use crate::groundtruth::{BaseSet, RowSelection, exact_knn, exact_knn_rows};
 use crate::params::{ParamMap, ParamMapExt};
 use crate::vectors::Vectors;
 
@@ -104,6 +104,19 @@ impl ExactEngine {
             return Err(rows::mismatch(NAME, op, self.dim, count, len));
         }
         rows::check(NAME, op, self.dim, count, len)
+    }
+
+    /// The one matrix every live point is a row of, if there is one: no live vector of the
+    /// engine's own and every shared block from the same matrix.
+    fn single_shared_matrix(&self) -> Option<&Arc<Vectors>> {
+        if self.own_live.iter().any(|live| *live) {
+            return None;
+        }
+        let first = &self.shared.first()?.rows;
+        self.shared
+            .iter()
+            .all(|b| Arc::ptr_eq(&b.rows, first))
+            .then_some(first)
     }
 
     /// Marks the current vector of `id` dead, if any.
@@ -332,37 +345,70 @@ impl VectorEngine for ExactEngine {
                 "query dimension differs",
             ));
         }
-        // Gather live vectors in id order so that ties resolve by id, as in the ground truth.
-        let mut live: Vec<(PointId, &[f32])> = Vec::with_capacity(self.live_points());
-        for b in &self.shared {
-            for (i, id) in b.ids.iter().enumerate() {
-                if b.live[i] {
-                    live.push((*id, b.rows.row(b.start + i)));
+        let gt = match self.single_shared_matrix() {
+            // Every live point is a row of one shared matrix (the dataset after a bulk
+            // build, mapped or in memory): the kernel reads those rows in place. Copying
+            // them would double the memory, and a mapped dataset may not fit at all.
+            Some(matrix) => {
+                let mut live: Vec<(PointId, usize)> = Vec::with_capacity(self.live_points());
+                for b in &self.shared {
+                    for (i, id) in b.ids.iter().enumerate() {
+                        if b.live[i] {
+                            live.push((*id, b.start + i));
+                        }
+                    }
                 }
+                live.sort_unstable();
+                let ids: Vec<PointId> = live.iter().map(|(id, _)| *id).collect();
+                let rows: Vec<usize> = live.iter().map(|(_, row)| *row).collect();
+                exact_knn_rows(
+                    &RowSelection {
+                        vectors: matrix.as_flat(),
+                        rows: &rows,
+                        ids: &ids,
+                        dim,
+                    },
+                    queries,
+                    distance,
+                    k,
+                    &|_| {},
+                )
             }
-        }
-        for (i, id) in self.own_ids.iter().enumerate() {
-            if self.own_live[i] {
-                live.push((*id, &self.own[i * dim..(i + 1) * dim]));
+            None => {
+                // Gather live vectors in id order so that ties resolve by id, as in the
+                // ground truth.
+                let mut live: Vec<(PointId, &[f32])> = Vec::with_capacity(self.live_points());
+                for b in &self.shared {
+                    for (i, id) in b.ids.iter().enumerate() {
+                        if b.live[i] {
+                            live.push((*id, b.rows.row(b.start + i)));
+                        }
+                    }
+                }
+                for (i, id) in self.own_ids.iter().enumerate() {
+                    if self.own_live[i] {
+                        live.push((*id, &self.own[i * dim..(i + 1) * dim]));
+                    }
+                }
+                live.sort_by_key(|(id, _)| *id);
+                let ids: Vec<PointId> = live.iter().map(|(id, _)| *id).collect();
+                let mut flat = Vec::with_capacity(live.len() * dim);
+                for (_, v) in &live {
+                    flat.extend_from_slice(v);
+                }
+                exact_knn(
+                    &BaseSet {
+                        vectors: &flat,
+                        ids: Some(&ids),
+                        dim,
+                    },
+                    queries,
+                    distance,
+                    k,
+                    &|_| {},
+                )
             }
-        }
-        live.sort_by_key(|(id, _)| *id);
-        let ids: Vec<PointId> = live.iter().map(|(id, _)| *id).collect();
-        let mut flat = Vec::with_capacity(live.len() * dim);
-        for (_, v) in &live {
-            flat.extend_from_slice(v);
-        }
-        let gt = exact_knn(
-            &BaseSet {
-                vectors: &flat,
-                ids: Some(&ids),
-                dim,
-            },
-            queries,
-            distance,
-            k,
-            &|_| {},
-        );
+        };
         Ok((0..gt.queries())
             .map(|q| {
                 gt.ids_of(q)
