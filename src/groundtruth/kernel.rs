@@ -1,7 +1,7 @@
 //! The exact k-NN kernel: blocked SGEMM scoring that selects candidates within the rounding
 //! bound, then the exact re-rank of those candidates with `Distance::between`.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -19,7 +19,7 @@ const BASE_BLOCK: usize = 1024;
 /// Bytes of base vectors every query block scans before the next chunk: a base up to this
 /// size is one chunk (each query block streams it alone, as before), a larger one is read
 /// from memory or disk once per chunk for all query blocks.
-const BASE_CHUNK_BYTES: usize = 1 << 30;
+const BASE_CHUNK_BYTES: usize = 256 << 20;
 
 /// A block of queries on its way through the scan.
 struct QueryBlock {
@@ -177,7 +177,6 @@ fn knn_blocked(
         Blocking::Spread => QUERY_BLOCK.min(nq.div_ceil(threads * 4)).max(8),
         Blocking::Fewest => QUERY_BLOCK.min(nq),
     };
-    let reranked = AtomicUsize::new(0);
 
     // One state per query block: its (centred) queries and the candidates kept so far.
     let mut states: Vec<QueryBlock> = queries
@@ -264,29 +263,62 @@ fn knn_blocked(
         c0 = c1;
     }
 
+    // Exact re-ranking of every kept candidate, on the original vectors, in base order: a
+    // mapped base is then swept forward once (read-ahead helps) instead of being faulted in
+    // at random, which under memory pressure re-reads far more than it uses.
+    let mut pairs: Vec<(u32, u32)> = Vec::new(); // (base entry, query)
+    for (b, state) in states.iter_mut().enumerate() {
+        for (qi, top) in state.tops.iter_mut().enumerate() {
+            let q = (b * qblock + qi) as u32;
+            pairs.extend(top.candidates().iter().map(|&(_, entry)| (entry, q)));
+        }
+    }
+    drop(states);
+    pairs.par_sort_unstable();
+    let exact: Vec<f32> = pairs
+        .par_iter()
+        .map(|&(entry, q)| {
+            let q = q as usize;
+            distance.between(
+                &queries[q * dim..(q + 1) * dim],
+                base.vector(entry as usize),
+            )
+        })
+        .collect();
+    // Grouped by query (a counting sort), then each query's candidates sorted by
+    // (distance, id).
+    let mut starts = vec![0usize; nq + 1];
+    for &(_, q) in &pairs {
+        starts[q as usize + 1] += 1;
+    }
+    for q in 0..nq {
+        starts[q + 1] += starts[q];
+    }
+    let mut by_query: Vec<(f32, PointId)> = vec![(0.0, 0); pairs.len()];
+    let mut fill = starts.clone();
+    for (&(entry, q), &d) in pairs.iter().zip(&exact) {
+        let slot = &mut fill[q as usize];
+        by_query[*slot] = (d, base.id(entry as usize));
+        *slot += 1;
+    }
+    let reranked = pairs.len();
+    let mut per_query: Vec<&mut [(f32, PointId)]> = Vec::with_capacity(nq);
+    let mut rest = by_query.as_mut_slice();
+    for q in 0..nq {
+        let (mine, tail) = rest.split_at_mut(starts[q + 1] - starts[q]);
+        per_query.push(mine);
+        rest = tail;
+    }
     let mut ids = vec![PointId::MAX; nq * k];
     let mut dists = vec![f32::INFINITY; nq * k];
-    ids.par_chunks_mut(qblock * k)
-        .zip(dists.par_chunks_mut(qblock * k))
-        .zip(states.par_iter_mut())
-        .enumerate()
-        .for_each(|(block, ((ids_out, dists_out), state))| {
-            let q0 = block * qblock;
-            // Exact re-ranking of every kept candidate, on the original vectors.
-            let mut exact: Vec<(f32, PointId)> = Vec::new();
-            for (qi, top) in state.tops.iter_mut().enumerate() {
-                let q = &queries[(q0 + qi) * dim..(q0 + qi + 1) * dim];
-                exact.clear();
-                for &(_, entry) in top.candidates() {
-                    let e = entry as usize;
-                    exact.push((distance.between(q, base.vector(e)), base.id(e)));
-                }
-                reranked.fetch_add(exact.len(), Ordering::Relaxed);
-                exact.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                for (slot, (d, id)) in exact.iter().take(k).enumerate() {
-                    ids_out[qi * k + slot] = *id;
-                    dists_out[qi * k + slot] = *d;
-                }
+    ids.par_chunks_mut(k)
+        .zip(dists.par_chunks_mut(k))
+        .zip(per_query.into_par_iter())
+        .for_each(|((ids_out, dists_out), exact)| {
+            exact.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            for (slot, (d, id)) in exact.iter().take(k).enumerate() {
+                ids_out[slot] = *id;
+                dists_out[slot] = *d;
             }
         });
     let gt = GroundTruth {
@@ -294,5 +326,5 @@ fn knn_blocked(
         ids,
         distances: dists,
     };
-    (gt, reranked.into_inner())
+    (gt, reranked)
 }

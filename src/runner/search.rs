@@ -255,15 +255,36 @@ pub fn run_search(
     // Distances are recomputed from the dataset, with each id's current vector: the engine's
     // scores are never trusted. Ids that are not live get NaN (never relevant).
     let nq = dataset.test.len();
-    let mut distances: Vec<f32> = (0..nq * k)
-        .into_par_iter()
-        .map(|i| match live.get(answers.ids[i]) {
-            Some(row) => dataset
-                .distance
-                .between(dataset.test.row(i / k), dataset.train.row(row)),
-            None => f32::NAN,
-        })
-        .collect();
+    let distance_of = |i: usize, row: usize| {
+        dataset
+            .distance
+            .between(dataset.test.row(i / k), dataset.train.row(row))
+    };
+    let mut distances: Vec<f32> = if dataset.train.is_mapped() {
+        // A mapped base is read in row order, one forward sweep, rather than faulted in at
+        // random (under memory pressure every random fault reads ahead and evicts).
+        let mut order: Vec<(usize, usize)> = (0..nq * k)
+            .filter_map(|i| live.get(answers.ids[i]).map(|row| (row, i)))
+            .collect();
+        order.par_sort_unstable();
+        let found: Vec<f32> = order
+            .par_iter()
+            .map(|&(row, i)| distance_of(i, row))
+            .collect();
+        let mut distances = vec![f32::NAN; nq * k];
+        for (&(_, i), d) in order.iter().zip(found) {
+            distances[i] = d;
+        }
+        distances
+    } else {
+        (0..nq * k)
+            .into_par_iter()
+            .map(|i| match live.get(answers.ids[i]) {
+                Some(row) => distance_of(i, row),
+                None => f32::NAN,
+            })
+            .collect()
+    };
     // Under a filter, an id that fails its query's predicate is never relevant, however
     // close: its distance is NaN like that of a point that is not live.
     let filter_outcome = match filter {
