@@ -12,6 +12,8 @@
 #   ./scripts/gt_vs_faiss.sh                # full size (needs ~1.5 GB RAM, a few minutes)
 #   N=100000 Q=1000 ./scripts/gt_vs_faiss.sh
 #   RUNS=3 ./scripts/gt_vs_faiss.sh
+#   MAPPED=1 RUNS=3 ./scripts/gt_vs_faiss.sh   # also the same data as big-ann .fbin, which
+#                                              # ragdbeval memory-maps (issue 16: within 5 %)
 set -euo pipefail
 N=${N:-1000000}
 Q=${Q:-10000}
@@ -43,13 +45,28 @@ def fvecs(path, x):
         rows[:, 0] = np.array([d], dtype=np.int32).view(np.float32)[0]
         rows[:, 1:] = x
         rows.tofile(f)
-fvecs(f"{work}/bench_base.fvecs", rng.random((n, d), dtype=np.float32))
-fvecs(f"{work}/bench_query.fvecs", rng.random((q, d), dtype=np.float32))
+xb, xq = rng.random((n, d), dtype=np.float32), rng.random((q, d), dtype=np.float32)
+fvecs(f"{work}/bench_base.fvecs", xb)
+fvecs(f"{work}/bench_query.fvecs", xq)
+# The same vectors as a big-ann directory (header n, d as u32, then rows), for MAPPED=1.
+import os
+os.makedirs(f"{work}/fbin", exist_ok=True)
+for name, x in (("base", xb), ("query", xq)):
+    with open(f"{work}/fbin/{name}.fbin", "wb") as f:
+        np.array(x.shape, dtype="<u4").tofile(f)
+        x.astype("<f4").tofile(f)
 PY
 
 for run in $(seq 1 "$RUNS"); do
   echo "== ragdbeval ($N base × $Q queries × $D dims, k=$K)"
   "$bin" dataset gt --dataset "$work" -k "$K" --out "$work/gt.hdf5" -q | tee "$work/ours.txt"
+  if [ -n "${MAPPED:-}" ]; then
+    echo "== ragdbeval, the same vectors memory-mapped from .fbin"
+    "$bin" dataset gt --dataset "$work/fbin" -k "$K" --out "$work/gt-mapped.hdf5" -q
+    cmp -s <("$py" -c "import h5py,sys; print(h5py.File(sys.argv[1])['neighbors'][:].tobytes().hex())" "$work/gt.hdf5") \
+           <("$py" -c "import h5py,sys; print(h5py.File(sys.argv[1])['neighbors'][:].tobytes().hex())" "$work/gt-mapped.hdf5") \
+      && echo "mapped and in-memory neighbours identical" || { echo "mapped and in-memory neighbours DIFFER" >&2; exit 1; }
+  fi
 
   echo "== faiss-cpu IndexFlatL2"
   "$py" - "$work" "$K" "$D" <<'PY'
