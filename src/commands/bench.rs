@@ -16,7 +16,9 @@ use crate::output::{table, warnings};
 use crate::params::{EngineConfig, SweepTable, expand, parse_override};
 use crate::results::sidecar::Sidecar;
 use crate::results::warnings::Warning;
-use crate::results::{DatasetInfo, EngineInfo, Manifest, RunResult, RunState, RunStatus, SCHEMA};
+use crate::results::{
+    DatasetInfo, ElementTypes, EngineInfo, Manifest, RunResult, RunState, RunStatus, SCHEMA,
+};
 use crate::runbook::Runbook;
 use crate::runner::{self, BenchPlan, LoadPlan, ground_truth};
 
@@ -343,6 +345,10 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         warnings: early_warnings,
         curves: Vec::new(),
         sidecar: (!args.no_sidecar).then(|| sidecar_name.clone()),
+        element_type: Some(ElementTypes {
+            dataset: ds.element_type.name().to_string(),
+            engine: None,
+        }),
     };
     let resuming = resume.is_some();
     if let Some(resume) = resume {
