@@ -364,11 +364,16 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
     };
     if !quiet {
         eprintln!(
-            "dataset {}: {} × {} ({}), {} queries, ground truth depth {} ({})",
+            "dataset {}: {} × {} ({}{}), {} queries, ground truth depth {} ({})",
             ds.name,
             ds.train.len(),
             ds.train.dim(),
             ds.distance,
+            if ds.element_type == crate::types::ElementType::Float32 {
+                String::new()
+            } else {
+                format!(", {}", ds.element_type)
+            },
             ds.test.len(),
             ds.ground_truth.k,
             result.dataset.ground_truth_source
