@@ -418,6 +418,16 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
             ds.test.len()
         );
         print!("{}", table::render(&result));
+        // The stored type is news only when the data is not float32 or the engine changed it.
+        if let Some(types) = &result.element_type
+            && let Some(engine) = &types.engine
+            && (types.dataset != "float32" || engine != "float32")
+        {
+            println!(
+                "element type: dataset {}, stored by the engine as {engine}",
+                types.dataset
+            );
+        }
     }
     warnings::print(&result.warnings);
     match outcome {

@@ -126,7 +126,11 @@ fn fbin_and_u8bin_round_trips_keep_vectors_and_exact_truth() {
         "{text}"
     );
     assert!(text.contains("25 queries, depth 20"), "{text}");
-    assert!(text.contains("warning:       uint8 components"), "{text}");
+    assert!(
+        text.contains("element type:  uint8 (held as f32 in memory: every value exact)"),
+        "{text}"
+    );
+    assert!(!text.contains("warning:"), "{text}");
     assert_eq!(text.matches("sha256 ").count(), 3, "{text}");
 }
 
