@@ -36,6 +36,7 @@ fn overhead(c: &mut Criterion) {
             build_params: build,
             work_dir: dir.path().to_path_buf(),
             attributes: None,
+            element_type: Default::default(),
         })
         .expect("create");
     let ids: Vec<PointId> = (0..train.len() as PointId).collect();

@@ -14,6 +14,7 @@ use crate::distance::Distance;
 use crate::engine_meta::EngineMeta;
 use crate::filter::{Attributes, Predicate};
 use crate::params::ParamMap;
+use crate::types::ElementType;
 
 /// Stable point identifier: the row number of the vector in the dataset's `train` array.
 /// Engines that need another id type (UUIDs, strings) map to and from it inside the adapter.
@@ -48,6 +49,10 @@ pub struct CollectionSpec {
     /// them up by id), and creates during `create`/`wait_until_ready` the index that makes
     /// its engine filter fast (payload index, B-tree, ...): that time is build time.
     pub attributes: Option<std::sync::Arc<Attributes>>,
+    /// What the dataset's components are. The vectors handed over are `f32` whatever it is
+    /// (exact for 8-bit integers); an engine with a native type stores them as that type
+    /// (Qdrant's `uint8`), and [`VectorEngine::stored_element_type`] says what it stored.
+    pub element_type: ElementType,
 }
 
 /// Facts reported when the index has become ready after a bulk load.
@@ -308,6 +313,13 @@ pub trait VectorEngine: Send + Sync {
     /// which verifies the ground truth itself (only `exact` says yes).
     fn answers_are_exact(&self) -> bool {
         false
+    }
+
+    /// The type the engine stores the vectors of the collection last created as, recorded in
+    /// the result next to the dataset's (`element_type`), so that a conversion is stated.
+    /// The default is what most engines do: `float32`, converting whatever the dataset is.
+    fn stored_element_type(&self) -> ElementType {
+        ElementType::Float32
     }
 
     /// Engine-specific facts for the result file (collection info, telemetry, plans).

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use crate::adapters::support::rows;
 use crate::distance::Distance;
+use crate::types::ElementType;
 use crate::engine::{
     CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
     PointId, SourcedBytes, VectorEngine,
@@ -66,6 +67,9 @@ pub struct ExactEngine {
     slots: HashMap<PointId, Slot>,
     /// The points' attributes (by id), for filtered search.
     attributes: Option<Arc<Attributes>>,
+    /// The dataset's element type: its values are kept exactly (as f32, which holds every
+    /// 8-bit integer and every f16), and scored with `Distance::between`, exact on them.
+    element_type: ElementType,
 }
 
 /// Max-heap entry ordered by (distance, id): the worst candidate sits on top.
@@ -230,6 +234,7 @@ impl VectorEngine for ExactEngine {
             distance: Some(spec.distance),
             dim: spec.dim,
             attributes: spec.attributes.clone(),
+            element_type: spec.element_type,
             ..ExactEngine::default()
         };
         Ok(())
@@ -442,6 +447,10 @@ impl VectorEngine for ExactEngine {
 
     fn answers_are_exact(&self) -> bool {
         true
+    }
+
+    fn stored_element_type(&self) -> ElementType {
+        self.element_type
     }
 
     fn describe(&self) -> serde_json::Map<String, serde_json::Value> {

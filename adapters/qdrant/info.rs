@@ -45,6 +45,19 @@ pub(super) fn info_json(info: &CollectionInfo) -> Value {
             "full_scan_threshold_kb": hnsw.and_then(|h| h.full_scan_threshold),
         },
         "indexing_threshold_kb": optimizers.and_then(|o| o.indexing_threshold),
+        // The storage datatype the server reports for the (unnamed) vector: `Uint8` when it
+        // stores bytes, `Float32` when told so, null when it leaves the default.
+        "datatype": params
+            .and_then(|p| p.vectors_config.as_ref())
+            .and_then(|v| v.config.as_ref())
+            .and_then(|c| match c {
+                qdrant_client::qdrant::vectors_config::Config::Params(p) => p.datatype,
+                qdrant_client::qdrant::vectors_config::Config::ParamsMap(_) => None,
+            })
+            .map(|d| {
+                qdrant_client::qdrant::Datatype::try_from(d)
+                    .map_or("unknown", |d| d.as_str_name())
+            }),
         "quantization": config
             .and_then(|c| c.quantization_config.as_ref())
             .and_then(|q| q.quantization.as_ref())

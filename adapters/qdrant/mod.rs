@@ -50,6 +50,7 @@ use crate::engine::{
     PointId, VectorEngine,
 };
 use crate::params::ParamMap;
+use crate::types::ElementType;
 
 mod client;
 mod endpoint;
@@ -494,6 +495,12 @@ impl VectorEngine for QdrantEngine {
 
     fn in_process(&self) -> bool {
         false
+    }
+
+    fn stored_element_type(&self) -> ElementType {
+        self.collection
+            .as_ref()
+            .map_or(ElementType::Float32, |c| c.settings.datatype)
     }
 
     fn describe(&self) -> Map<String, Value> {

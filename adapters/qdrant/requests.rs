@@ -1,6 +1,8 @@
 //! Building requests from the shared [`crate::adapters::qdrant_settings`] and reading answers.
 
-use qdrant_client::qdrant::{Condition as QCondition, Range};
+use qdrant_client::qdrant::{Condition as QCondition, Datatype, Range};
+
+use crate::types::ElementType;
 
 use super::*;
 use crate::filter::Condition as FilterCondition;
@@ -39,6 +41,13 @@ pub(crate) fn create_request(
     if let Some(on_disk) = settings.on_disk {
         vectors = vectors.on_disk(on_disk);
     }
+    // Sent even for float32, so the record is what the server was told.
+    vectors = vectors.datatype(match settings.datatype {
+        ElementType::Uint8 => Datatype::Uint8,
+        ElementType::Float16 => Datatype::Float16,
+        // `int8` never gets here (the settings refuse it); it is stored as float32.
+        ElementType::Float32 | ElementType::Int8 => Datatype::Float32,
+    });
     // m and ef_construct are sent even at their defaults, so the record is what the server
     // was told rather than what it is assumed to default to.
     let mut hnsw = HnswConfigDiffBuilder::default()

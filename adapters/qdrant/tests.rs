@@ -93,6 +93,7 @@ fn collection_spec(
         build_params,
         work_dir: dir.to_path_buf(),
         attributes: None,
+        element_type: Default::default(),
     }
 }
 

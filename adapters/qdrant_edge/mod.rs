@@ -38,7 +38,7 @@ use qdrant_edge::{
     ProductQuantizationConfig, QuantizationConfig, QuantizationSearchParams, QueryBatchRequest,
     QueryEnum, QueryRequest, QueryRequestBuilder, ScalarQuantizationConfig, ScalarType,
     ScoredPoint, ScoringQuery, SearchParams, UpdateOperation, VectorInternal,
-    VectorStructPersisted,
+    VectorStorageDatatype, VectorStructPersisted,
 };
 use serde_json::{Map, Value, json};
 
@@ -54,6 +54,7 @@ use crate::engine::{
     PointId, VectorEngine,
 };
 use crate::params::ParamMap;
+use crate::types::ElementType;
 
 mod segments;
 
@@ -540,6 +541,12 @@ impl VectorEngine for QdrantEdge {
 
     fn in_process(&self) -> bool {
         true
+    }
+
+    fn stored_element_type(&self) -> ElementType {
+        self.shard
+            .as_ref()
+            .map_or(ElementType::Float32, |s| s.settings.datatype)
     }
 
     fn describe(&self) -> Map<String, Value> {

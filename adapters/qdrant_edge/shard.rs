@@ -37,6 +37,12 @@ pub(crate) fn edge_config(settings: &BuildSettings, distance: Distance) -> EdgeC
     if let Some(quantization) = quantization_config(settings) {
         vector = vector.quantization_config(quantization);
     }
+    vector = vector.datatype(match settings.datatype {
+        ElementType::Uint8 => VectorStorageDatatype::Uint8,
+        ElementType::Float16 => VectorStorageDatatype::Float16,
+        // `int8` never gets here (the settings refuse it); it is stored as float32.
+        ElementType::Float32 | ElementType::Int8 => VectorStorageDatatype::Float32,
+    });
     EdgeConfig::builder()
         // The empty name is Qdrant's default (unnamed) vector, queried with `using: None`.
         .vector("", vector.build())

@@ -20,6 +20,7 @@ fn spec(dir: &tempfile::TempDir, n: usize, dim: usize, build_params: ParamMap) -
         build_params,
         work_dir: dir.path().to_path_buf(),
         attributes: None,
+        element_type: Default::default(),
     }
 }
 

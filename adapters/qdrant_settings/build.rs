@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::engine::CollectionSpec;
+use crate::types::ElementType;
 
 /// Where a threshold came from, for the result file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +133,22 @@ pub struct BuildSettings {
     pub write_consistency_factor: Option<u32>,
     /// Edge only (always `None` for the server target); unset means on, as in Qdrant.
     pub wal: Option<bool>,
+    /// Qdrant's vector storage datatype: `float32`, `uint8` or `float16`.
+    pub datatype: ElementType,
+    /// True when the `datatype` parameter set it; otherwise it follows the dataset's element
+    /// type ([`default_datatype`]).
+    pub datatype_from_user: bool,
+}
+
+/// The storage datatype a dataset of `element` type gets unless `datatype` is set: its own
+/// where Qdrant has it (`uint8`, `float16`), `float32` for the rest (`int8`: Qdrant has no
+/// signed byte type).
+pub fn default_datatype(element: ElementType) -> ElementType {
+    match element {
+        ElementType::Uint8 => ElementType::Uint8,
+        ElementType::Float16 => ElementType::Float16,
+        ElementType::Float32 | ElementType::Int8 => ElementType::Float32,
+    }
 }
 
 impl BuildSettings {
@@ -148,8 +165,43 @@ impl BuildSettings {
                 "dimension must be at least 1",
             ));
         }
-        BuildSettings::parse(&spec.build_params, target, spec.expected_points, spec.dim)
-            .map_err(|e| e.into_engine(target))
+        let mut settings =
+            BuildSettings::parse(&spec.build_params, target, spec.expected_points, spec.dim)
+                .map_err(|e| e.into_engine(target))?;
+        settings
+            .resolve_datatype(spec.element_type)
+            .map_err(|e| e.into_engine(target))?;
+        Ok(settings)
+    }
+
+    /// Sets the datatype from the dataset's element type unless the user chose one, and
+    /// refuses `uint8` for data that is not: Qdrant would cast each component to a byte,
+    /// truncating fractions and wrapping negatives, and the benchmark would measure other data.
+    pub fn resolve_datatype(&mut self, element: ElementType) -> Result<(), SettingsError> {
+        if !self.datatype_from_user {
+            self.datatype = default_datatype(element);
+        }
+        // Derived thresholds follow the bytes Qdrant stores per vector.
+        if self.indexing_threshold.origin == Origin::Derived {
+            self.indexing_threshold.kb = derived_indexing_threshold_bytes(
+                self.expected_points,
+                self.dim,
+                self.datatype.bytes(),
+            );
+        }
+        if self.full_scan_threshold.origin == Origin::Derived {
+            self.full_scan_threshold.kb = derived_full_scan_threshold(self.indexing_threshold.kb);
+        }
+        if self.datatype == ElementType::Uint8 && element != ElementType::Uint8 {
+            return Err(SettingsError::new(
+                "datatype",
+                format!(
+                    "uint8 stores each component as a byte, but the dataset is {element}: Qdrant \
+                     would cast its values; use float32 or float16"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Parses and validates the build parameters of a collection of `expected_points`
@@ -249,6 +301,23 @@ impl BuildSettings {
             ));
         }
 
+        let datatype = match params.get_str("datatype")? {
+            None => None,
+            Some(name) => match name.parse::<ElementType>() {
+                Ok(t @ (ElementType::Float32 | ElementType::Uint8 | ElementType::Float16)) => {
+                    Some(t)
+                }
+                _ => {
+                    return Err(SettingsError::new(
+                        "datatype",
+                        format!(
+                            "must be float32, uint8 or float16 (Qdrant's datatypes), got `{name}`"
+                        ),
+                    ));
+                }
+            },
+        };
+
         Ok(BuildSettings {
             target,
             dim,
@@ -265,6 +334,8 @@ impl BuildSettings {
             replication_factor: get_u32_min1(params, "replication_factor")?,
             write_consistency_factor: get_u32_min1(params, "write_consistency_factor")?,
             wal: params.get_bool("wal")?,
+            datatype: datatype.unwrap_or(ElementType::Float32),
+            datatype_from_user: datatype.is_some(),
         })
     }
 
@@ -276,7 +347,9 @@ impl BuildSettings {
     /// The settings as recorded in results (`build_settings` of the engine details and of the
     /// build's index report), identical for both targets except `engine_only`.
     pub fn to_json(&self) -> Value {
-        let vector_bytes = (self.dim as u64).saturating_mul(4).max(1);
+        let vector_bytes = (self.dim as u64)
+            .saturating_mul(self.datatype.bytes() as u64)
+            .max(1);
         let indexing = self.indexing_threshold;
         let full_scan = self.full_scan_threshold;
         let engine_only = match self.target {
@@ -310,6 +383,8 @@ impl BuildSettings {
             "hnsw_on_disk": self.hnsw_on_disk,
             "quantization": self.quantization.label(),
             "quantization_always_ram": self.quantization_always_ram,
+            "datatype": self.datatype.name(),
+            "datatype_origin": if self.datatype_from_user { "user" } else { "dataset element type" },
             "engine_only": engine_only,
         })
     }

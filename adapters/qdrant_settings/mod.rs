@@ -29,7 +29,7 @@ mod search;
 #[cfg(test)]
 mod tests;
 
-pub use build::{BuildSettings, Origin, PqCompression, Quantization, Threshold};
+pub use build::{BuildSettings, Origin, PqCompression, Quantization, Threshold, default_datatype};
 pub use search::SearchSettings;
 
 /// Which adapter the settings are parsed for. It only decides which of the target-only
@@ -71,6 +71,7 @@ pub const COMMON_BUILD_PARAMS: &[&str] = &[
     "quantization",
     "pq_compression",
     "quantization_always_ram",
+    "datatype",
 ];
 
 /// Build parameters of a Qdrant server only: cluster settings of the collection.
@@ -111,7 +112,7 @@ pub const INDEXING_THRESHOLD_FRACTION: u64 = 100;
 
 /// The threshold rule in words, recorded with the settings.
 pub const THRESHOLD_RULE: &str = "unless set: indexing_threshold = 1/100 of the dataset's vector \
-     KB, full_scan_threshold = 1/2 of the indexing threshold; the indexing threshold at least 1 KB, \
+     KB as stored (dimension × bytes of the datatype), full_scan_threshold = 1/2 of the indexing threshold; the indexing threshold at least 1 KB, \
      the full-scan threshold at least 10 KB (a Qdrant server's minimum), each at most Qdrant's \
      default of 10000 KB";
 
@@ -141,16 +142,27 @@ pub fn derived_thresholds(expected_points: usize, dim: usize) -> (u64, u64) {
 }
 
 fn derived_indexing_threshold(expected_points: usize, dim: usize) -> u64 {
+    derived_indexing_threshold_bytes(expected_points, dim, 4)
+}
+
+/// The indexing threshold for components of `bytes` bytes each: Qdrant compares the bytes its
+/// storage holds (`uint8` vectors take a quarter of `float32` ones), so the rule follows the
+/// stored datatype.
+pub(crate) fn derived_indexing_threshold_bytes(
+    expected_points: usize,
+    dim: usize,
+    bytes: usize,
+) -> u64 {
     let data_kb = (expected_points as u64)
         .saturating_mul(dim as u64)
-        .saturating_mul(4)
+        .saturating_mul(bytes as u64)
         / 1024;
     (data_kb / INDEXING_THRESHOLD_FRACTION).clamp(1, QDRANT_DEFAULT_INDEXING_THRESHOLD_KB)
 }
 
 /// Half the indexing threshold in force (see [`derived_thresholds`]), at least a server's
 /// minimum.
-fn derived_full_scan_threshold(indexing_kb: u64) -> u64 {
+pub(crate) fn derived_full_scan_threshold(indexing_kb: u64) -> u64 {
     (indexing_kb / 2).clamp(
         QDRANT_SERVER_MIN_FULL_SCAN_THRESHOLD_KB,
         QDRANT_DEFAULT_FULL_SCAN_THRESHOLD_KB,

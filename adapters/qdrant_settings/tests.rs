@@ -326,3 +326,52 @@ fn config_sets_parse_for_both_targets() {
         }
     }
 }
+
+/// The datatype follows the dataset unless set; the derived thresholds follow the bytes
+/// Qdrant stores; `uint8` for data that is not is refused, by both targets alike.
+#[test]
+fn datatype_follows_the_dataset_and_sizes_the_thresholds() {
+    use crate::types::ElementType;
+    for target in [Target::Edge, Target::Server] {
+        let mut settings = BuildSettings::parse(&ParamMap::new(), target, 1_000_000, 128).unwrap();
+        let f32_kb = settings.indexing_threshold.kb;
+        settings.resolve_datatype(ElementType::Uint8).unwrap();
+        assert_eq!(settings.datatype, ElementType::Uint8);
+        // 1M × 128 bytes: 125 000 KB, 1/100 of it; float32 would be four times that.
+        assert_eq!(settings.indexing_threshold.kb, 1_250);
+        assert_eq!(f32_kb, 5_000);
+        assert_eq!(settings.full_scan_threshold.kb, 625);
+        let v = settings.to_json();
+        assert_eq!(v["datatype"], "uint8");
+        assert_eq!(v["datatype_origin"], "dataset element type");
+        // 1 250 KB of 128-byte vectors.
+        assert_eq!(v["indexing_threshold_kb"]["min_points_to_index"], 10_000);
+
+        // int8 has no Qdrant type: float32.
+        let mut settings = BuildSettings::parse(&ParamMap::new(), target, 1_000, 8).unwrap();
+        settings.resolve_datatype(ElementType::Int8).unwrap();
+        assert_eq!(settings.datatype, ElementType::Float32);
+
+        // Set by the user: kept, and recorded as theirs.
+        let params = map(&[("datatype", s("float16"))]);
+        let mut settings = BuildSettings::parse(&params, target, 1_000, 8).unwrap();
+        settings.resolve_datatype(ElementType::Uint8).unwrap();
+        assert_eq!(settings.datatype, ElementType::Float16);
+        assert_eq!(settings.to_json()["datatype_origin"], "user");
+
+        let params = map(&[("datatype", s("uint8"))]);
+        let mut settings = BuildSettings::parse(&params, target, 1_000, 8).unwrap();
+        let err = settings.resolve_datatype(ElementType::Float32).unwrap_err();
+        assert!(err.to_string().contains("the dataset is float32"), "{err}");
+
+        for bad in ["int8", "float64", "turbo4"] {
+            let params = map(&[("datatype", s(bad))]);
+            let err = BuildSettings::parse(&params, target, 1_000, 8).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("must be float32, uint8 or float16"),
+                "{err}"
+            );
+        }
+    }
+}

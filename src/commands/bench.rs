@@ -16,7 +16,9 @@ use crate::output::{table, warnings};
 use crate::params::{EngineConfig, SweepTable, expand, parse_override};
 use crate::results::sidecar::Sidecar;
 use crate::results::warnings::Warning;
-use crate::results::{DatasetInfo, EngineInfo, Manifest, RunResult, RunState, RunStatus, SCHEMA};
+use crate::results::{
+    DatasetInfo, ElementTypes, EngineInfo, Manifest, RunResult, RunState, RunStatus, SCHEMA,
+};
 use crate::runbook::Runbook;
 use crate::runner::{self, BenchPlan, LoadPlan, ground_truth};
 
@@ -343,6 +345,10 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         warnings: early_warnings,
         curves: Vec::new(),
         sidecar: (!args.no_sidecar).then(|| sidecar_name.clone()),
+        element_type: Some(ElementTypes {
+            dataset: ds.element_type.name().to_string(),
+            engine: None,
+        }),
     };
     let resuming = resume.is_some();
     if let Some(resume) = resume {
@@ -358,11 +364,16 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
     };
     if !quiet {
         eprintln!(
-            "dataset {}: {} × {} ({}), {} queries, ground truth depth {} ({})",
+            "dataset {}: {} × {} ({}{}), {} queries, ground truth depth {} ({})",
             ds.name,
             ds.train.len(),
             ds.train.dim(),
             ds.distance,
+            if ds.element_type == crate::types::ElementType::Float32 {
+                String::new()
+            } else {
+                format!(", {}", ds.element_type)
+            },
             ds.test.len(),
             ds.ground_truth.k,
             result.dataset.ground_truth_source
@@ -407,6 +418,16 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
             ds.test.len()
         );
         print!("{}", table::render(&result));
+        // The stored type is news only when the data is not float32 or the engine changed it.
+        if let Some(types) = &result.element_type
+            && let Some(engine) = &types.engine
+            && (types.dataset != "float32" || engine != "float32")
+        {
+            println!(
+                "element type: dataset {}, stored by the engine as {engine}",
+                types.dataset
+            );
+        }
     }
     warnings::print(&result.warnings);
     match outcome {

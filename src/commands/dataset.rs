@@ -185,6 +185,15 @@ fn print_summary(ds: &Dataset) {
     println!("test:          {}", ds.test.len());
     println!("distance:      {}", ds.distance);
     println!(
+        "element type:  {}{}",
+        ds.element_type,
+        if ds.element_type == crate::types::ElementType::Float32 {
+            ""
+        } else {
+            " (held as f32 in memory: every value exact)"
+        }
+    );
+    println!(
         "ground truth:  depth {} ({:?})",
         ds.ground_truth.k, ds.ground_truth_source
     );

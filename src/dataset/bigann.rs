@@ -106,16 +106,14 @@ impl ElementType {
         }
     }
 
-    /// What loading this type changes, for [`Dataset::warnings`].
-    pub fn load_warning(self) -> Option<String> {
-        self.integer_range().map(|_| {
-            format!(
-                "{} components converted to f32 (exact: every {} is an f32); engines are given \
-                 f32 vectors",
-                self.name(),
-                self.name()
-            )
-        })
+    /// The dataset's element type for files of this type: the values are held as f32 in
+    /// memory (exact for every 8-bit integer), the type says what they are.
+    pub fn element_type(self) -> crate::types::ElementType {
+        match self {
+            ElementType::F32 => crate::types::ElementType::Float32,
+            ElementType::U8 => crate::types::ElementType::Uint8,
+            ElementType::I8 => crate::types::ElementType::Int8,
+        }
     }
 }
 
@@ -606,10 +604,17 @@ pub(super) fn load(
         hex(&hasher.finalize()),
         opts,
     )?;
-    let mut types = vec![files.base_type, files.query_type];
-    types.dedup();
-    ds.warnings
-        .extend(types.into_iter().filter_map(ElementType::load_warning));
+    // The dataset keeps the files' type when base and queries agree; a mix (a uint8 base
+    // searched with float32 queries) is float32, and says so.
+    if files.base_type == files.query_type {
+        ds.element_type = files.base_type.element_type();
+    } else {
+        ds.warnings.push(format!(
+            "the base is {} but the queries are {}: the dataset is treated as float32",
+            files.base_type.name(),
+            files.query_type.name()
+        ));
+    }
     Ok(ds)
 }
 

@@ -22,6 +22,7 @@ use crate::atomic::AtomicFile;
 use crate::distance::Distance;
 use crate::filter::{Attributes, Column};
 use crate::groundtruth::GroundTruth;
+use crate::types::ElementType;
 use crate::vectors::Vectors;
 
 /// What an HDF5 file holds, read in full.
@@ -37,6 +38,9 @@ pub struct Hdf5Contents {
     pub warnings: Vec<String>,
     /// The points' attributes from the `attributes` group, if the file has one.
     pub attributes: Option<Attributes>,
+    /// `uint8` (or `int8`) when `train` and `test` are both stored as integers and every
+    /// component fits that type; `float32` otherwise (see [`integer_element_type`]).
+    pub element_type: ElementType,
 }
 
 /// Layout facts read without loading the vectors (`dataset info`).
@@ -167,6 +171,15 @@ pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
     let mut warnings = Vec::new();
     let train = read_matrix(&file, path, "train", &mut warnings)?;
     let test = read_matrix(&file, path, "test", &mut warnings)?;
+    let stored_as_integers = ["train", "test"].iter().all(|name| {
+        file.dataset(name)
+            .is_ok_and(|d| element_kind(&d) == ElementKind::Integer)
+    });
+    let element_type = if stored_as_integers {
+        integer_element_type(&train, &test)
+    } else {
+        ElementType::Float32
+    };
 
     let neighbors = match file.dataset("neighbors") {
         Err(_) => None,
@@ -235,7 +248,30 @@ pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
         neighbors,
         warnings,
         attributes,
+        element_type,
     })
+}
+
+/// The element type of vectors an HDF5 file stores as integers (of any width): `uint8` when
+/// every component of both sets is in 0..=255, else `int8` when every one is in -128..=127,
+/// else `float32` (wider integers are held as f32, rounded above 2^24 with a warning). The
+/// rule looks at the values, not the width, because ann-benchmarks-style files often store
+/// byte data (MNIST, BIGANN) in wider integer types.
+pub fn integer_element_type(train: &Vectors, test: &Vectors) -> ElementType {
+    let all = |lo: f32, hi: f32| {
+        train
+            .as_flat()
+            .iter()
+            .chain(test.as_flat())
+            .all(|x| *x >= lo && *x <= hi)
+    };
+    if all(0.0, 255.0) {
+        ElementType::Uint8
+    } else if all(-128.0, 127.0) {
+        ElementType::Int8
+    } else {
+        ElementType::Float32
+    }
 }
 
 /// Reads a 1-D string dataset whatever string type it was written with.

@@ -27,7 +27,7 @@ use sha2::{Digest, Sha256};
 use crate::distance::Distance;
 use crate::groundtruth::GroundTruth;
 use crate::synthetic::SyntheticSpec;
-use crate::types::{Progress, ProgressHandle, ProgressUnit, Silent};
+use crate::types::{ElementType, Progress, ProgressHandle, ProgressUnit, Silent};
 use crate::vectors::{Vectors, VectorsError};
 
 /// Everything that can be wrong with a dataset, with the path and what to do.
@@ -130,6 +130,9 @@ pub struct Dataset {
     /// Point attributes the source carries (an HDF5 file's `attributes` group), one row per
     /// kept train vector.
     pub attributes: Option<crate::filter::Attributes>,
+    /// What the source's components are (`uint8` for a `.u8bin` file, ...). The vectors are
+    /// held as `f32` whatever it is; every 8-bit integer is exact there.
+    pub element_type: ElementType,
 }
 
 /// How to find and prepare a dataset.
@@ -318,6 +321,7 @@ fn load_hdf5(source: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, D
         opts,
     )?;
     ds.warnings = contents.warnings;
+    ds.element_type = contents.element_type;
     // `--limit` keeps a prefix of the train rows: the attributes follow.
     ds.attributes = contents.attributes.map(|a| a.truncated(ds.train.len()));
     Ok(ds)
@@ -553,6 +557,7 @@ pub fn assemble(
         limit: opts.limit,
         warnings: Vec::new(),
         attributes: None,
+        element_type: ElementType::Float32,
     })
 }
 

@@ -116,3 +116,42 @@ fn stored_neighbours_of_depth_zero_are_refused() {
         assert!(!err.to_string().is_empty());
     }
 }
+
+/// An HDF5 file whose `train` and `test` are integers is `uint8` when every value is a byte,
+/// `int8` when every value fits a signed byte, `float32` otherwise; float data stays float32.
+#[test]
+fn hdf5_integer_sets_get_the_byte_type_their_values_fit() {
+    use ::hdf5::types::VarLenUnicode;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, train: &[i32], test: &[i32]| -> std::path::PathBuf {
+        let path = dir.path().join(name);
+        let file = ::hdf5::File::create(&path).unwrap();
+        let v: VarLenUnicode = "euclidean".parse().unwrap();
+        file.new_attr::<VarLenUnicode>()
+            .shape(())
+            .create("distance")
+            .unwrap()
+            .write_scalar(&v)
+            .unwrap();
+        for (set, data) in [("train", train), ("test", test)] {
+            file.new_dataset::<i32>()
+                .shape([data.len() / 2, 2])
+                .create(set)
+                .unwrap()
+                .write_raw(data)
+                .unwrap();
+        }
+        path
+    };
+    let load_type =
+        |path: &std::path::Path| load(path.to_str().unwrap(), &opts()).unwrap().element_type;
+    let bytes = write("u8.hdf5", &[0, 255, 3, 4, 5, 6], &[1, 2]);
+    assert_eq!(load_type(&bytes), ElementType::Uint8);
+    let signed = write("i8.hdf5", &[-128, 127, 3, 4, 5, 6], &[1, 2]);
+    assert_eq!(load_type(&signed), ElementType::Int8);
+    // One value outside both ranges, in the queries: float32.
+    let wide = write("i32.hdf5", &[0, 255, 3, 4, 5, 6], &[1, 256]);
+    assert_eq!(load_type(&wide), ElementType::Float32);
+    let generated = load("gen:uniform:n=20,dim=2,queries=2,seed=1", &opts()).unwrap();
+    assert_eq!(generated.element_type, ElementType::Float32);
+}

@@ -568,3 +568,66 @@ fn exact_on_many_random_datasets() {
         }
     }
 }
+
+/// `uint8` data whose squared distances pass 2^24 (600 dimensions of 0 or 255, so about
+/// 19.5M on average): an f32 sum rounds them, the truth must not. Every stored distance is the
+/// square root of the integer squared distance (computed in i64), rounded once to f32; the
+/// order is that of the integers wherever the f32 distances differ; and no point left out is
+/// strictly closer than the k-th.
+#[test]
+fn uint8_truth_is_exact_where_f32_sums_round() {
+    let (n, nq, dim, k) = (400, 12, 600, 10);
+    let mut rng = SplitMix64::new(77);
+    let mut bytes = |count: usize| -> Vec<f32> {
+        (0..count)
+            .map(|_| if rng.next_f32() < 0.5 { 0.0 } else { 255.0 })
+            .collect()
+    };
+    let base = bytes(n * dim);
+    let queries = bytes(nq * dim);
+    let exact_sq = |q: usize, r: usize| -> i64 {
+        queries[q * dim..(q + 1) * dim]
+            .iter()
+            .zip(&base[r * dim..(r + 1) * dim])
+            .map(|(a, b)| (*a as i64 - *b as i64).pow(2))
+            .sum()
+    };
+    let gt = exact_knn(
+        &BaseSet {
+            vectors: &base,
+            ids: None,
+            dim,
+        },
+        &queries,
+        Distance::Euclidean,
+        k,
+        &|_| {},
+    );
+    let mut above = 0;
+    for q in 0..nq {
+        let (ids, dists) = (gt.ids_of(q), gt.distances_of(q));
+        for (id, d) in ids.iter().zip(dists) {
+            let sq = exact_sq(q, *id as usize);
+            above += usize::from(sq > 1 << 24);
+            assert_eq!(*d, (sq as f64).sqrt() as f32, "query {q} id {id}");
+        }
+        for w in dists.windows(2).zip(ids.windows(2)) {
+            let (d, i) = w;
+            if d[0] != d[1] {
+                assert!(exact_sq(q, i[0] as usize) < exact_sq(q, i[1] as usize));
+            }
+        }
+        let kth = exact_sq(q, ids[k - 1] as usize);
+        for r in 0..n {
+            if !ids.contains(&(r as PointId)) {
+                let d = (exact_sq(q, r) as f64).sqrt() as f32;
+                assert!(
+                    d >= dists[k - 1],
+                    "query {q}: row {r} ({}) beats the k-th ({kth})",
+                    exact_sq(q, r)
+                );
+            }
+        }
+    }
+    assert!(above > 0, "the case must reach sums an f32 rounds");
+}

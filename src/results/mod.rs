@@ -453,6 +453,36 @@ pub struct RunResult {
     /// File name (next to this one) of the per-query results.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sidecar: Option<String>,
+    /// The dataset's element type and what the engine stored it as (absent in files from
+    /// before 2026-11, whose engines all stored float32).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub element_type: Option<ElementTypes>,
+}
+
+/// `"element_type": {"dataset": "uint8", "engine": "uint8"}`, or with the engine's
+/// conversion stated: `"engine": "float32 (converted from uint8, exact)"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ElementTypes {
+    /// What the dataset's components are (`float32`, `uint8`, `int8`).
+    pub dataset: String,
+    /// What the engine stored them as, set once a build has run. A build sweep whose
+    /// configurations stored different types lists each once, separated by `; `.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub engine: Option<String>,
+}
+
+impl ElementTypes {
+    /// Records that a build stored the dataset's vectors as `stored`.
+    pub fn record_engine(&mut self, stored: &str) {
+        match &mut self.engine {
+            None => self.engine = Some(stored.to_string()),
+            Some(all) if all.split("; ").any(|s| s == stored) => {}
+            Some(all) => {
+                all.push_str("; ");
+                all.push_str(stored);
+            }
+        }
+    }
 }
 
 /// Problems reading or writing result files.

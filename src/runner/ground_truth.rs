@@ -23,8 +23,10 @@ use crate::runbook::Resolved;
 use crate::types::PointId;
 use crate::types::{Progress, ProgressUnit};
 
-/// Format version 2: the header carries the cache key.
-const MAGIC: &[u8; 8] = b"RDBGT02\n";
+/// Format version 3: the header carries the cache key; the distances are those of
+/// `Distance::between` with f64 block sums (version 2's f32 sums may differ by an ulp, and
+/// would no longer compare bit for bit with the distances the harness recomputes).
+const MAGIC: &[u8; 8] = b"RDBGT03\n";
 /// Largest depth a cache file may claim (the bench caps k at 1000).
 const MAX_CACHED_K: u64 = 1000;
 

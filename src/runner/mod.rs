@@ -342,6 +342,7 @@ fn run_config(
         build_params: build_params.clone(),
         work_dir,
         attributes: plan.filters.as_ref().map(|f| f.setup.attributes.clone()),
+        element_type: dataset.element_type,
     };
     // Reject a bad value anywhere in a build sweep before the first build: a typo in the last
     // configuration must not cost the user the hours of the ones before it.
@@ -389,6 +390,10 @@ fn run_config(
                     ids.len()
                 ));
                 let build = build::run_build(engine.as_mut(), &spec, dataset, ids, plan)?;
+                let stored = dataset.element_type.stored_as(engine.stored_element_type());
+                if let Some(types) = &mut result.element_type {
+                    types.record_engine(&stored);
+                }
                 let rows: Vec<usize> = ids.iter().map(|id| *id as usize).collect();
                 live.upsert(ids, &rows);
                 record += 1;

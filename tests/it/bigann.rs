@@ -9,6 +9,7 @@ use crate::common::{files_in, ragdbeval, stderr, stdout};
 use ragdbeval::dataset::{self, Dataset, GroundTruthSource, LoadOptions, hdf5};
 use ragdbeval::distance::Distance;
 use ragdbeval::results::RunResult;
+use ragdbeval::types::ElementType;
 use ragdbeval::vectors::Vectors;
 
 const GENERATED: &str = "gen:clustered:n=1500,dim=12,queries=30,seed=9";
@@ -105,13 +106,10 @@ fn fbin_and_u8bin_round_trips_keep_vectors_and_exact_truth() {
     );
     let back = load(path_str(&u8dir), None, None);
     same_dataset(&back, &ints);
-    assert!(
-        back.warnings
-            .iter()
-            .any(|w| w.contains("uint8 components converted to f32")),
-        "{:?}",
-        back.warnings
-    );
+    // The type is the file's; the values, held as f32, are exact: nothing to warn about.
+    assert_eq!(back.element_type, ElementType::Uint8);
+    assert!(back.warnings.is_empty(), "{:?}", back.warnings);
+    assert_eq!(ints.element_type, ElementType::Float32, "an f32 HDF5 file");
 
     // And back to HDF5: the same dataset again.
     let again = d.join("again.hdf5");
@@ -128,7 +126,11 @@ fn fbin_and_u8bin_round_trips_keep_vectors_and_exact_truth() {
         "{text}"
     );
     assert!(text.contains("25 queries, depth 20"), "{text}");
-    assert!(text.contains("warning:       uint8 components"), "{text}");
+    assert!(
+        text.contains("element type:  uint8 (held as f32 in memory: every value exact)"),
+        "{text}"
+    );
+    assert!(!text.contains("warning:"), "{text}");
     assert_eq!(text.matches("sha256 ").count(), 3, "{text}");
 }
 
@@ -231,10 +233,12 @@ fn bench_exact_on_a_bigann_directory_has_recall_one() {
     let r = RunResult::load(&result).unwrap();
     let search = r.configs[0].searches().next().unwrap();
     assert_eq!(search.quality.recall, 1.0);
-    let text = std::fs::read_to_string(&result).unwrap();
-    assert!(
-        text.contains("uint8 components converted to f32"),
-        "the warning is stored"
+    let types = r.element_type.expect("element types recorded");
+    assert_eq!(types.dataset, "uint8");
+    assert_eq!(
+        types.engine.as_deref(),
+        Some("uint8"),
+        "exact keeps the values"
     );
 }
 

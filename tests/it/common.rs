@@ -110,6 +110,7 @@ pub fn empty_result() -> ragdbeval::results::RunResult {
         warnings: Vec::new(),
         curves: Vec::new(),
         sidecar: None,
+        element_type: None,
     }
 }
 

@@ -165,6 +165,7 @@ pub fn check_filtered_search(
         dim: DIM,
         expected_points: POINTS,
         attributes: Some(attributes.clone()),
+        element_type: Default::default(),
         ..spec
     };
     for (_, predicates) in &cases {
@@ -265,6 +266,7 @@ fn exact_is_exact_under_every_filter() {
             build_params: Default::default(),
             work_dir: dir.path().to_path_buf(),
             attributes: None,
+            element_type: Default::default(),
         },
         1.0,
     );

@@ -115,6 +115,7 @@ impl Data {
             build_params: build,
             work_dir: std::env::temp_dir(),
             attributes: None,
+            element_type: Default::default(),
         }
     }
 
@@ -827,6 +828,7 @@ fn filtered_search_keeps_to_the_predicate() {
         build_params: ParamMap::new(),
         work_dir: std::env::temp_dir(),
         attributes: None,
+        element_type: Default::default(),
     };
     let mut engine = open(&url, true);
     engine
@@ -865,6 +867,7 @@ fn filtered_search_keeps_to_the_predicate() {
     engine
         .create(&CollectionSpec {
             attributes: Some(attrs.clone()),
+            element_type: Default::default(),
             ..data.spec(&unique_name("filtoff"), ParamMap::new())
         })
         .expect("create");

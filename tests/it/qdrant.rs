@@ -60,6 +60,7 @@ fn spec(name: &str, dim: usize, n: usize, build: ParamMap) -> CollectionSpec {
         build_params: build,
         work_dir: std::env::temp_dir(),
         attributes: None,
+        element_type: Default::default(),
     }
 }
 

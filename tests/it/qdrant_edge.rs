@@ -57,6 +57,7 @@ fn build(
             build_params,
             work_dir: dir.path().to_path_buf(),
             attributes: None,
+            element_type: Default::default(),
         })
         .expect("create");
     let t = Instant::now();
@@ -324,6 +325,7 @@ fn unknown_parameters_are_rejected() {
         build_params,
         work_dir: dir.path().to_path_buf(),
         attributes: None,
+        element_type: Default::default(),
     };
     let mut engine = qdrant_edge::open(&options()).expect("open");
     let err = engine
@@ -442,6 +444,7 @@ fn filtered_search_keeps_to_the_predicate() {
                 build_params,
                 work_dir: dir.path().to_path_buf(),
                 attributes: None,
+                element_type: Default::default(),
             },
             0.9,
         );
@@ -469,6 +472,7 @@ fn filtered_search_keeps_to_the_predicate() {
             build_params: ParamMap::new(),
             work_dir: dir.path().to_path_buf(),
             attributes: Some(attrs),
+            element_type: Default::default(),
         })
         .unwrap();
     let strategy = engine.describe()["filter_strategy"].clone();

@@ -70,6 +70,7 @@ fn spec(name: &str, dim: usize, n: usize, distance: Distance, build: ParamMap) -
         build_params: build,
         work_dir: std::env::temp_dir(),
         attributes: None,
+        element_type: Default::default(),
     }
 }
 
