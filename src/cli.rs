@@ -600,6 +600,8 @@ pub enum ConvertFormat {
     I8bin,
     /// ann-benchmarks HDF5 file (train, test, neighbors, distances, attribute distance).
     Hdf5,
+    /// VectorDBBench directory (train.parquet, test.parquet, neighbors.parquet; no metric).
+    Vdbbench,
 }
 
 #[derive(Debug, Args)]
@@ -614,7 +616,8 @@ pub struct ConvertArgs {
     /// Ground-truth depth when it is computed (the source has none, or --limit drops it).
     #[arg(short = 'k', long, default_value_t = 100)]
     pub k: usize,
-    /// Output: a new directory for fbin/u8bin/i8bin (or an empty one), a file for hdf5.
+    /// Output: a new directory for fbin/u8bin/i8bin/vdbbench (or an empty one), a file for
+    /// hdf5.
     /// Written under a temporary name and renamed, so a failure leaves nothing.
     #[arg(long, short = 'o')]
     pub out: PathBuf,
