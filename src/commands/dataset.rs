@@ -180,6 +180,15 @@ fn print_registry_entry(known: &registry::KnownDataset, cache: &std::path::Path)
         let dest = cache.join(&f.local);
         let state = if dest.is_file() { "cached" } else { "missing" };
         println!("    {state:<7} {}: {}", f.role, f.fetch_hint(&dest));
+        if dest.is_file() && dest.extension().is_some_and(|e| e == "spmat") {
+            match dataset::spmat::read_header(&dest) {
+                Ok((rows, cols, nnz)) => println!(
+                    "            {rows} rows × {cols} tags, {nnz} entries (header checked \
+                     against the file size; not used by --filter)"
+                ),
+                Err(e) => println!("            unreadable: {e}"),
+            }
+        }
     }
     if !missing.is_empty() {
         println!(
@@ -252,10 +261,13 @@ fn print_summary(ds: &Dataset) {
     );
     println!("sha256:        {}", ds.sha256);
     if ds.files.len() > 1 {
-        println!("               (of the files' hex SHA-256s below, concatenated in this order)");
-    }
-    for f in &ds.files {
-        println!("  file {}  {} bytes  sha256 {}", f.path, f.bytes, f.sha256);
+        println!(
+            "files:         (path, bytes, SHA-256; the sha256 above hashes these hex digests \
+             concatenated in this order)"
+        );
+        for f in &ds.files {
+            println!("  {}  {}  {}", f.path, f.bytes, f.sha256);
+        }
     }
     for warning in &ds.warnings {
         println!("warning:       {warning}");

@@ -10,6 +10,7 @@ pub mod bigann;
 pub mod download;
 pub mod hdf5;
 pub mod registry;
+pub mod spmat;
 pub mod texmex;
 mod truth;
 pub mod vdbbench;
