@@ -42,6 +42,9 @@ const DATASET_EXAMPLES: &str = "\
 Examples:
   ragdbeval dataset list
   ragdbeval dataset download sift1m
+  ragdbeval dataset info bigann-10M
+      Format, element type, sizes, source and each file's URL and cache path; bigann-10M
+      downloads 1.28 GB of the 1B file (an HTTP range) and rewrites its header.
   ragdbeval dataset info datasets/cache/sift-128-euclidean.hdf5
   ragdbeval dataset make --kind clustered -n 100000 --dim 128 --out data/c100k.hdf5
   ragdbeval dataset gt --dataset data/c100k.hdf5 -k 100 --out data/c100k-gt.hdf5
@@ -64,7 +67,10 @@ Examples:
       the 100k kept vectors), the big-ann-benchmarks layout.
   ragdbeval dataset convert --dataset data/sift100k --to u8bin --out data/sift100k-u8
       SIFT's components are integers in 0..=255: the same vectors as uint8.
-  ragdbeval dataset convert --dataset data/bigann-10M --max-queries 1000 --to hdf5 --out b.hdf5";
+  ragdbeval dataset convert --dataset data/bigann-10M --max-queries 1000 --to hdf5 --out b.hdf5
+  ragdbeval dataset convert --dataset glove-100 --to vdbbench --out data/glove_vdb
+      A VectorDBBench directory: train.parquet, test.parquet, neighbors.parquet (no metric
+      stored: load it with --distance angular, as convert says).";
 
 /// Benchmark vector databases: recall against exact ground truth, latency, throughput,
 /// build time, index size, RAM and CPU, written to result files that can be compared.
@@ -600,6 +606,8 @@ pub enum ConvertFormat {
     I8bin,
     /// ann-benchmarks HDF5 file (train, test, neighbors, distances, attribute distance).
     Hdf5,
+    /// VectorDBBench directory (train.parquet, test.parquet, neighbors.parquet; no metric).
+    Vdbbench,
 }
 
 #[derive(Debug, Args)]
@@ -614,7 +622,8 @@ pub struct ConvertArgs {
     /// Ground-truth depth when it is computed (the source has none, or --limit drops it).
     #[arg(short = 'k', long, default_value_t = 100)]
     pub k: usize,
-    /// Output: a new directory for fbin/u8bin/i8bin (or an empty one), a file for hdf5.
+    /// Output: a new directory for fbin/u8bin/i8bin/vdbbench (or an empty one), a file for
+    /// hdf5.
     /// Written under a temporary name and renamed, so a failure leaves nothing.
     #[arg(long, short = 'o')]
     pub out: PathBuf,

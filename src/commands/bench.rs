@@ -68,6 +68,7 @@ fn dataset_info(ds: &Dataset) -> DatasetInfo {
         name: ds.name.clone(),
         source: ds.source.clone(),
         sha256: ds.sha256.clone(),
+        files: ds.files.clone(),
         train: ds.train.len(),
         dim: ds.train.dim(),
         queries: ds.test.len(),

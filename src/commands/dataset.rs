@@ -52,14 +52,17 @@ pub fn run(cmd: DatasetCommand) -> anyhow::Result<ExitCode> {
 fn list(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
     let cache = data_dir.unwrap_or_else(dataset::default_cache_dir);
     println!(
-        "{:<30} {:>5} {:>10} {:>7} {:<10} {:<7} aliases",
-        "name", "dim", "train", "test", "distance", "cached"
+        "{:<34} {:<18} {:<11} {:<7} {:>5} {:>10} {:>7} {:<9} {:<6} aliases",
+        "name", "source", "format", "type", "dim", "train", "test", "distance", "cached"
     );
     for d in registry::KNOWN {
         let cached = download::missing(d, &cache).is_empty();
         println!(
-            "{:<30} {:>5} {:>10} {:>7} {:<10} {:<7} {}",
+            "{:<34} {:<18} {:<11} {:<7} {:>5} {:>10} {:>7} {:<9} {:<6} {}",
             d.name,
+            d.layout.publisher(),
+            d.layout.format(),
+            d.elem.name(),
             d.dim,
             d.train,
             d.test.map_or_else(|| "?".to_string(), |t| t.to_string()),
@@ -67,6 +70,9 @@ fn list(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
             if cached { "yes" } else { "no" },
             d.aliases.join(", ")
         );
+        if !d.note.is_empty() {
+            println!("    note: {}", d.note);
+        }
     }
     println!(
         "\ncache: {} (set RAGDBEVAL_DATA_DIR or --data-dir to change)",
@@ -74,7 +80,9 @@ fn list(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
     );
     println!(
         "test `?`: not published; known once the files are read. VectorDBBench sets download \
-         as a directory of Parquet files."
+         as a directory of Parquet files, big-ann-benchmarks sets as a directory of binary \
+         files (the 1M/10M/100M ones as a prefix of the 1B file). `dataset info NAME` shows \
+         an entry's URLs. type: the published component type (ragdbeval computes in f32)."
     );
     println!(
         "also: any .hdf5 path, a TEXMEX, VectorDBBench or big-ann-benchmarks directory, \
@@ -86,6 +94,13 @@ fn list(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
 
 fn info(target: &str, data_dir: Option<std::path::PathBuf>, k: usize) -> anyhow::Result<ExitCode> {
     let path = std::path::Path::new(target);
+    let cache = data_dir.clone().unwrap_or_else(dataset::default_cache_dir);
+    if !path.exists()
+        && let Some(known) = registry::find(target)
+        && !print_registry_entry(known, &cache)
+    {
+        return Ok(ExitCode::SUCCESS);
+    }
     if path.is_file() {
         let layout = hdf5::layout(path)?;
         println!("{}", path.display());
@@ -127,6 +142,62 @@ fn info(target: &str, data_dir: Option<std::path::PathBuf>, k: usize) -> anyhow:
     print_summary(&ds);
     print_difficulty(&ds, k);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `dataset info NAME`: the registry's facts and each file's URL and cache path. Returns
+/// whether every file is cached (else there is nothing to load).
+fn print_registry_entry(known: &registry::KnownDataset, cache: &std::path::Path) -> bool {
+    println!(
+        "{} ({}, {})",
+        known.name,
+        known.layout.publisher(),
+        known.source()
+    );
+    println!(
+        "  format: {}, {} components, {} × {}, {} queries, {}",
+        known.layout.format(),
+        known.elem.name(),
+        known.train,
+        known.dim,
+        known
+            .test
+            .map_or_else(|| "? (not published)".to_string(), |t| t.to_string()),
+        known.distance
+    );
+    if !known.note.is_empty() {
+        println!("  note:   {}", known.note);
+    }
+    let checksum = match known.layout {
+        registry::Layout::VectorDbBench { .. } => {
+            "each file checked against the server's ETag (its MD5)"
+        }
+        _ => "none published: the SHA-256 of each downloaded file is recorded in the result",
+    };
+    println!("  checksum: {checksum}");
+    let missing = download::missing(known, cache);
+    println!("  files, in the order the dataset's SHA-256 hashes them:");
+    for f in known.files() {
+        let dest = cache.join(&f.local);
+        let state = if dest.is_file() { "cached" } else { "missing" };
+        println!("    {state:<7} {}: {}", f.role, f.fetch_hint(&dest));
+        if dest.is_file() && dest.extension().is_some_and(|e| e == "spmat") {
+            match dataset::spmat::read_header(&dest) {
+                Ok((rows, cols, nnz)) => println!(
+                    "            {rows} rows × {cols} tags, {nnz} entries (header checked \
+                     against the file size; not used by --filter)"
+                ),
+                Err(e) => println!("            unreadable: {e}"),
+            }
+        }
+    }
+    if !missing.is_empty() {
+        println!(
+            "not cached: `ragdbeval dataset download {}` fetches {} file(s)",
+            known.name,
+            missing.len()
+        );
+    }
+    missing.is_empty()
 }
 
 /// The distribution of the queries' RC and LID at `k` (defined values only; undefined ones
@@ -198,6 +269,15 @@ fn print_summary(ds: &Dataset) {
         ds.ground_truth.k, ds.ground_truth_source
     );
     println!("sha256:        {}", ds.sha256);
+    if ds.files.len() > 1 {
+        println!(
+            "files:         (path, bytes, SHA-256; the sha256 above hashes these hex digests \
+             concatenated in this order)"
+        );
+        for f in &ds.files {
+            println!("  {}  {}  {}", f.path, f.bytes, f.sha256);
+        }
+    }
     for warning in &ds.warnings {
         println!("warning:       {warning}");
     }
@@ -467,6 +547,7 @@ fn convert(args: ConvertArgs) -> anyhow::Result<ExitCode> {
         ConvertFormat::U8bin => bigann::ElementType::U8,
         ConvertFormat::I8bin => bigann::ElementType::I8,
         ConvertFormat::Hdf5 => return write_dataset(&ds, &args.out),
+        ConvertFormat::Vdbbench => return write_vdbbench(&ds, &args.out),
     };
     bigann::write_dataset(&args.out, elem, &ds.train, &ds.test, &ds.ground_truth)?;
     println!(
@@ -479,6 +560,72 @@ fn convert(args: ConvertArgs) -> anyhow::Result<ExitCode> {
         ds.ground_truth.k,
         bigann::dataset_file_names(elem).join(", ")
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dataset convert --to vdbbench`: a VectorDBBench directory (`train.parquet`,
+/// `test.parquet`, `neighbors.parquet`) written into a hidden temporary directory next to
+/// `out` and renamed into place, so a failure leaves nothing.
+fn write_vdbbench(ds: &Dataset, out: &std::path::Path) -> anyhow::Result<ExitCode> {
+    if out.is_file() || std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some()) {
+        bail!(
+            "{}: already exists and is not an empty directory; give a new path",
+            out.display()
+        );
+    }
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempdir_in(parent)
+        .with_context(|| parent.display().to_string())?;
+    let ids: Vec<i64> = ds.ground_truth.ids.iter().map(|&i| i as i64).collect();
+    let neighbors = (ds.ground_truth.k > 0).then_some((ds.ground_truth.k, ids.as_slice()));
+    dataset::vdbbench::write_dir(tmp.path(), &ds.train, &ds.test, neighbors)?;
+    let kept = tmp.keep();
+    if let Err(e) = std::fs::remove_dir(out).or_else(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Ok(())
+        } else {
+            Err(e)
+        }
+    }) {
+        let _ = std::fs::remove_dir_all(&kept);
+        return Err(e).with_context(|| out.display().to_string());
+    }
+    if let Err(e) = std::fs::rename(&kept, out) {
+        let _ = std::fs::remove_dir_all(&kept);
+        return Err(e).with_context(|| out.display().to_string());
+    }
+    println!(
+        "wrote {} (VectorDBBench: train.parquet {} × {}, test.parquet {} queries{})",
+        out.display(),
+        ds.train.len(),
+        ds.train.dim(),
+        ds.test.len(),
+        if neighbors.is_some() {
+            format!(", neighbors.parquet depth {}", ds.ground_truth.k)
+        } else {
+            String::new()
+        }
+    );
+    // The files carry no metric: a reader takes it from the directory's name.
+    let (inferred, _) = dataset::vdbbench::metric_of(out);
+    if inferred != ds.distance {
+        println!(
+            "note: VectorDBBench files carry no metric and this directory's name reads as {}; \
+             load it with --distance {}",
+            inferred, ds.distance
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -17,9 +17,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
-use super::{Dataset, DatasetError, LoadOptions, assemble, file_sha256, file_stem, hex};
+use super::{Dataset, DatasetError, LoadOptions, assemble, file_stem};
 use crate::atomic::AtomicFile;
 use crate::distance::Distance;
 use crate::groundtruth::GroundTruth;
@@ -47,6 +45,12 @@ pub enum ElementType {
     U8,
     /// `.i8bin`: `i8`.
     I8,
+}
+
+impl serde::Serialize for ElementType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 impl ElementType {
@@ -549,10 +553,8 @@ pub(super) fn load(
     files: &BigannFiles,
     opts: &LoadOptions,
 ) -> Result<Dataset, DatasetError> {
-    let mut hasher = Sha256::new();
-    for (_, path, _) in files.roles() {
-        hasher.update(file_sha256(path, opts.observer())?.as_bytes());
-    }
+    let paths: Vec<&Path> = files.roles().into_iter().map(|(_, p, _)| p).collect();
+    let (sha256, digests) = super::digest_files(&paths, opts.observer())?;
     let (reader, len) = open(&files.base)?;
     let base = VectorSource::open(reader, len, &files.base, files.base_type)?;
     let rows_in_file = base.header.rows;
@@ -601,9 +603,10 @@ pub(super) fn load(
         train.vectors,
         test.vectors,
         gt,
-        hex(&hasher.finalize()),
+        sha256,
         opts,
     )?;
+    ds.files = digests;
     // The dataset keeps the files' type when base and queries agree; a mix (a uint8 base
     // searched with float32 queries) is float32, and says so.
     if files.base_type == files.query_type {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use md5::{Digest, Md5};
 
 use super::DatasetError;
-use super::registry::{KnownDataset, RemoteFile};
+use super::registry::{Crop, KnownDataset, RemoteFile};
 use crate::types::{Progress, ProgressUnit};
 
 /// The files of `known` not yet in `cache_dir`, with their full local paths.
@@ -40,6 +40,10 @@ pub fn download(
 /// with an HTTP range request; the finished file is checked (its S3 ETag, where the registry
 /// says the server's ETag is the file's MD5) and renamed into place. A file that fails the
 /// check is deleted: resuming it would only extend a wrong file.
+///
+/// A cropped file ([`Crop`]) asks for its prefix only (`Range: bytes=have-(end-1)`), stops
+/// reading at its end even if the server sends the whole file, and has its header checked
+/// against the published one and its row count rewritten before it is renamed into place.
 pub fn fetch(
     name: &str,
     file: &RemoteFile,
@@ -53,13 +57,30 @@ pub fn fetch(
     if let Some(dir) = dest.parent() {
         std::fs::create_dir_all(dir).map_err(|e| DatasetError::io(dir, e))?;
     }
-    let have = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
+    let mut have = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
     let fail = |message: String| DatasetError::Download {
         name: name.to_string(),
         url: url.clone(),
-        message,
+        message: match file.crop {
+            Some(c) => format!(
+                "{message} (only bytes 0-{} of it are used, with the row count in its header \
+                 set to {})",
+                c.bytes - 1,
+                c.rows
+            ),
+            None => message,
+        },
         dest: dest.to_path_buf(),
     };
+    if let Some(crop) = file.crop {
+        if have > crop.bytes {
+            // Longer than the crop: not ours to trust, start again.
+            std::fs::remove_file(&part).map_err(|e| DatasetError::io(&part, e))?;
+            have = 0;
+        } else if have == crop.bytes {
+            return finish(file, None, &part, dest, &fail);
+        }
+    }
 
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_connect(Some(std::time::Duration::from_secs(20)))
@@ -67,19 +88,36 @@ pub fn fetch(
         .build()
         .into();
     let mut request = agent.get(url);
-    if have > 0 {
-        request = request.header("Range", &format!("bytes={have}-"));
+    match file.crop {
+        Some(crop) => {
+            request = request.header("Range", &format!("bytes={have}-{}", crop.bytes - 1));
+        }
+        None if have > 0 => {
+            request = request.header("Range", &format!("bytes={have}-"));
+        }
+        None => {}
     }
     let response = request.call().map_err(|e| fail(e.to_string()))?;
     let etag = etag_of(&response);
     let status = response.status().as_u16();
     let (resume, total) = match status {
         206 => {
+            if let Some(start) = range_start(&response)
+                && start != have
+            {
+                return Err(fail(format!(
+                    "asked for the bytes from {have} on, the server sent them from {start}"
+                )));
+            }
             let rest = content_length(&response);
-            (true, rest.map(|r| r + have))
+            (true, file.crop.map(|c| c.bytes).or(rest.map(|r| r + have)))
         }
-        200 => (false, content_length(&response)),
-        416 if have > 0 => {
+        // A server that ignores the range sends the whole file: a crop keeps its prefix.
+        200 => (
+            false,
+            file.crop.map(|c| c.bytes).or(content_length(&response)),
+        ),
+        416 if have > 0 && file.crop.is_none() => {
             // The partial file is already complete.
             return finish(file, etag.as_deref(), &part, dest, &fail);
         }
@@ -100,7 +138,9 @@ pub fn fetch(
     );
     let mut done = start;
     bar.set(done);
-    let mut body = response.into_body().into_reader();
+    // A crop never takes more than its bytes, whatever the server sends.
+    let limit = file.crop.map_or(u64::MAX, |c| c.bytes - start);
+    let mut body = response.into_body().into_reader().take(limit);
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = body.read(&mut buf).map_err(|e| {
@@ -126,11 +166,14 @@ pub fn fetch(
             "got {got} of {total} bytes (the partial download is kept; run again to resume)"
         )));
     }
+    // An ETag names the whole file, never a crop of it.
+    let etag = if file.crop.is_some() { None } else { etag };
     finish(file, etag.as_deref(), &part, dest, &fail)
 }
 
-/// Checks the finished `part` against the server's ETag (when it is an MD5) and renames it
-/// to `dest`; a mismatch deletes it.
+/// Checks the finished `part` against the server's ETag (when it is an MD5) or, for a crop,
+/// its header against the published file's, rewrites a crop's row count, and renames it to
+/// `dest`; a mismatch deletes it.
 fn finish(
     file: &RemoteFile,
     etag: Option<&str>,
@@ -150,7 +193,54 @@ fn finish(
             part.display()
         )));
     }
+    if let Some(crop) = file.crop {
+        rewrite_crop_header(part, crop).map_err(|message| {
+            let _ = std::fs::remove_file(part);
+            fail(format!(
+                "{message}; the partial file {} was deleted",
+                part.display()
+            ))
+        })?;
+    }
     std::fs::rename(part, dest).map_err(|e| DatasetError::io(dest, e))
+}
+
+/// Checks that a crop starts with the published header (`n` = the published rows, `d` = the
+/// dimension; or `n` already rewritten, after an interruption between rewrite and rename) and
+/// sets `n` to the crop's rows, as big-ann's `prepare` does.
+fn rewrite_crop_header(part: &Path, crop: Crop) -> Result<(), String> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(part)
+        .map_err(|e| e.to_string())?;
+    let len = f.metadata().map_err(|e| e.to_string())?.len();
+    if len != crop.bytes {
+        return Err(format!("the crop has {len} bytes, not {}", crop.bytes));
+    }
+    let mut header = [0u8; 8];
+    f.read_exact(&mut header).map_err(|e| e.to_string())?;
+    let n = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+    let d = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+    if d != crop.dim || (n != crop.published_rows && n != crop.rows) {
+        return Err(format!(
+            "the file's header says {n} × {d}, the published file has {} × {}: not the \
+             expected file",
+            crop.published_rows, crop.dim
+        ));
+    }
+    f.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+    f.write_all(&crop.rows.to_le_bytes())
+        .map_err(|e| e.to_string())?;
+    f.sync_all().map_err(|e| e.to_string())
+}
+
+/// The first byte a 206 answer holds, from its `Content-Range: bytes START-END/TOTAL`.
+fn range_start(response: &ureq::http::Response<ureq::Body>) -> Option<u64> {
+    let raw = response.headers().get("content-range")?.to_str().ok()?;
+    let rest = raw.trim().strip_prefix("bytes")?.trim();
+    rest.split('-').next()?.trim().parse().ok()
 }
 
 fn etag_of(response: &ureq::http::Response<ureq::Body>) -> Option<String> {

@@ -164,11 +164,21 @@ pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
             });
         }
     };
-    let distance: Distance = distance_name
-        .parse()
-        .map_err(|e| h5err(path, "root attribute `distance`", e))?;
-    let point_type = read_string_attr(&file, "point_type");
     let mut warnings = Vec::new();
+    // VIBE's `normalized`: unit vectors, under which euclidean, angular and inner product
+    // rank alike; angular is the metric that stays right if a vector is not quite unit.
+    let distance: Distance = if distance_name.trim().eq_ignore_ascii_case("normalized") {
+        warnings.push(
+            "distance `normalized` (VIBE: unit vectors, any metric ranks alike) read as angular"
+                .to_string(),
+        );
+        Distance::Angular
+    } else {
+        distance_name
+            .parse()
+            .map_err(|e| h5err(path, "root attribute `distance`", e))?
+    };
+    let point_type = read_string_attr(&file, "point_type");
     let train = read_matrix(&file, path, "train", &mut warnings)?;
     let test = read_matrix(&file, path, "test", &mut warnings)?;
     let stored_as_integers = ["train", "test"].iter().all(|name| {

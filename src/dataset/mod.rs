@@ -10,6 +10,7 @@ pub mod bigann;
 pub mod download;
 pub mod hdf5;
 pub mod registry;
+pub mod spmat;
 pub mod texmex;
 mod truth;
 pub mod vdbbench;
@@ -120,8 +121,13 @@ pub struct Dataset {
     pub test: Vectors,
     pub ground_truth: GroundTruth,
     pub ground_truth_source: GroundTruthSource,
-    /// SHA-256 of the source file(s), or of the generated vectors.
+    /// SHA-256 of the source file, or for several files the SHA-256 of their lower-case hex
+    /// SHA-256 digests concatenated in the order of `files`; of the generated vectors for a
+    /// `gen:` spec.
     pub sha256: String,
+    /// Each source file with its size and SHA-256, in the order `sha256` hashes them (empty
+    /// for a generated dataset).
+    pub files: Vec<FileDigest>,
     /// Train vectors kept by `--limit`, if any.
     pub limit: Option<usize>,
     /// What loading changed or doubted that a result must carry (e.g. integer components
@@ -221,7 +227,7 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
             if opts.offline {
                 let files: String = missing
                     .iter()
-                    .map(|(f, dest)| format!("\n  {} -> {}", f.url, dest.display()))
+                    .map(|(f, dest)| format!("\n  {}", f.fetch_hint(dest)))
                     .collect();
                 return Err(DatasetError::Offline {
                     name: known.name.to_string(),
@@ -232,13 +238,52 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
         }
         let local = opts.cache_dir.join(known.local());
         let mut ds = match known.layout {
-            registry::Layout::AnnBenchmarks => load_hdf5(spec, &local, opts)?,
+            registry::Layout::AnnBenchmarks | registry::Layout::Vibe => {
+                load_hdf5(spec, &local, opts)?
+            }
             registry::Layout::VectorDbBench { .. } => {
                 let files = vdbbench::find_files(&local)?.ok_or_else(|| DatasetError::Format {
                     path: local.clone(),
                     message: "downloaded, but not a VectorDBBench directory".into(),
                 })?;
                 load_vdbbench(spec, &local, &files, opts)?
+            }
+            registry::Layout::BigAnn(_) => {
+                let remote = known.files();
+                let path_of = |role: &str| {
+                    remote
+                        .iter()
+                        .find(|f| f.role == role)
+                        .map(|f| opts.cache_dir.join(&f.local))
+                };
+                let (Some(base), Some(query)) = (path_of("base"), path_of("queries")) else {
+                    return Err(DatasetError::Format {
+                        path: local,
+                        message: "the registry entry names no base or query file".into(),
+                    });
+                };
+                let files = bigann::BigannFiles {
+                    base,
+                    base_type: known.elem,
+                    query,
+                    query_type: known.elem,
+                    groundtruth: path_of("truth"),
+                };
+                // The files carry no metric: the registry's (Text-to-Image's is inner product).
+                let opts = LoadOptions {
+                    distance: Some(opts.distance.unwrap_or(known.distance)),
+                    ..opts.clone()
+                };
+                let mut ds = bigann::load(spec, &local, &files, &opts)?;
+                // Every downloaded file is the dataset's identity, those not read included.
+                let paths: Vec<PathBuf> = remote
+                    .iter()
+                    .map(|f| opts.cache_dir.join(&f.local))
+                    .collect();
+                let (sha256, digests) = digest_files(&paths, opts.observer())?;
+                ds.sha256 = sha256;
+                ds.files = digests;
+                ds
             }
         };
         ds.name = known.name.to_string();
@@ -300,7 +345,7 @@ fn load_generated(
 }
 
 fn load_hdf5(source: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
-    let sha256 = file_sha256(path, opts.observer())?;
+    let (sha256, digests) = digest_files(&[path], opts.observer())?;
     let contents = hdf5::read(path)?;
     let distance = opts.distance.unwrap_or(contents.distance);
     // The file's neighbours were computed for the file's metric: under another metric they are
@@ -322,6 +367,7 @@ fn load_hdf5(source: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, D
     )?;
     ds.warnings = contents.warnings;
     ds.element_type = contents.element_type;
+    ds.files = digests;
     // `--limit` keeps a prefix of the train rows: the attributes follow.
     ds.attributes = contents.attributes.map(|a| a.truncated(ds.train.len()));
     Ok(ds)
@@ -329,14 +375,11 @@ fn load_hdf5(source: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, D
 
 fn load_texmex(source: &str, dir: &Path, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
     let files = texmex::find_files(dir)?;
-    let mut hasher = Sha256::new();
     let mut paths = vec![&files.base, &files.query];
     if let Some(g) = &files.groundtruth {
         paths.push(g);
     }
-    for p in paths {
-        hasher.update(file_sha256(p, opts.observer())?.as_bytes());
-    }
+    let (sha256, digests) = digest_files(&paths, opts.observer())?;
     let train = texmex::read_vectors(&files.base, None)?;
     let test = texmex::read_vectors(&files.query, None)?;
     // TEXMEX directories carry no metric; their ground truth is euclidean by convention, so
@@ -346,16 +389,18 @@ fn load_texmex(source: &str, dir: &Path, opts: &LoadOptions) -> Result<Dataset, 
         Some(p) if distance == Distance::Euclidean => Some(texmex::read_ivecs(p)?),
         _ => None,
     };
-    assemble(
+    let mut ds = assemble(
         file_stem(dir),
         source,
         distance,
         train,
         test,
         gt,
-        hex(&hasher.finalize()),
+        sha256,
         opts,
-    )
+    )?;
+    ds.files = digests;
+    Ok(ds)
 }
 
 /// A VectorDBBench directory ([`vdbbench`]): only the train rows `--limit` keeps are read
@@ -367,10 +412,7 @@ fn load_vdbbench(
     files: &vdbbench::VdbFiles,
     opts: &LoadOptions,
 ) -> Result<Dataset, DatasetError> {
-    let mut hasher = Sha256::new();
-    for p in files.all() {
-        hasher.update(file_sha256(p, opts.observer())?.as_bytes());
-    }
+    let (sha256, digests) = digest_files(&files.all(), opts.observer())?;
     let train = vdbbench::read_vectors(&files.train, "emb", opts.limit)?;
     let total = train.total_rows;
     if let Some(limit) = opts.limit
@@ -408,10 +450,11 @@ fn load_vdbbench(
         train,
         test,
         neighbors,
-        hex(&hasher.finalize()),
+        sha256,
         opts,
     )?;
     ds.warnings = warnings;
+    ds.files = digests;
     if let Some(p) = &files.scalar_labels {
         let attributes =
             crate::filter::file::read_attributes(p, total).map_err(|e| DatasetError::Format {
@@ -554,11 +597,54 @@ pub fn assemble(
         ground_truth,
         ground_truth_source,
         sha256,
+        files: Vec::new(),
         limit: opts.limit,
         warnings: Vec::new(),
         attributes: None,
         element_type: ElementType::Float32,
     })
+}
+
+/// One source file of a dataset, as the result records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct FileDigest {
+    /// The path as loaded.
+    pub path: String,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+/// The identity of a dataset made of `paths` (in this order): the file's SHA-256 for one
+/// file, else the SHA-256 of the files' lower-case hex digests concatenated; with each file's
+/// digest.
+pub fn digest_files<P: AsRef<Path>>(
+    paths: &[P],
+    progress: &dyn Progress,
+) -> Result<(String, Vec<FileDigest>), DatasetError> {
+    let mut digests = Vec::with_capacity(paths.len());
+    for p in paths {
+        let p = p.as_ref();
+        let sha256 = file_sha256(p, progress)?;
+        let bytes = std::fs::metadata(p)
+            .map_err(|e| DatasetError::io(p, e))?
+            .len();
+        digests.push(FileDigest {
+            path: p.display().to_string(),
+            bytes,
+            sha256,
+        });
+    }
+    let identity = match digests.as_slice() {
+        [one] => one.sha256.clone(),
+        many => {
+            let mut hasher = Sha256::new();
+            for d in many {
+                hasher.update(d.sha256.as_bytes());
+            }
+            hex(&hasher.finalize())
+        }
+    };
+    Ok((identity, digests))
 }
 
 /// SHA-256 of a file, cached next to it (`<file>.sha256`, keyed by size and mtime) because

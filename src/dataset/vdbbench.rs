@@ -142,6 +142,7 @@ pub fn metric_of(dir: &Path) -> (Distance, String) {
     let known = [
         ("cohere", Distance::Angular),
         ("openai", Distance::Angular),
+        ("bioasq", Distance::Angular),
         ("glove", Distance::Angular),
         ("sift", Distance::Euclidean),
         ("gist", Distance::Euclidean),

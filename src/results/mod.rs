@@ -78,7 +78,13 @@ pub struct Resumption {
 pub struct DatasetInfo {
     pub name: String,
     pub source: String,
+    /// The file's SHA-256, or for several files the SHA-256 of their lower-case hex digests
+    /// concatenated in the order of `files`.
     pub sha256: String,
+    /// Each source file (path as loaded, bytes, SHA-256), in the order `sha256` hashes them;
+    /// empty for a generated dataset and in results written before it was recorded.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub files: Vec<crate::dataset::FileDigest>,
     pub train: usize,
     pub dim: usize,
     pub queries: usize,

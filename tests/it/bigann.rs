@@ -131,7 +131,7 @@ fn fbin_and_u8bin_round_trips_keep_vectors_and_exact_truth() {
         "{text}"
     );
     assert!(!text.contains("warning:"), "{text}");
-    assert_eq!(text.matches("sha256 ").count(), 3, "{text}");
+    assert_eq!(text.matches("bytes  sha256 ").count(), 3, "{text}");
 }
 
 #[test]

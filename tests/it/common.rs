@@ -92,6 +92,7 @@ pub fn empty_result() -> ragdbeval::results::RunResult {
             name: "t".into(),
             source: "t".into(),
             sha256: String::new(),
+            files: Vec::new(),
             train: 0,
             dim: 0,
             queries: 0,

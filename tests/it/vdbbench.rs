@@ -268,3 +268,117 @@ fn bench_and_info_run_on_a_directory() {
     let result = std::fs::read_to_string(tmp.path().join("results/vdb.json")).unwrap();
     assert!(result.contains("\"recall\": 1.0"), "{result}");
 }
+
+/// `dataset convert --to vdbbench`: any dataset becomes a VectorDBBench directory that loads
+/// back with the same vectors and truth and that `bench --db exact` scores at recall 1.0; a
+/// metric the directory's name would not give is named in a note; an existing non-empty
+/// output is refused, writing nothing.
+#[test]
+fn convert_to_vdbbench_round_trips_and_benches_at_recall_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let spec = "gen:clustered:n=700,dim=10,queries=15,seed=4,distance=angular";
+    let original = dataset::load(spec, &opts()).unwrap();
+    let out = t.join("sub/converted");
+    let done = ragdbeval(
+        t,
+        &[
+            "dataset",
+            "convert",
+            "-q",
+            "-k",
+            "10",
+            "--dataset",
+            spec,
+            "--to",
+            "vdbbench",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(done.status.success(), "{}", stderr(&done));
+    let said = stdout(&done);
+    assert!(said.contains("--distance angular"), "{said}");
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".sha256"))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["neighbors.parquet", "test.parquet", "train.parquet"]
+    );
+    // Nothing temporary is left next to it.
+    assert_eq!(std::fs::read_dir(t.join("sub")).unwrap().count(), 1);
+
+    let back = dataset::load(
+        out.to_str().unwrap(),
+        &LoadOptions {
+            distance: Some(Distance::Angular),
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert_eq!(*back.train, *original.train);
+    assert_eq!(back.test, original.test);
+    assert_eq!(back.ground_truth_source, GroundTruthSource::File);
+    assert_eq!(back.ground_truth, original.ground_truth);
+    assert_eq!(back.files.len(), 3, "{:?}", back.files);
+
+    let bench = ragdbeval(
+        t,
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "-q",
+            "--dataset",
+            out.to_str().unwrap(),
+            "--distance",
+            "angular",
+            "-k",
+            "10",
+            "--name",
+            "conv",
+        ],
+    );
+    assert!(bench.status.success(), "{}", stderr(&bench));
+    let result = std::fs::read_to_string(t.join("results/conv.json")).unwrap();
+    assert!(result.contains("\"recall\": 1.0"), "{result}");
+    // The result names every file with its SHA-256, in the order the identity hashes them.
+    let json: serde_json::Value = serde_json::from_str(&result).unwrap();
+    let files = json["dataset"]["files"].as_array().unwrap();
+    let paths: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert!(paths[0].ends_with("train.parquet"), "{paths:?}");
+    assert!(paths[1].ends_with("test.parquet"), "{paths:?}");
+    assert!(paths[2].ends_with("neighbors.parquet"), "{paths:?}");
+    assert!(
+        files
+            .iter()
+            .all(|f| f["sha256"].as_str().unwrap().len() == 64)
+    );
+
+    // Into an existing directory with files: refused, nothing changed.
+    let again = ragdbeval(
+        t,
+        &[
+            "dataset",
+            "convert",
+            "-q",
+            "--dataset",
+            spec,
+            "--to",
+            "vdbbench",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr(&again).contains("not an empty directory"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(std::fs::read_dir(t.join("sub")).unwrap().count(), 1);
+}
