@@ -271,7 +271,7 @@ fn print_summary(ds: &Dataset) {
     println!("sha256:        {}", ds.sha256);
     if ds.files.len() > 1 {
         println!(
-            "files:         (path, bytes, SHA-256; the sha256 above hashes these hex digests \
+            "files:         (path, bytes, SHA-256; the SHA-256 above hashes these hex digests \
              concatenated in this order)"
         );
         for f in &ds.files {
