@@ -504,19 +504,7 @@ pub fn find_files(dir: &Path) -> Result<Option<BigannFiles>, DatasetError> {
     if !any_vectors {
         return Ok(None);
     }
-    let one = |role: &str, found: Vec<PathBuf>| -> Result<Option<PathBuf>, DatasetError> {
-        if found.len() > 1 {
-            let list: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
-            return Err(bad(
-                dir,
-                format!(
-                    "more than one {role} file: {}; keep one per directory",
-                    list.join(", ")
-                ),
-            ));
-        }
-        Ok(found.into_iter().next())
-    };
+    let one = |role: &str, found: Vec<PathBuf>| super::one_per_role(dir, role, found);
     let typed = |role: &str, found: Vec<(PathBuf, ElementType)>| {
         let elem = found.first().map(|f| f.1);
         one(role, found.into_iter().map(|f| f.0).collect()).map(|p| p.zip(elem))

@@ -647,6 +647,27 @@ pub fn digest_files<P: AsRef<Path>>(
     Ok((identity, digests))
 }
 
+/// The one file of a directory dataset found for `role`, if any. Two candidates are an error
+/// naming both: sort order would otherwise settle it, silently benchmarking a set the user
+/// may not have meant.
+pub(super) fn one_per_role(
+    dir: &Path,
+    role: &str,
+    found: Vec<PathBuf>,
+) -> Result<Option<PathBuf>, DatasetError> {
+    if found.len() > 1 {
+        let list: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+        return Err(DatasetError::Format {
+            path: dir.to_path_buf(),
+            message: format!(
+                "more than one {role} file: {}; keep one per directory",
+                list.join(", ")
+            ),
+        });
+    }
+    Ok(found.into_iter().next())
+}
+
 /// SHA-256 of a file, cached next to it (`<file>.sha256`, keyed by size and mtime) because
 /// hashing a multi-GB dataset on every run would cost seconds.
 pub fn file_sha256(path: &Path, progress: &dyn Progress) -> Result<String, DatasetError> {

@@ -236,19 +236,7 @@ pub fn find_files(dir: &Path) -> Result<TexmexFiles, DatasetError> {
     }
     // Two candidates for one role (sift_base.fvecs next to a subset's base) would otherwise
     // be settled by sort order, silently benchmarking a set the user may not have meant.
-    let one = |role: &str, found: Vec<PathBuf>| -> Result<Option<PathBuf>, DatasetError> {
-        if found.len() > 1 {
-            let list: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
-            return Err(bad(
-                dir,
-                format!(
-                    "more than one {role} file: {}; keep one per directory",
-                    list.join(", ")
-                ),
-            ));
-        }
-        Ok(found.into_iter().next())
-    };
+    let one = |role: &str, found: Vec<PathBuf>| super::one_per_role(dir, role, found);
     match (
         one("base", base)?,
         one("query", query)?,
