@@ -14,6 +14,9 @@
 #   RUNS=3 ./scripts/gt_vs_faiss.sh
 #   MAPPED=1 RUNS=3 ./scripts/gt_vs_faiss.sh   # also the same data as big-ann .fbin, which
 #                                              # ragdbeval memory-maps (issue 16: within 5 %)
+#   BASELINE_BIN=/path/to/older/ragdbeval RUNS=3 ./scripts/gt_vs_faiss.sh
+#                                              # also an older build on the same data, in the
+#                                              # same rounds (a before/after comparison)
 set -euo pipefail
 N=${N:-1000000}
 Q=${Q:-10000}
@@ -66,6 +69,22 @@ for run in $(seq 1 "$RUNS"); do
     cmp -s <("$py" -c "import h5py,sys; print(h5py.File(sys.argv[1])['neighbors'][:].tobytes().hex())" "$work/gt.hdf5") \
            <("$py" -c "import h5py,sys; print(h5py.File(sys.argv[1])['neighbors'][:].tobytes().hex())" "$work/gt-mapped.hdf5") \
       && echo "mapped and in-memory neighbours identical" || { echo "mapped and in-memory neighbours DIFFER" >&2; exit 1; }
+  fi
+
+  if [ -n "${BASELINE_BIN:-}" ]; then
+    echo "== baseline $BASELINE_BIN (in memory)"
+    "$BASELINE_BIN" dataset gt --dataset "$work" -k "$K" --out "$work/gt-baseline.hdf5" -q
+    # Reported, not required: an older build may predate a change of the distance arithmetic
+    # that reorders exact ties.
+    "$py" - "$work" <<'PY'
+import sys, h5py, numpy as np
+work = sys.argv[1]
+a = h5py.File(f"{work}/gt.hdf5")["neighbors"][:]
+b = h5py.File(f"{work}/gt-baseline.hdf5")["neighbors"][:]
+rows = int((a != b).any(axis=1).sum())
+sets = sum(set(x) != set(y) for x, y in zip(a, b))
+print(f"baseline vs current: {rows} of {len(a)} neighbour lists differ in order, {sets} as sets")
+PY
   fi
 
   echo "== faiss-cpu IndexFlatL2"

@@ -52,6 +52,7 @@ pub(crate) fn load_options(
         compute_missing_gt: true,
         quiet,
         progress: crate::output::progress::terminal(quiet),
+        spill_above: None,
     })
 }
 

@@ -37,6 +37,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         compute_missing_gt: true,
         quiet: false,
         progress: crate::output::progress::terminal(false),
+        spill_above: None,
     };
     let source = args.dataset.clone().unwrap_or_else(|| info.source.clone());
     let ds = dataset::load(&source, &opts).with_context(|| {

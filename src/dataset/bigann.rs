@@ -17,6 +17,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use super::spill::{SpillNote, SpillTarget};
 use super::{Dataset, DatasetError, LoadOptions, assemble, file_stem};
 use crate::atomic::AtomicFile;
 use crate::distance::Distance;
@@ -247,28 +248,43 @@ fn check_truth_header(
 
 /// Reads `count` components of `elem_size` bytes each from `reader`. `count` must come from a
 /// checked header, so it is bounded by the file's size.
-fn read_components<T>(
+fn read_components<T: Copy + Default>(
     reader: &mut impl Read,
     path: &Path,
     count: usize,
     elem_size: usize,
-    mut decode: impl FnMut(&[u8]) -> T,
+    decode: impl FnMut(&[u8]) -> T,
 ) -> Result<Vec<T>, DatasetError> {
-    let mut out = Vec::with_capacity(count);
-    let mut buf = vec![0u8; CHUNK_BYTES.min(count.saturating_mul(elem_size))];
-    let mut left = count;
-    while left > 0 {
-        let take = left.min(CHUNK_BYTES / elem_size);
+    let mut out = Vec::new();
+    out.try_reserve_exact(count)
+        .map_err(|_| bad(path, format!("{count} components do not fit in memory")))?;
+    out.resize(count, T::default());
+    fill_components(reader, path, &mut out, elem_size, decode)?;
+    Ok(out)
+}
+
+/// Reads `out.len()` components, decoding each from `elem_size` bytes.
+fn fill_components<T>(
+    reader: &mut impl Read,
+    path: &Path,
+    out: &mut [T],
+    elem_size: usize,
+    mut decode: impl FnMut(&[u8]) -> T,
+) -> Result<(), DatasetError> {
+    let per_chunk = (CHUNK_BYTES / elem_size).max(1);
+    let mut buf = vec![0u8; per_chunk.min(out.len()) * elem_size];
+    for part in out.chunks_mut(per_chunk) {
         let bytes = buf
-            .get_mut(..take * elem_size)
+            .get_mut(..part.len() * elem_size)
             .ok_or_else(|| bad(path, "read buffer smaller than a chunk".into()))?;
         reader
             .read_exact(bytes)
             .map_err(|e| DatasetError::io(path, e))?;
-        out.extend(bytes.chunks_exact(elem_size).map(&mut decode));
-        left -= take;
+        for (o, b) in part.iter_mut().zip(bytes.chunks_exact(elem_size)) {
+            *o = decode(b);
+        }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Vectors read from a big-ann file, with how many the file holds.
@@ -313,6 +329,41 @@ impl<R: Read> VectorSource<R> {
             elem.decode(b)
         })?;
         let vectors = Vectors::new(data, cols).map_err(|e| bad(&self.path, e.to_string()))?;
+        Ok(BinVectors {
+            vectors,
+            rows_in_file: rows,
+        })
+    }
+}
+
+impl<R: Read> VectorSource<R> {
+    /// The rows `target` keeps, decoded to f32: mapped from an earlier spill, or read into a
+    /// new spill file when they are too many for memory, else read into memory.
+    fn read_or_spill(mut self, target: SpillTarget<'_>) -> Result<BinVectors, DatasetError> {
+        let BinHeader { rows, cols } = self.header;
+        let keep = target.kept(rows);
+        if !target.needed(keep, cols) {
+            return self.read(target.limit);
+        }
+        if let Some((vectors, _)) = target.find(rows) {
+            return Ok(BinVectors {
+                vectors,
+                rows_in_file: rows,
+            });
+        }
+        let mut spill = target.create(keep, cols)?;
+        let elem = self.elem;
+        fill_components(
+            &mut self.reader,
+            &self.path,
+            spill.as_mut_slice(),
+            elem.size(),
+            |b| elem.decode(b),
+        )?;
+        let vectors = spill.finish(&SpillNote {
+            rows_in_source: rows,
+            rounded: false,
+        })?;
         Ok(BinVectors {
             vectors,
             rows_in_file: rows,
@@ -561,7 +612,8 @@ pub(super) fn load(
             drop(base);
             map_vectors(&files.base, opts.limit)?
         }
-        _ => base.read(opts.limit)?,
+        // 8-bit rows are widened to f32: too many for memory, they go to a spill file.
+        _ => base.read_or_spill(opts.spill_target(&sha256))?,
     };
     let max_queries = opts.max_queries.filter(|&q| q > 0);
     let test = read_vectors(&files.query, files.query_type, max_queries)?;

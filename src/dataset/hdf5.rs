@@ -18,6 +18,7 @@ use std::path::Path;
 use hdf5::types::{FixedAscii, FixedUnicode, VarLenAscii, VarLenUnicode};
 
 use super::DatasetError;
+use super::spill::{SpillNote, SpillTarget};
 use crate::atomic::AtomicFile;
 use crate::distance::Distance;
 use crate::filter::{Attributes, Column};
@@ -29,7 +30,10 @@ use crate::vectors::Vectors;
 pub struct Hdf5Contents {
     pub distance: Distance,
     pub point_type: Option<String>,
+    /// The train rows read: all, or the prefix `--limit` keeps when the matrix was spilled.
     pub train: Vectors,
+    /// Rows of the file's `train` matrix, read or not.
+    pub train_rows_in_file: usize,
     pub test: Vectors,
     /// Neighbours as stored (ids unchecked), with the file's own distances.
     pub neighbors: Option<(usize, Vec<i64>, Vec<f32>)>,
@@ -94,11 +98,15 @@ fn open(path: &Path) -> Result<hdf5::File, DatasetError> {
 /// The largest integer magnitude below which f32 holds every integer exactly (2^24).
 const F32_EXACT_INTEGERS: i64 = 1 << 24;
 
+/// Rows read per slab when the train matrix goes to a spill file.
+const SLAB_BYTES: usize = 64 << 20;
+
 fn read_matrix(
     file: &hdf5::File,
     path: &Path,
     name: &str,
     warnings: &mut Vec<String>,
+    spill: Option<SpillTarget<'_>>,
 ) -> Result<Vectors, DatasetError> {
     let ds = file.dataset(name).map_err(|_| DatasetError::MissingField {
         path: path.to_path_buf(),
@@ -132,6 +140,10 @@ fn read_matrix(
             ));
         }
         ints.into_iter().map(|v| v as f32).collect()
+    } else if let Some(target) = spill
+        && target.needed(target.kept(shape[0]), shape[1])
+    {
+        return read_spilled(&ds, path, name, shape[0], shape[1], target);
     } else {
         ds.read_raw::<f32>()
             .map_err(|e| h5err(path, &format!("reading `{name}`"), e))?
@@ -139,8 +151,49 @@ fn read_matrix(
     Vectors::new(data, shape[1]).map_err(|e| h5err(path, &format!("`{name}`"), e))
 }
 
-/// Reads the whole file.
-pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
+/// A float matrix too large for memory: an earlier spill of it, or the rows `--limit` keeps
+/// read in slabs into a new spill file, then mapped.
+fn read_spilled(
+    ds: &hdf5::Dataset,
+    path: &Path,
+    name: &str,
+    rows: usize,
+    dim: usize,
+    target: SpillTarget<'_>,
+) -> Result<Vectors, DatasetError> {
+    if let Some((vectors, _)) = target.find(rows) {
+        return Ok(vectors);
+    }
+    let kept = target.kept(rows);
+    let mut spill = target.create(kept, dim)?;
+    let out = spill.as_mut_slice();
+    let slab = (SLAB_BYTES / (dim * 4)).max(1);
+    for start in (0..kept).step_by(slab) {
+        let end = (start + slab).min(kept);
+        let block = ds
+            .read_slice_2d::<f32, _>((start..end, ..))
+            .map_err(|e| h5err(path, &format!("reading rows {start}..{end} of `{name}`"), e))?;
+        let values = out
+            .get_mut(start * dim..end * dim)
+            .ok_or_else(|| h5err(path, name, "slab beyond the spill file"))?;
+        match block.as_slice() {
+            Some(flat) if flat.len() == values.len() => values.copy_from_slice(flat),
+            _ => {
+                for (o, v) in values.iter_mut().zip(block.iter()) {
+                    *o = *v;
+                }
+            }
+        }
+    }
+    spill.finish(&SpillNote {
+        rows_in_source: rows,
+        rounded: false,
+    })
+}
+
+/// Reads the whole file. A train matrix too large for memory goes to a spill file (see
+/// [`super::spill`]) when `spill` says where; `None` always reads it into memory.
+pub fn read(path: &Path, spill: Option<SpillTarget<'_>>) -> Result<Hdf5Contents, DatasetError> {
     let file = open(path)?;
     let distance_name = match read_string_attr(&file, "distance") {
         Some(name) => name,
@@ -179,8 +232,11 @@ pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
             .map_err(|e| h5err(path, "root attribute `distance`", e))?
     };
     let point_type = read_string_attr(&file, "point_type");
-    let train = read_matrix(&file, path, "train", &mut warnings)?;
-    let test = read_matrix(&file, path, "test", &mut warnings)?;
+    let train = read_matrix(&file, path, "train", &mut warnings, spill)?;
+    let train_rows_in_file = file
+        .dataset("train")
+        .map_or(train.len(), |d| d.shape().first().copied().unwrap_or(0));
+    let test = read_matrix(&file, path, "test", &mut warnings, None)?;
     let stored_as_integers = ["train", "test"].iter().all(|name| {
         file.dataset(name)
             .is_ok_and(|d| element_kind(&d) == ElementKind::Integer)
@@ -254,6 +310,7 @@ pub fn read(path: &Path) -> Result<Hdf5Contents, DatasetError> {
         distance,
         point_type,
         train,
+        train_rows_in_file,
         test,
         neighbors,
         warnings,

@@ -10,6 +10,7 @@ pub mod bigann;
 pub mod download;
 pub mod hdf5;
 pub mod registry;
+pub mod spill;
 pub mod spmat;
 pub mod texmex;
 mod truth;
@@ -163,6 +164,9 @@ pub struct LoadOptions {
     pub quiet: bool,
     /// Where downloads, hashing and ground truth report progress (silent by default).
     pub progress: ProgressHandle,
+    /// Decoded train bytes above which the rows are written to a memory-mapped spill file
+    /// instead of memory ([`spill`]); `None`: [`spill::threshold`].
+    pub spill_above: Option<u64>,
 }
 
 impl Default for LoadOptions {
@@ -177,6 +181,7 @@ impl Default for LoadOptions {
             compute_missing_gt: true,
             quiet: true,
             progress: ProgressHandle::silent(),
+            spill_above: None,
         }
     }
 }
@@ -189,6 +194,17 @@ pub fn default_cache_dir() -> PathBuf {
 }
 
 impl LoadOptions {
+    /// Where the train rows of the dataset with this identity spill to.
+    pub fn spill_target<'a>(&'a self, identity: &'a str) -> spill::SpillTarget<'a> {
+        spill::SpillTarget {
+            cache_dir: &self.cache_dir,
+            identity,
+            limit: self.limit,
+            above: self.spill_above.unwrap_or_else(spill::threshold),
+            progress: self.observer(),
+        }
+    }
+
     /// The observer to report to: none when `quiet`.
     fn observer(&self) -> &dyn Progress {
         if self.quiet { &Silent } else { &*self.progress }
@@ -346,11 +362,13 @@ fn load_generated(
 
 fn load_hdf5(source: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
     let (sha256, digests) = digest_files(&[path], opts.observer())?;
-    let contents = hdf5::read(path)?;
+    let contents = hdf5::read(path, Some(opts.spill_target(&sha256)))?;
     let distance = opts.distance.unwrap_or(contents.distance);
     // The file's neighbours were computed for the file's metric: under another metric they are
-    // simply wrong, so the truth is recomputed.
-    let gt = if distance == contents.distance {
+    // simply wrong, so the truth is recomputed; so it is when a spill kept only the rows
+    // `--limit` keeps (the neighbours name rows beyond them).
+    let gt = if distance == contents.distance && contents.train.len() == contents.train_rows_in_file
+    {
         contents.neighbors.map(|(k, ids, _)| (k, ids))
     } else {
         None
@@ -413,16 +431,34 @@ fn load_vdbbench(
     opts: &LoadOptions,
 ) -> Result<Dataset, DatasetError> {
     let (sha256, digests) = digest_files(&files.all(), opts.observer())?;
-    let train = vdbbench::read_vectors(&files.train, "emb", opts.limit)?;
-    let total = train.total_rows;
+    let total = files
+        .train
+        .iter()
+        .map(|f| vdbbench::row_count(f))
+        .sum::<Result<usize, _>>()?;
     if let Some(limit) = opts.limit
         && (limit == 0 || limit > total)
     {
         return Err(DatasetError::BadLimit { limit, n: total });
     }
+    // Train rows too many for memory go to a spill file that is then mapped; an earlier run's
+    // spill of the same files is mapped without reading the Parquet files again.
+    let target = opts.spill_target(&sha256);
+    let (train, train_note) = match target.find(total) {
+        Some(found) => found,
+        None => {
+            let table = vdbbench::read_train(&files.train, "emb", target)?;
+            let note = spill::SpillNote {
+                rows_in_source: table.total_rows,
+                rounded: table.rounded,
+            };
+            let what = files.train.first().cloned().unwrap_or_default();
+            (table.values.finish(table.dim, &note, &what)?, note)
+        }
+    };
     let test = vdbbench::read_vectors(std::slice::from_ref(&files.test), "emb", None)?;
     let mut warnings = Vec::new();
-    if train.rounded || test.rounded {
+    if train_note.rounded || test.rounded {
         warnings.push("double-precision components rounded to f32".to_string());
     }
     let distance = match opts.distance {
@@ -436,12 +472,9 @@ fn load_vdbbench(
     // Neighbours name ids of the whole train set: with a `--limit` that drops rows they are
     // recomputed, so the file is not even read.
     let neighbors = match &files.neighbors {
-        Some(p) if train.values.len() / train.dim == total => {
-            Some(vdbbench::read_neighbors(p, test.total_rows)?)
-        }
+        Some(p) if train.len() == total => Some(vdbbench::read_neighbors(p, test.total_rows)?),
         _ => None,
     };
-    let train = Vectors::new(train.values, train.dim)?;
     let test = Vectors::new(test.values, test.dim)?;
     let mut ds = assemble(
         file_stem(dir),

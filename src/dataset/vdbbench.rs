@@ -22,6 +22,7 @@ use parquet::data_type::DataType;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use super::DatasetError;
+use super::spill::{RowSink, SpillTarget};
 use crate::distance::Distance;
 
 /// The files of one VectorDBBench dataset directory.
@@ -165,12 +166,15 @@ pub fn metric_of(dir: &Path) -> (Distance, String) {
     }
 }
 
-/// Lists read from one or more files: `rows × dim`, row `i` holding id `i`.
+/// Lists read from one or more files: `rows × dim`, row `i` holding id `i`. `S` holds the
+/// values: a `Vec`, or for train vectors a [`RowSink`] that may be a spill file.
 #[derive(Debug)]
-pub struct Table<T> {
+pub struct Table<S> {
     pub dim: usize,
-    pub values: Vec<T>,
-    /// Rows the files hold (all ids), of which the first `values.len() / dim` were kept.
+    pub values: S,
+    /// Rows kept (ids `0..kept`).
+    pub kept: usize,
+    /// Rows the files hold (all ids), of which the first `kept` were kept.
     pub total_rows: usize,
     /// Some component was a double and is now the nearest f32.
     pub rounded: bool,
@@ -182,22 +186,64 @@ pub fn read_vectors(
     files: &[PathBuf],
     list_column: &str,
     keep: Option<usize>,
-) -> Result<Table<f32>, DatasetError> {
-    read_table(files, list_column, keep, |row, out| row.write_f32(out))
+) -> Result<Table<Vec<f32>>, DatasetError> {
+    read_table(
+        files,
+        list_column,
+        keep,
+        |row, out| row.write_f32(out),
+        alloc_vec,
+    )
 }
 
-fn read_table<T: Copy + Default>(
+/// [`read_vectors`] for train vectors, which may be too many for memory: above
+/// [`super::spill::threshold`] they are placed straight into the spill file at `spill_path`.
+pub fn read_train(
+    files: &[PathBuf],
+    list_column: &str,
+    spill: SpillTarget<'_>,
+) -> Result<Table<RowSink>, DatasetError> {
+    let what = files.first().cloned().unwrap_or_default();
+    read_table(
+        files,
+        list_column,
+        spill.limit,
+        |row, out| row.write_f32(out),
+        |rows, dim| RowSink::new(rows, dim, &spill, &what).map_err(|e| e.to_string()),
+    )
+}
+
+/// Room for `rows × dim` values in memory. The size comes from the files' footers: it is
+/// reserved fallibly, so a footer that claims more rows than memory holds is an error, not an
+/// abort.
+fn alloc_vec<T: Copy + Default>(rows: usize, dim: usize) -> Result<Vec<T>, String> {
+    let size = rows
+        .checked_mul(dim)
+        .ok_or_else(|| format!("{rows} rows × {dim} overflow"))?;
+    let mut values = Vec::new();
+    values.try_reserve_exact(size).map_err(|_| {
+        format!(
+            "{rows} rows × {dim} components ({:.1} GB) do not fit in memory",
+            (size * std::mem::size_of::<T>()) as f64 / 1e9
+        )
+    })?;
+    values.resize(size, T::default());
+    Ok(values)
+}
+
+fn read_table<T, S: AsMut<[T]>>(
     files: &[PathBuf],
     list_column: &str,
     keep: Option<usize>,
     write: fn(&Row<'_>, &mut [T]) -> Result<bool, String>,
-) -> Result<Table<T>, DatasetError> {
+    alloc: impl FnOnce(usize, usize) -> Result<S, String>,
+) -> Result<Table<S>, DatasetError> {
     let total_rows = files
         .iter()
         .map(|f| row_count(f))
         .sum::<Result<usize, _>>()?;
     let kept = keep.map_or(total_rows, |k| k.min(total_rows));
-    let mut placed = Placed::new(kept, total_rows, write);
+    let mut placed = Placed::new(kept, total_rows, write, alloc);
     for file in files {
         let done = for_each_row(file, list_column, |id, values| placed.put(id, values))?;
         if done || placed.complete() {
@@ -210,9 +256,13 @@ fn read_table<T: Copy + Default>(
 /// Reads the true neighbours: one list of train ids per query id `0..queries`, all of the
 /// same length k. Returns (k, ids row-major).
 pub fn read_neighbors(path: &Path, queries: usize) -> Result<(usize, Vec<i64>), DatasetError> {
-    let table = read_table(&[path.to_path_buf()], "neighbors_id", None, |row, out| {
-        row.write_id(out)
-    })?;
+    let table = read_table(
+        &[path.to_path_buf()],
+        "neighbors_id",
+        None,
+        |row, out| row.write_id(out),
+        alloc_vec,
+    )?;
     let bad = |message: String| DatasetError::Format {
         path: path.to_path_buf(),
         message,
@@ -251,31 +301,39 @@ fn guarded<T>(path: &Path, read: impl FnOnce() -> Result<T, String>) -> Result<T
     })
 }
 
-/// Rows being placed by id into a `kept × dim` table.
-struct Placed<T> {
+/// Rows being placed by id into a `kept × dim` table, allocated by `alloc` once the first row
+/// tells the dimension.
+struct Placed<T, S, A> {
     kept: usize,
     total: usize,
     write: fn(&Row<'_>, &mut [T]) -> Result<bool, String>,
+    alloc: Option<A>,
     dim: Option<usize>,
-    values: Vec<T>,
+    values: Option<S>,
     filled: Vec<bool>,
     filled_count: usize,
     seen: usize,
     rounded: bool,
 }
 
-impl<T: Copy + Default> Placed<T> {
+impl<T, S, A> Placed<T, S, A>
+where
+    S: AsMut<[T]>,
+    A: FnOnce(usize, usize) -> Result<S, String>,
+{
     fn new(
         kept: usize,
         total: usize,
         write: fn(&Row<'_>, &mut [T]) -> Result<bool, String>,
-    ) -> Placed<T> {
+        alloc: A,
+    ) -> Placed<T, S, A> {
         Placed {
             kept,
             total,
             write,
+            alloc: Some(alloc),
             dim: None,
-            values: Vec::new(),
+            values: None,
             filled: Vec::new(),
             filled_count: 0,
             seen: 0,
@@ -297,20 +355,8 @@ impl<T: Copy + Default> Placed<T> {
                 if len == 0 {
                     return Err(format!("row with id {id} holds an empty list"));
                 }
-                // The size comes from the file's footer: reserve fallibly, so a footer that
-                // claims more rows than memory holds is an error, not an abort.
-                let size = self
-                    .kept
-                    .checked_mul(len)
-                    .ok_or_else(|| format!("{} rows × {len} overflow", self.kept))?;
-                self.values.try_reserve_exact(size).map_err(|_| {
-                    format!(
-                        "{} rows × {len} components ({:.1} GB) do not fit in memory",
-                        self.kept,
-                        (size * std::mem::size_of::<T>()) as f64 / 1e9
-                    )
-                })?;
-                self.values.resize(size, T::default());
+                let alloc = self.alloc.take().ok_or("the table was allocated twice")?;
+                self.values = Some(alloc(self.kept, len)?);
                 self.filled = vec![false; self.kept];
                 self.dim = Some(len);
                 len
@@ -339,19 +385,20 @@ impl<T: Copy + Default> Placed<T> {
         if std::mem::replace(&mut self.filled[slot], true) {
             return Err(format!("id {id} appears twice"));
         }
-        let out = &mut self.values[slot * dim..(slot + 1) * dim];
+        let values = self.values.as_mut().ok_or("no table allocated")?.as_mut();
+        let out = &mut values[slot * dim..(slot + 1) * dim];
         self.rounded |= (self.write)(&row, out).map_err(|e| format!("id {id}: {e}"))?;
         self.filled_count += 1;
         Ok(self.filled_count == self.kept)
     }
 
-    fn finish(self, files: &[PathBuf]) -> Result<Table<T>, DatasetError> {
+    fn finish(self, files: &[PathBuf]) -> Result<Table<S>, DatasetError> {
         let path = files.first().cloned().unwrap_or_default();
         let bad = |message: String| DatasetError::Format {
             path: path.clone(),
             message,
         };
-        let Some(dim) = self.dim else {
+        let (Some(dim), Some(values)) = (self.dim, self.values) else {
             return Err(bad("holds no rows".into()));
         };
         if self.filled_count < self.kept {
@@ -365,7 +412,8 @@ impl<T: Copy + Default> Placed<T> {
         }
         Ok(Table {
             dim,
-            values: self.values,
+            values,
+            kept: self.kept,
             total_rows: self.total,
             rounded: self.rounded,
         })

@@ -33,6 +33,7 @@ mod report;
 mod resources;
 mod resume;
 mod runbooks;
+mod spill;
 mod stubs;
 mod trec;
 mod vdbbench;
