@@ -170,6 +170,16 @@ impl EngineError {
 
 pub type EngineResult<T> = Result<T, EngineError>;
 
+/// Writes that may run on one thread while other threads search the same collection (the
+/// runbook's `stream` step). Each call returns when the engine has acknowledged the write:
+/// the runner takes that instant as the write's acknowledgement.
+pub trait ConcurrentWrites: Send + Sync {
+    /// Insert or replace points, as [`VectorEngine::upsert_batch`].
+    fn upsert(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()>;
+    /// Remove points, as [`VectorEngine::delete_batch`].
+    fn delete(&self, ids: &[PointId]) -> EngineResult<()>;
+}
+
 /// A vector engine under test.
 ///
 /// Mutating calls take `&mut self`; searches take `&self` so that several client threads can
@@ -320,6 +330,13 @@ pub trait VectorEngine: Send + Sync {
     /// The default is what most engines do: `float32`, converting whatever the dataset is.
     fn stored_element_type(&self) -> ElementType {
         ElementType::Float32
+    }
+
+    /// The writes of this engine that may run while it is searched from other threads, when
+    /// its client can do both at once. `None` (the default): a `stream` step refuses the
+    /// engine before the run, rather than serialising writes and searches silently.
+    fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
+        None
     }
 
     /// Engine-specific facts for the result file (collection info, telemetry, plans).

@@ -34,9 +34,12 @@ pub const CONFIG: &str = include_str!("config.toml");
 
 const NAME: &str = "exact";
 
+/// Writes and searches from several threads at once, linearisable (see [`locked`]).
+mod locked;
+
 /// Opens an empty engine; `create` sets its dimension and metric.
 pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
-    Ok(Box::new(ExactEngine::default()))
+    Ok(Box::new(locked::LockedExact::default()))
 }
 
 /// Where a live point's vector is.

@@ -22,6 +22,7 @@ mod kernel;
 mod top;
 
 pub mod difficulty;
+pub mod stream;
 
 use crate::distance::Distance;
 use crate::types::PointId;
