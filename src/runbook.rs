@@ -164,6 +164,101 @@ pub enum StepSpec {
         batch_size: Option<usize>,
     },
     Search,
+    /// Writes and searches at the same time: a writer applies the inserts, updates and
+    /// deletes (interleaved evenly, in calls of `batch_size` points, at `rate` points per
+    /// second or as fast as the engine takes them) while `searchers` threads search in a
+    /// closed loop until the writer is done.
+    Stream {
+        #[serde(default)]
+        insert: Option<StreamInsert>,
+        #[serde(default)]
+        update: Option<StreamUpdate>,
+        #[serde(default)]
+        delete: Option<StreamDelete>,
+        /// Points per second (`"2000/s"` or a number); absent: as fast as possible.
+        #[serde(default)]
+        rate: Option<Rate>,
+        /// Points per write call (default 1).
+        #[serde(default)]
+        batch_size: Option<usize>,
+        /// Closed-loop search threads (default 2).
+        #[serde(default)]
+        searchers: Option<usize>,
+    },
+}
+
+/// The inserts of a stream step: ids (= train rows) `start..end`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamInsert {
+    pub start: Position,
+    pub end: Position,
+}
+
+/// The updates of a stream step: `ids` get train rows from `from` on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamUpdate {
+    pub ids: IdSelection,
+    pub from: Position,
+}
+
+/// The deletes of a stream step (chosen among the ids live when it starts and not updated in it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamDelete {
+    pub ids: IdSelection,
+}
+
+/// A write rate: `"2000/s"` or `2000` (points per second).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Rate(pub f64);
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Rate, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(f64),
+            Text(String),
+        }
+        let value = match Raw::deserialize(deserializer)? {
+            Raw::Number(n) => Some(n),
+            Raw::Text(t) => t
+                .trim()
+                .strip_suffix("/s")
+                .and_then(|n| n.trim().parse::<f64>().ok()),
+        };
+        value
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .map(Rate)
+            .ok_or_else(|| {
+                serde::de::Error::custom(
+                    "`rate` must be a positive number of points per second, like \"2000/s\"",
+                )
+            })
+    }
+}
+
+/// One write of a stream step: `id` gets train row `row`, or is deleted (`None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamOp {
+    pub id: PointId,
+    pub row: Option<usize>,
+}
+
+/// A resolved stream step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedStream {
+    /// The live set when the step starts: (id, train row), ascending id.
+    pub initial: Vec<(PointId, usize)>,
+    /// The writes in the order the writer issues them.
+    pub ops: Vec<StreamOp>,
+    pub batch_size: usize,
+    /// Points per second; `None`: as fast as possible.
+    pub rate: Option<f64>,
+    pub searchers: usize,
 }
 
 /// A runbook as written.
@@ -217,6 +312,7 @@ pub enum Resolved {
     Search {
         live: Vec<(PointId, usize)>,
     },
+    Stream(ResolvedStream),
 }
 
 impl Resolved {
@@ -227,6 +323,7 @@ impl Resolved {
             Resolved::Update { .. } => "update",
             Resolved::Delete { .. } => "delete",
             Resolved::Search { .. } => "search",
+            Resolved::Stream(_) => "stream",
         }
     }
 }
@@ -239,6 +336,7 @@ impl StepSpec {
             StepSpec::Update { .. } => "update",
             StepSpec::Delete { .. } => "delete",
             StepSpec::Search => "search",
+            StepSpec::Stream { .. } => "stream",
         }
     }
 }
@@ -331,12 +429,15 @@ impl Runbook {
         digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 
-    /// True when the runbook has any insert, update or delete step.
+    /// True when the runbook has any insert, update, delete or stream step.
     pub fn mutates(&self) -> bool {
         self.steps.iter().any(|s| {
             matches!(
                 s,
-                StepSpec::Insert { .. } | StepSpec::Update { .. } | StepSpec::Delete { .. }
+                StepSpec::Insert { .. }
+                    | StepSpec::Update { .. }
+                    | StepSpec::Delete { .. }
+                    | StepSpec::Stream { .. }
             )
         })
     }
@@ -481,6 +582,99 @@ impl Runbook {
                         batch_size: *batch_size,
                     }
                 }
+                StepSpec::Stream {
+                    insert,
+                    update,
+                    delete,
+                    rate,
+                    batch_size,
+                    searchers,
+                } => {
+                    let initial: Vec<(PointId, usize)> = row_of
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(id, r)| r.map(|r| (id as PointId, r)))
+                        .collect();
+                    let mut lists: Vec<Vec<StreamOp>> = Vec::new();
+                    let mut touched = std::collections::HashSet::new();
+                    if let Some(u) = update {
+                        let ids = live_ids(&row_of, &u.ids)?;
+                        let from = u.from.resolve(n)?;
+                        if from + ids.len() > n {
+                            return Err(err(format!(
+                                "updates from row {from} need {} rows, beyond the dataset ({n})",
+                                ids.len()
+                            )));
+                        }
+                        touched.extend(ids.iter().copied());
+                        lists.push(
+                            ids.iter()
+                                .zip(from..)
+                                .map(|(id, row)| StreamOp {
+                                    id: *id,
+                                    row: Some(row),
+                                })
+                                .collect(),
+                        );
+                    }
+                    if let Some(d) = delete {
+                        // Chosen among the live ids that this step does not update.
+                        let mut candidates = row_of.clone();
+                        for id in &touched {
+                            candidates[*id as usize] = None;
+                        }
+                        let ids = live_ids(&candidates, &d.ids).map_err(|e| match e {
+                            RunbookError::Step { message, .. } => err(format!(
+                                "deletes: {message} (a stream step's deletes are live ids it \
+                                 does not also update)"
+                            )),
+                            other => other,
+                        })?;
+                        lists.push(
+                            ids.iter()
+                                .map(|id| StreamOp { id: *id, row: None })
+                                .collect(),
+                        );
+                    }
+                    if let Some(ins) = insert {
+                        let (s, e) = range(&ins.start, &ins.end)?;
+                        if let Some(id) = (s..e).find(|id| row_of[*id].is_some()) {
+                            return Err(err(format!(
+                                "inserts {s}..{e} overlap live ids (id {id} is already inserted)"
+                            )));
+                        }
+                        lists.push(
+                            (s..e)
+                                .map(|id| StreamOp {
+                                    id: id as PointId,
+                                    row: Some(id),
+                                })
+                                .collect(),
+                        );
+                    }
+                    if lists.iter().all(Vec::is_empty) {
+                        return Err(err(
+                            "has no writes: give `insert`, `update` or `delete`".into()
+                        ));
+                    }
+                    if batch_size.is_some_and(|b| b == 0) {
+                        return Err(err("batch_size must be at least 1".into()));
+                    }
+                    if searchers.is_some_and(|s| s == 0) {
+                        return Err(err("searchers must be at least 1".into()));
+                    }
+                    let ops = interleave(lists);
+                    for op in &ops {
+                        row_of[op.id as usize] = op.row;
+                    }
+                    Resolved::Stream(ResolvedStream {
+                        initial,
+                        ops,
+                        batch_size: batch_size.unwrap_or(1),
+                        rate: rate.as_ref().map(|r| r.0),
+                        searchers: searchers.unwrap_or(2),
+                    })
+                }
                 StepSpec::Search => Resolved::Search {
                     live: row_of
                         .iter()
@@ -493,6 +687,23 @@ impl Runbook {
         }
         Ok(out)
     }
+}
+
+/// Merges the lists so that each is spread evenly over the whole stream (list `l`'s `i`-th op
+/// at position `(i + 0.5) / len`), ties in list order.
+fn interleave(lists: Vec<Vec<StreamOp>>) -> Vec<StreamOp> {
+    let mut keyed: Vec<(f64, usize, StreamOp)> = lists
+        .iter()
+        .enumerate()
+        .flat_map(|(l, ops)| {
+            let len = ops.len() as f64;
+            ops.iter()
+                .enumerate()
+                .map(move |(i, op)| ((i as f64 + 0.5) / len, l, *op))
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    keyed.into_iter().map(|(_, _, op)| op).collect()
 }
 
 #[cfg(test)]

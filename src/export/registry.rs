@@ -661,6 +661,12 @@ pub fn rows(configs: &[ConfigRun]) -> Vec<Row<'_>> {
                     build = None;
                     mutation = Some(m);
                 }
+                // Its figures are its own (not a search row's); the searches after it follow
+                // a changed collection, like those after a write step.
+                Step::Stream(_) => {
+                    build = None;
+                    mutation = None;
+                }
                 Step::Search(s) => out.push(Row {
                     config: c,
                     build,

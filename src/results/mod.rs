@@ -407,6 +407,79 @@ pub enum Step {
     Build(BuildStep),
     Search(SearchStep),
     Mutation(MutationStep),
+    Stream(StreamStep),
+}
+
+/// A stream step: searches while writes ran, each search scored against what a correct engine
+/// could have returned at some instant between its sending and its answer (see
+/// [`crate::groundtruth::stream`]).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StreamStep {
+    /// Position of the step in the runbook (1-based).
+    pub runbook_step: usize,
+    pub search_params: ParamMap,
+    pub k: usize,
+    /// Closed-loop search threads.
+    pub searchers: usize,
+    /// Target write rate (points per second); `None`: as fast as the engine took them.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub target_rate: Option<f64>,
+    /// Points per write call.
+    pub batch_size: usize,
+    /// Points inserted, updated and deleted.
+    pub inserts: usize,
+    pub updates: usize,
+    pub deletes: usize,
+    /// From the first write issued to the last acknowledged.
+    pub duration_s: f64,
+    /// Points written ÷ `duration_s`.
+    pub write_points_per_s: f64,
+    /// Latency of each write call.
+    pub write_latency: LatencySummary,
+    pub searches: usize,
+    /// Searches ÷ `duration_s` (only searches sent while writes ran are counted).
+    pub qps: f64,
+    pub latency: LatencySummary,
+    /// Mean over searches of the streaming recall.
+    pub recall: f64,
+    /// Returned ids whose delete was acknowledged before the search was sent.
+    pub stale_hits: usize,
+    /// Searches with at least one stale hit.
+    pub searches_with_stale_hits: usize,
+    /// Recall of the searches sent in the tenth of the stream before 50 %, 80 % and 100 % of
+    /// the writes were acknowledged: VectorDBBench's stages, scored with the rule above.
+    pub recall_at_stage: Vec<StageRecall>,
+    /// Per second of the step.
+    pub timeline: Vec<StreamSecond>,
+    /// Time to compute the streaming ground truth and score every search (not measured time).
+    pub truth_s: f64,
+    /// Points live after the step.
+    pub live_points: usize,
+}
+
+/// Recall at one stage of the stream.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StageRecall {
+    /// Percentage of the writes acknowledged (50, 80, 100).
+    pub stage: u32,
+    pub searches: usize,
+    pub recall: f64,
+}
+
+/// One second of a stream step.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StreamSecond {
+    /// Seconds from the step's start (the second `[second, second + 1)`).
+    pub second: u64,
+    pub searches: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub recall: f64,
+    pub stale_hits: usize,
+    /// Points whose write was acknowledged in this second.
+    pub points_written: usize,
+    pub write_p50_ms: f64,
+    pub write_p99_ms: f64,
 }
 
 /// Everything measured for one set of build parameters.
@@ -430,6 +503,13 @@ impl ConfigRun {
     pub fn mutations(&self) -> impl Iterator<Item = &MutationStep> {
         self.steps.iter().filter_map(|s| match s {
             Step::Mutation(m) => Some(m),
+            _ => None,
+        })
+    }
+
+    pub fn streams(&self) -> impl Iterator<Item = &StreamStep> {
+        self.steps.iter().filter_map(|s| match s {
+            Step::Stream(t) => Some(t),
             _ => None,
         })
     }

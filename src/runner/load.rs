@@ -354,7 +354,7 @@ pub fn closed_loop_budget(
 /// charged to the engine; spinning a whole millisecond instead cost 20 % of a core at
 /// 200 queries/s. So the stretch is the sleep's own recent overshoot, learnt as it goes:
 /// sends leave within a few µs of their time while spinning costs a few µs per send.
-struct Pacer {
+pub(super) struct Pacer {
     /// How long before a send time the thread asks to wake.
     margin: Duration,
 }
@@ -367,7 +367,7 @@ impl Pacer {
     /// before the send time.
     const HEADROOM: Duration = Duration::from_micros(10);
 
-    fn new() -> Pacer {
+    pub(super) fn new() -> Pacer {
         Pacer {
             margin: Duration::from_micros(100),
         }
@@ -375,7 +375,7 @@ impl Pacer {
 
     /// Returns at `when` or, if that has passed (the engine is behind), at once: due queries
     /// go out back to back.
-    fn wait_until(&mut self, when: Instant) {
+    pub(super) fn wait_until(&mut self, when: Instant) {
         loop {
             let now = Instant::now();
             if now >= when {

@@ -9,6 +9,7 @@ mod levels;
 pub mod load;
 pub mod mutate;
 pub mod search;
+pub mod stream;
 pub mod verify;
 pub mod warnings;
 
@@ -282,7 +283,7 @@ fn rebuild_trials(
                     }))
                     .collect();
             }
-            Step::Mutation(_) => {}
+            Step::Mutation(_) | Step::Stream(_) => {}
         }
     }
     let searches: Vec<SearchStep> = recorded.searches().cloned().collect();
@@ -355,6 +356,20 @@ fn run_config(
             engine
                 .check_build_params(&candidate)
                 .map_err(RunError::engine("check build parameters"))?;
+        }
+        // A stream step needs writes beside searches: an engine that cannot do both at once
+        // says so here, before any build, instead of serialising them silently.
+        for (si, step) in plan.steps.iter().enumerate() {
+            if let Resolved::Stream(_) = step {
+                stream::writer_of(engine.as_ref(), si + 1)?;
+                if plan.filters.is_some() {
+                    return Err(RunError::Setup(format!(
+                        "runbook step {} is a stream step, which does not search with \
+                         --filter yet; drop --filter or the stream step",
+                        si + 1
+                    )));
+                }
+            }
         }
         // An engine that cannot express a predicate refuses it here, before any build.
         if let Some(f) = &plan.filters {
@@ -487,6 +502,72 @@ fn run_config(
                 // The read-after-write probes have already searched the changed index, so the
                 // next search is not a cold start (`changed` is off): only one after a build is.
                 push_step(result, Step::Mutation(m));
+            }
+            Resolved::Stream(stream) => {
+                let replay = record < done;
+                record += 1;
+                after = "stream";
+                changed = false;
+                if replay {
+                    stream::replay(engine.as_mut(), dataset, stream)?;
+                    for op in &stream.ops {
+                        match op.row {
+                            Some(row) => live.upsert(&[op.id], &[row]),
+                            None => live.delete(&[op.id]),
+                        }
+                    }
+                } else {
+                    // The stream's searches use the first search-parameter set.
+                    let params = plan.searches.first().cloned().unwrap_or_default();
+                    engine
+                        .set_search_params(&params)
+                        .map_err(RunError::engine("set search parameters"))?;
+                    plan.observer().message(&format!(
+                        "[{}] stream: {} writes{} with {} searchers",
+                        plan.entry.name,
+                        stream.ops.len(),
+                        stream
+                            .rate
+                            .map(|r| format!(" at {r:.0}/s"))
+                            .unwrap_or_else(|| " as fast as possible".into()),
+                        stream.searchers
+                    ));
+                    let mut step = stream::run_stream(
+                        engine.as_ref(),
+                        dataset,
+                        plan.k,
+                        &params,
+                        stream,
+                        runbook_step,
+                    )?;
+                    for op in &stream.ops {
+                        match op.row {
+                            Some(row) => live.upsert(&[op.id], &[row]),
+                            None => live.delete(&[op.id]),
+                        }
+                    }
+                    step.live_points = live.live;
+                    plan.observer().message(&format!(
+                        "[{}] stream: recall {:.4}, {} stale hits, {:.0} QPS, p99 {:.3} ms; \
+                         writes {:.0} points/s, p99 {:.3} ms",
+                        plan.entry.name,
+                        step.recall,
+                        step.stale_hits,
+                        step.qps,
+                        step.latency.p99_ms,
+                        step.write_points_per_s,
+                        step.write_latency.p99_ms
+                    ));
+                    if step.stale_hits > 0 {
+                        push_warning(
+                            result,
+                            Warning::StaleHits {
+                                count: step.stale_hits,
+                            },
+                        );
+                    }
+                    push_step(result, Step::Stream(step));
+                }
             }
             Resolved::Search { .. } => {
                 // Unfiltered: one measurement per parameter set; filtered: one per level and

@@ -139,6 +139,14 @@ pub fn verify(
                 }
                 Resolved::Update { ids, rows, .. } => live.upsert(ids, rows),
                 Resolved::Delete { ids, .. } => live.delete(ids),
+                Resolved::Stream(stream) => {
+                    for op in &stream.ops {
+                        match op.row {
+                            Some(row) => live.upsert(&[op.id], &[row]),
+                            None => live.delete(&[op.id]),
+                        }
+                    }
+                }
                 Resolved::Search { .. } => {
                     let Some(truth) = truths.get(si).and_then(|t| t.as_ref()) else {
                         continue;

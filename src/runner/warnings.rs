@@ -34,6 +34,7 @@ pub fn resource_warnings(result: &RunResult) -> Vec<Warning> {
                     format!("{}:{} {label}", m.runbook_step, m.kind),
                     &m.resources,
                 ),
+                Step::Stream(_) => {}
                 Step::Search(s) => {
                     let at = format!(
                         "{}:search {label} {}",

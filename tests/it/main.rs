@@ -34,6 +34,7 @@ mod resources;
 mod resume;
 mod runbooks;
 mod spill;
+mod stream;
 mod stubs;
 mod trec;
 mod vdbbench;

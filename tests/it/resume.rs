@@ -56,6 +56,7 @@ fn shape(r: &RunResult) -> Vec<Vec<(String, usize, String)>> {
                 .map(|s| match s {
                     Step::Build(_) => ("build".to_string(), 1, String::new()),
                     Step::Mutation(m) => (m.kind.clone(), m.runbook_step, String::new()),
+                    Step::Stream(t) => ("stream".to_string(), t.runbook_step, String::new()),
                     Step::Search(s) => (
                         "search".to_string(),
                         s.runbook_step,

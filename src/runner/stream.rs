@@ -1,0 +1,361 @@
+//! The runbook's `stream` step: one writer thread applies the step's writes while searcher
+//! threads search in a closed loop, and every search is then scored exactly against what a
+//! correct engine could have returned during its interval ([`crate::groundtruth::stream`]).
+//!
+//! Times are taken on the client: a search's interval runs from just before the call to just
+//! after it returns, a write's from just before its call to its acknowledgement (the call's
+//! return). Both are therefore wider than the engine's own, which only ever makes the scoring
+//! more lenient to the engine, never wrong against it.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::RunError;
+use super::load::Pacer;
+use crate::dataset::Dataset;
+use crate::engine::{ConcurrentWrites, EngineError, Neighbor, PointId, VectorEngine};
+use crate::groundtruth::stream::{SearchEvent, StreamLog, StreamTruth, WriteEvent, WriteOp};
+use crate::metrics::latency::LatencySummary;
+use crate::params::ParamMap;
+use crate::results::{StageRecall, StreamSecond, StreamStep};
+use crate::runbook::{ResolvedStream, StreamOp};
+
+const NANOS: f64 = 1e9;
+
+/// The writes of `engine` that may run beside searches, or the error that says it cannot.
+pub fn writer_of(
+    engine: &dyn VectorEngine,
+    runbook_step: usize,
+) -> Result<&dyn ConcurrentWrites, RunError> {
+    engine.concurrent_writes().ok_or_else(|| {
+        RunError::Setup(format!(
+            "runbook step {runbook_step} is a stream step, but the {} adapter cannot write and \
+             search at the same time from separate threads; run the runbook on an engine that \
+             can (`ragdbeval engines`), or use insert/update/delete steps",
+            engine.name()
+        ))
+    })
+}
+
+/// One write call: consecutive ops of one kind, at most `batch_size` of them.
+fn calls(ops: &[StreamOp], batch_size: usize) -> Vec<&[StreamOp]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < ops.len() {
+        let deletes = ops[start].row.is_none();
+        let mut end = start + 1;
+        while end < ops.len() && end - start < batch_size && ops[end].row.is_none() == deletes {
+            end += 1;
+        }
+        out.push(&ops[start..end]);
+        start = end;
+    }
+    out
+}
+
+/// What the writer saw.
+struct Written {
+    events: Vec<WriteEvent>,
+    call_latencies: Vec<Duration>,
+}
+
+/// Applies the writes at the step's rate, recording each call's issue and acknowledgement.
+fn write_all(
+    writer: &dyn ConcurrentWrites,
+    dataset: &Dataset,
+    stream: &ResolvedStream,
+    origin: Instant,
+) -> Result<Written, EngineError> {
+    let ns = |t: Instant| t.duration_since(origin).as_nanos() as u64;
+    let dim = dataset.train.dim();
+    let mut written = Written {
+        events: Vec::with_capacity(stream.ops.len()),
+        call_latencies: Vec::new(),
+    };
+    let mut vectors: Vec<f32> = Vec::with_capacity(stream.batch_size * dim);
+    let mut ids: Vec<PointId> = Vec::with_capacity(stream.batch_size);
+    let mut sent_points = 0usize;
+    let mut pacer = Pacer::new();
+    for call in calls(&stream.ops, stream.batch_size) {
+        if let Some(rate) = stream.rate {
+            // Open loop: each call at its scheduled time, whether or not the last was late.
+            pacer.wait_until(origin + Duration::from_secs_f64(sent_points as f64 / rate));
+        }
+        ids.clear();
+        ids.extend(call.iter().map(|op| op.id));
+        let is_delete = call[0].row.is_none();
+        if !is_delete {
+            vectors.clear();
+            for op in call {
+                vectors.extend_from_slice(dataset.train.row(op.row.unwrap_or_default()));
+            }
+        }
+        let issued = Instant::now();
+        if is_delete {
+            writer.delete(&ids)?;
+        } else {
+            writer.upsert(&ids, &vectors)?;
+        }
+        let acked = Instant::now();
+        written.call_latencies.push(acked - issued);
+        for op in call {
+            written.events.push(WriteEvent {
+                id: op.id,
+                op: op.row.map_or(WriteOp::Delete, |row| WriteOp::Put { row }),
+                issued: ns(issued),
+                acked: ns(acked),
+            });
+        }
+        sent_points += call.len();
+    }
+    Ok(written)
+}
+
+/// Searches in a closed loop until `stop` (at least once), queries `first, first + step, …` (cycling).
+fn search_until(
+    engine: &dyn VectorEngine,
+    dataset: &Dataset,
+    k: usize,
+    first: usize,
+    step: usize,
+    stop: &AtomicBool,
+    origin: Instant,
+) -> Result<Vec<SearchEvent>, EngineError> {
+    let ns = |t: Instant| t.duration_since(origin).as_nanos() as u64;
+    let queries = dataset.test.len();
+    let mut events = Vec::new();
+    let mut out: Vec<Neighbor> = Vec::with_capacity(k);
+    let mut q = first % queries;
+    // At least one search each, so that a stream shorter than a thread's start-up is still
+    // searched (a search sent after the last write is scored like any other).
+    loop {
+        let sent = Instant::now();
+        engine.search(dataset.test.row(q), k, &mut out)?;
+        let received = Instant::now();
+        events.push(SearchEvent {
+            query: q,
+            sent: ns(sent),
+            received: ns(received),
+            ids: out.iter().map(|n| n.id).collect(),
+        });
+        q = (q + step) % queries;
+        if stop.load(Ordering::Acquire) {
+            break;
+        }
+    }
+    Ok(events)
+}
+
+/// Runs the step and scores it.
+pub fn run_stream(
+    engine: &dyn VectorEngine,
+    dataset: &Dataset,
+    k: usize,
+    params: &ParamMap,
+    stream: &ResolvedStream,
+    runbook_step: usize,
+) -> Result<StreamStep, RunError> {
+    let writer = writer_of(engine, runbook_step)?;
+    let stop = AtomicBool::new(false);
+    let failure: Mutex<Option<EngineError>> = Mutex::new(None);
+    let fail = |e: EngineError| {
+        if let Ok(mut slot) = failure.lock() {
+            slot.get_or_insert(e);
+        }
+        stop.store(true, Ordering::Release);
+    };
+    let origin = Instant::now();
+    let (written, searched) = std::thread::scope(|scope| {
+        let searchers: Vec<_> = (0..stream.searchers)
+            .map(|j| {
+                let (stop, fail) = (&stop, &fail);
+                scope.spawn(move || {
+                    search_until(engine, dataset, k, j, stream.searchers, stop, origin)
+                        .map_err(fail)
+                        .unwrap_or_default()
+                })
+            })
+            .collect();
+        let written = write_all(writer, dataset, stream, origin)
+            .map_err(&fail)
+            .ok();
+        stop.store(true, Ordering::Release);
+        let searched: Vec<SearchEvent> = searchers
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect();
+        (written, searched)
+    });
+    if let Some(e) = failure.into_inner().ok().flatten() {
+        return Err(RunError::Engine {
+            operation: "stream",
+            source: e,
+        });
+    }
+    let written = written.ok_or_else(|| RunError::Setup("the stream's writer stopped".into()))?;
+
+    let truth_started = Instant::now();
+    let log = StreamLog {
+        train: &dataset.train,
+        queries: &dataset.test,
+        distance: dataset.distance,
+        initial: &stream.initial,
+        writes: &written.events,
+        k,
+    };
+    let mut truth = StreamTruth::new(&log);
+    let mut used: Vec<usize> = searched.iter().map(|s| s.query).collect();
+    used.sort_unstable();
+    used.dedup();
+    truth.prepare(&used);
+    let scores: Vec<_> = searched.iter().map(|s| truth.score(s)).collect();
+    let truth_s = truth_started.elapsed().as_secs_f64();
+
+    let first_issue = written.events.first().map_or(0, |w| w.issued);
+    let last_ack = written.events.last().map_or(0, |w| w.acked);
+    let duration_s = (last_ack.saturating_sub(first_issue)) as f64 / NANOS;
+    let per_s = |n: usize| {
+        if duration_s > 0.0 {
+            n as f64 / duration_s
+        } else {
+            0.0
+        }
+    };
+    let latency_of = |s: &SearchEvent| Duration::from_nanos(s.received - s.sent);
+    let mean = |v: &mut dyn Iterator<Item = f64>| {
+        let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+        if n == 0 { 0.0 } else { sum / n as f64 }
+    };
+
+    // Progress of the stream at an instant: the share of writes acknowledged before it.
+    let acks: Vec<u64> = written.events.iter().map(|w| w.acked).collect();
+    let progress = |t: u64| acks.partition_point(|a| *a < t) as f64 / acks.len().max(1) as f64;
+    let recall_at_stage = [50u32, 80, 100]
+        .iter()
+        .map(|&stage| {
+            let (lo, hi) = (f64::from(stage - 10) / 100.0, f64::from(stage) / 100.0);
+            let picked: Vec<f64> = searched
+                .iter()
+                .zip(&scores)
+                .filter(|(s, _)| {
+                    let p = progress(s.sent);
+                    p > lo && p <= hi
+                })
+                .map(|(_, sc)| sc.recall())
+                .collect();
+            StageRecall {
+                stage,
+                searches: picked.len(),
+                recall: mean(&mut picked.iter().copied()),
+            }
+        })
+        .collect();
+
+    let seconds = (searched.iter().map(|s| s.sent).chain(acks.iter().copied()))
+        .max()
+        .map_or(0, |t| t / 1_000_000_000 + 1);
+    let timeline = (0..seconds)
+        .map(|sec| {
+            let within = |t: u64| t / 1_000_000_000 == sec;
+            let here: Vec<usize> = (0..searched.len())
+                .filter(|&i| within(searched[i].sent))
+                .collect();
+            let lat = LatencySummary::of(here.iter().map(|&i| latency_of(&searched[i])));
+            let calls: Vec<Duration> = written
+                .events
+                .iter()
+                .filter(|w| within(w.acked))
+                .map(|w| Duration::from_nanos(w.acked - w.issued))
+                .collect();
+            let wlat = LatencySummary::of(calls.iter().copied());
+            StreamSecond {
+                second: sec,
+                searches: here.len(),
+                p50_ms: lat.p50_ms,
+                p99_ms: lat.p99_ms,
+                recall: mean(&mut here.iter().map(|&i| scores[i].recall())),
+                stale_hits: here.iter().map(|&i| scores[i].stale).sum(),
+                points_written: calls.len(),
+                write_p50_ms: wlat.p50_ms,
+                write_p99_ms: wlat.p99_ms,
+            }
+        })
+        .collect();
+
+    let count = |f: fn(&StreamOp, &ResolvedStream) -> bool| {
+        stream.ops.iter().filter(|op| f(op, stream)).count()
+    };
+    let inserts = count(|op, s| {
+        op.row.is_some()
+            && s.initial
+                .binary_search_by_key(&op.id, |(id, _)| *id)
+                .is_err()
+    });
+    let deletes = count(|op, _| op.row.is_none());
+    Ok(StreamStep {
+        runbook_step,
+        search_params: params.clone(),
+        k,
+        searchers: stream.searchers,
+        target_rate: stream.rate,
+        batch_size: stream.batch_size,
+        inserts,
+        updates: stream.ops.len() - inserts - deletes,
+        deletes,
+        duration_s,
+        write_points_per_s: per_s(written.events.len()),
+        write_latency: LatencySummary::of(written.call_latencies.iter().copied()),
+        searches: searched.len(),
+        qps: per_s(searched.len()),
+        latency: LatencySummary::of(searched.iter().map(latency_of)),
+        recall: mean(&mut scores.iter().map(|s| s.recall())),
+        stale_hits: scores.iter().map(|s| s.stale).sum(),
+        searches_with_stale_hits: scores.iter().filter(|s| s.stale > 0).count(),
+        recall_at_stage,
+        timeline,
+        truth_s,
+        live_points: 0,
+    })
+}
+
+/// Applies a stream step's writes without measuring them (a resumed run replaying its past).
+pub fn replay(
+    engine: &mut dyn VectorEngine,
+    dataset: &Dataset,
+    stream: &ResolvedStream,
+) -> Result<(), RunError> {
+    for call in calls(&stream.ops, stream.batch_size) {
+        let ids: Vec<PointId> = call.iter().map(|op| op.id).collect();
+        if call[0].row.is_none() {
+            engine
+                .delete_batch(&ids)
+                .map_err(RunError::engine("replay stream"))?;
+        } else {
+            let mut vectors = Vec::with_capacity(ids.len() * dataset.train.dim());
+            for op in call {
+                vectors.extend_from_slice(dataset.train.row(op.row.unwrap_or_default()));
+            }
+            engine
+                .upsert_batch(&ids, &vectors)
+                .map_err(RunError::engine("replay stream"))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_group_one_kind_up_to_the_batch_size() {
+        let put = |id| StreamOp { id, row: Some(0) };
+        let del = |id| StreamOp { id, row: None };
+        let ops = [put(1), put(2), put(3), del(4), del(5), put(6)];
+        let sizes: Vec<usize> = calls(&ops, 2).iter().map(|c| c.len()).collect();
+        assert_eq!(sizes, [2, 1, 2, 1]);
+        let sizes: Vec<usize> = calls(&ops, 1).iter().map(|c| c.len()).collect();
+        assert_eq!(sizes, [1; 6]);
+    }
+}

@@ -1,0 +1,366 @@
+//! Stream steps: writes and searches at the same time, scored exactly. `exact` must score
+//! recall 1 with no stale hit; an engine serving an old snapshot must be caught; an engine that
+//! shows a write only once it is acknowledged (a correct one) must not be penalised; an engine
+//! that cannot write while it searches is refused before the build.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::common::{ragdbeval, stderr, stdout};
+use crate::runbooks::{exact_as, plan_for};
+use ragdbeval::adapters;
+use ragdbeval::dataset::{self, Dataset, LoadOptions};
+use ragdbeval::engine::{
+    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineEntry, EngineResult, Footprint,
+    IndexReport, Neighbor, PointId, VectorEngine,
+};
+use ragdbeval::params::ParamMap;
+use ragdbeval::results::{RunResult, Step, StreamStep};
+use ragdbeval::runbook::Runbook;
+use ragdbeval::runner::{self, ground_truth};
+use ragdbeval::vectors::Vectors;
+
+fn example_runbook() -> Runbook {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/runbooks/stream.toml");
+    Runbook::load(&path).unwrap()
+}
+
+fn small_dataset() -> Dataset {
+    dataset::load(
+        "gen:clustered:n=3000,dim=16,queries=40,seed=9",
+        &LoadOptions {
+            gt_k: 10,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Runs `runbook` on `entry` and returns its stream steps.
+fn run(entry: &'static EngineEntry, runbook: &Runbook) -> Result<Vec<StreamStep>, String> {
+    let ds = small_dataset();
+    let steps = runbook.resolve(ds.train.len()).unwrap();
+    let truths =
+        ground_truth::step_truths(&ds, &steps, 10, None, &ragdbeval::types::Silent).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = plan_for(entry, steps, truths, dir.path());
+    let mut result = crate::common::empty_result();
+    runner::run(&plan, &ds, &mut result, &dir.path().join("r.json"), None)
+        .map_err(|e| e.to_string())?;
+    let steps: Vec<StreamStep> = result.configs[0].streams().cloned().collect();
+    // The static searches between the stream steps, against the live set after them.
+    for s in result.configs[0].searches() {
+        assert_eq!(s.quality.recall, 1.0, "search at step {}", s.runbook_step);
+    }
+    Ok(steps)
+}
+
+#[test]
+fn exact_scores_recall_one_and_no_stale_hit_while_writes_run() {
+    let exact = adapters::find("exact").unwrap();
+    let streams = run(exact, &example_runbook()).unwrap();
+    assert_eq!(streams.len(), 2);
+    // The first stream runs at 2,000 points/s for about a third of a second; the second, as
+    // fast as possible in calls of 10, may be over in milliseconds.
+    assert!(streams[0].searches > 50, "{}", streams[0].searches);
+    for s in &streams {
+        assert!(s.searches >= 2, "each searcher searched: {}", s.searches);
+        assert!(s.inserts > 0 && s.deletes > 0, "{s:?}");
+        assert_eq!(s.recall, 1.0, "step {}", s.runbook_step);
+        assert_eq!(s.stale_hits, 0);
+        assert_eq!(s.searchers, 2);
+        assert!(!s.timeline.is_empty());
+        assert_eq!(s.recall_at_stage.len(), 3);
+    }
+    assert!(streams[0].updates > 0);
+    // The first step writes at 2,000 points/s: it cannot have gone much faster.
+    let first = &streams[0];
+    let points = (first.inserts + first.updates + first.deletes) as f64;
+    assert!(
+        first.write_points_per_s < 2000.0 * 1.05,
+        "{} points/s",
+        first.write_points_per_s
+    );
+    assert!(first.duration_s > points / 2000.0 * 0.9);
+}
+
+/// A write acknowledged but not applied yet: when, the ids, and their vectors (none: delete).
+type PendingWrite = (Instant, Vec<PointId>, Option<Vec<f32>>);
+
+/// An `exact` engine whose writes misbehave in time, in one of two ways.
+struct Lagging {
+    inner: Box<dyn VectorEngine>,
+    mode: Lag,
+    /// Acknowledged writes not yet applied (snapshot mode), with when they were acknowledged.
+    pending: Mutex<VecDeque<PendingWrite>>,
+}
+
+#[derive(Clone, Copy)]
+enum Lag {
+    /// Writes are acknowledged at once and applied `0` later: searches see an old snapshot.
+    Snapshot(Duration),
+    /// Each write is in flight for `0` before it is applied, and acknowledged right after: a
+    /// correct engine that shows no write in flight.
+    SlowWrites(Duration),
+}
+
+impl Lagging {
+    fn writer(&self) -> &dyn ConcurrentWrites {
+        self.inner
+            .concurrent_writes()
+            .expect("exact writes concurrently")
+    }
+
+    /// Applies the pending writes acknowledged at least the lag ago.
+    fn catch_up(&self) -> EngineResult<()> {
+        let Lag::Snapshot(lag) = self.mode else {
+            return Ok(());
+        };
+        let mut pending = self.pending.lock().unwrap();
+        while pending.front().is_some_and(|(t, _, _)| t.elapsed() >= lag) {
+            let (_, ids, vectors) = pending.pop_front().unwrap();
+            match vectors {
+                Some(v) => self.writer().upsert(&ids, &v)?,
+                None => self.writer().delete(&ids)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&self, ids: &[PointId], vectors: Option<&[f32]>) -> EngineResult<()> {
+        match self.mode {
+            Lag::Snapshot(_) => {
+                self.pending.lock().unwrap().push_back((
+                    Instant::now(),
+                    ids.to_vec(),
+                    vectors.map(<[f32]>::to_vec),
+                ));
+                Ok(())
+            }
+            Lag::SlowWrites(delay) => {
+                std::thread::sleep(delay);
+                match vectors {
+                    Some(v) => self.writer().upsert(ids, v),
+                    None => self.writer().delete(ids),
+                }
+            }
+        }
+    }
+}
+
+impl ConcurrentWrites for Lagging {
+    fn upsert(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        self.write(ids, Some(vectors))
+    }
+    fn delete(&self, ids: &[PointId]) -> EngineResult<()> {
+        self.write(ids, None)
+    }
+}
+
+impl VectorEngine for Lagging {
+    fn name(&self) -> &str {
+        "lagging"
+    }
+    fn version(&self) -> String {
+        self.inner.version()
+    }
+    fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
+        self.inner.create(spec)
+    }
+    fn insert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        self.inner.insert_batch(ids, vectors)
+    }
+    fn insert_shared(
+        &mut self,
+        ids: &[PointId],
+        rows: &Arc<Vectors>,
+        start: usize,
+    ) -> EngineResult<()> {
+        self.inner.insert_shared(ids, rows, start)
+    }
+    fn wait_until_ready(&mut self) -> EngineResult<IndexReport> {
+        self.inner.wait_until_ready()
+    }
+    fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        self.inner.upsert_batch(ids, vectors)
+    }
+    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
+        self.inner.delete_batch(ids)
+    }
+    fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {
+        self.inner.set_search_params(params)
+    }
+    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        self.catch_up()?;
+        self.inner.search(query, k, out)
+    }
+    fn footprint(&self) -> EngineResult<Footprint> {
+        self.inner.footprint()
+    }
+    fn in_process(&self) -> bool {
+        true
+    }
+    fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
+        Some(self)
+    }
+}
+
+fn lagging(opts: &ConnectOptions, mode: Lag) -> EngineResult<Box<dyn VectorEngine>> {
+    let exact = adapters::find("exact").unwrap();
+    Ok(Box::new(Lagging {
+        inner: (exact.open)(opts)?,
+        mode,
+        pending: Mutex::new(VecDeque::new()),
+    }))
+}
+
+fn open_snapshot(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
+    lagging(opts, Lag::Snapshot(Duration::from_millis(300)))
+}
+
+fn open_slow_writes(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
+    lagging(opts, Lag::SlowWrites(Duration::from_millis(2)))
+}
+
+static SNAPSHOT: EngineEntry = EngineEntry {
+    name: "snapshot-300ms",
+    // test double: exact serving searches from a snapshot 300 ms old; it wraps exact.
+    meta: &adapters::exact::meta::ENGINE,
+    config_toml: "",
+    open: open_snapshot,
+};
+
+static SLOW_WRITES: EngineEntry = EngineEntry {
+    name: "slow-writes",
+    // test double: exact whose writes show only when acknowledged; it wraps exact.
+    meta: &adapters::exact::meta::ENGINE,
+    config_toml: "",
+    open: open_slow_writes,
+};
+
+/// Build, then one stream step of `toml` (without the static searches, which a snapshot
+/// engine would fail too).
+fn one_stream(toml: &str) -> Runbook {
+    Runbook::parse_toml(&format!(
+        "[[steps]]\nkind = \"build\"\nend = \"60%\"\n[[steps]]\nkind = \"stream\"\n{toml}"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn an_engine_serving_an_old_snapshot_is_caught() {
+    // 1,200 points at 1,500/s: most of the stream runs more than 300 ms after its start.
+    let runbook = one_stream(
+        "insert = { start = \"60%\", end = \"80%\" }\n\
+         delete = { ids = { fraction = 0.3, seed = 1 } }\nrate = \"1500/s\"",
+    );
+    let streams = run(&SNAPSHOT, &runbook).unwrap();
+    let s = &streams[0];
+    assert!(s.stale_hits > 0, "{s:?}");
+    assert!(s.searches_with_stale_hits > 0);
+    assert!(s.recall < 1.0, "recall {}", s.recall);
+}
+
+#[test]
+fn an_engine_hiding_writes_in_flight_is_not_penalised() {
+    let runbook = one_stream(
+        "insert = { start = \"60%\", end = \"70%\" }\n\
+         update = { ids = { start = 0, end = \"5%\" }, from = \"70%\" }\n\
+         delete = { ids = { fraction = 0.1, seed = 1 } }",
+    );
+    let streams = run(&SLOW_WRITES, &runbook).unwrap();
+    let s = &streams[0];
+    assert!(s.searches > 50, "{s:?}");
+    assert_eq!(s.recall, 1.0);
+    assert_eq!(s.stale_hits, 0);
+}
+
+fn open_stub(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
+    Ok(Box::new(exact_as("one-thread", opts)?))
+}
+
+static ONE_THREAD: EngineEntry = EngineEntry {
+    name: "one-thread",
+    // test double: exact behind a stub that cannot write while searching; it wraps exact.
+    meta: &adapters::exact::meta::ENGINE,
+    config_toml: "",
+    open: open_stub,
+};
+
+#[test]
+fn an_engine_that_cannot_write_while_searching_is_refused_before_the_build() {
+    let err = run(&ONE_THREAD, &example_runbook()).unwrap_err();
+    assert!(
+        err.contains("cannot write and search at the same time"),
+        "{err}"
+    );
+    assert!(err.contains("step 3"), "{err}");
+}
+
+#[test]
+fn the_example_runbook_runs_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let runbook = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/runbooks/stream.toml");
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            "gen:uniform:n=2000,dim=8,queries=20,seed=4",
+            "--runbook",
+            runbook.to_str().unwrap(),
+            "-k",
+            "10",
+            "--out",
+            "res",
+            "--name",
+            "r",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(text.contains("stream"), "{text}");
+    let result = RunResult::load(&dir.path().join("res").join("r.json")).unwrap();
+    let streams: Vec<&StreamStep> = result.configs[0]
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Stream(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streams.len(), 2);
+    assert!(streams.iter().all(|s| s.recall == 1.0 && s.stale_hits == 0));
+}
+
+#[test]
+fn malformed_stream_steps_are_refused_with_the_step() {
+    for (toml, wants) in [
+        (
+            "rate = \"fast\"\ninsert = { start = \"60%\", end = \"70%\" }",
+            "rate",
+        ),
+        ("", "has no writes"),
+        (
+            "insert = { start = \"50%\", end = \"70%\" }",
+            "overlap live ids",
+        ),
+        (
+            "delete = { ids = { start = 0, end = \"10%\" } }\nupdate = { ids = { start = 0, end = \"10%\" }, from = \"70%\" }",
+            "does not also update",
+        ),
+    ] {
+        let text = format!(
+            "[[steps]]\nkind = \"build\"\nend = \"60%\"\n[[steps]]\nkind = \"stream\"\n{toml}"
+        );
+        let err = match Runbook::parse_toml(&text) {
+            Err(e) => e.to_string(),
+            Ok(rb) => rb.resolve(1000).unwrap_err().to_string(),
+        };
+        assert!(err.contains(wants), "{toml}: {err}");
+    }
+}
