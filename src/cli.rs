@@ -298,10 +298,16 @@ pub struct BenchArgs {
     #[arg(long = "set", default_value = "default")]
     pub param_set: String,
     /// Steps to run: `default` (build 90 %, search, insert 10 %, search, update 5 %, search,
-    /// delete 5 %, search), `build-search` (build everything, search), or a runbook TOML file
-    /// (see datasets/runbooks/).
+    /// delete 5 %, search), `build-search` (build everything, search), a runbook TOML file
+    /// (see datasets/runbooks/), or a big-ann-benchmarks streaming runbook (FILE.yaml, or
+    /// FILE.yaml#ENTRY for one of its datasets).
     #[arg(long, default_value = "default")]
     pub runbook: String,
+    /// Run every insert, update and delete step of the runbook as a stream step: searched by
+    /// two closed-loop threads while it writes (calls of 100 points, as fast as possible),
+    /// each search scored exactly for its interval.
+    #[arg(long)]
+    pub concurrent_writes: bool,
     /// Override or add a build parameter: NAME=VALUE, or NAME=V1,V2 to sweep. Repeatable.
     #[arg(long = "build-param", value_name = "NAME=VALUE")]
     pub build_params: Vec<String>,

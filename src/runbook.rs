@@ -403,8 +403,27 @@ impl Runbook {
         toml::from_str(text).map_err(|e| RunbookError::Invalid(e.to_string()))
     }
 
-    /// Reads a runbook file (TOML).
+    /// Reads a runbook file: TOML, or a big-ann-benchmarks streaming runbook (`.yaml`/`.yml`,
+    /// `FILE.yaml#ENTRY` to pick one of its datasets' entries; see [`bigann`]).
     pub fn load(path: &Path) -> Result<Runbook, RunbookError> {
+        let spec = path.to_string_lossy();
+        let (file, entry) = match spec.rsplit_once('#') {
+            Some((file, entry)) if !Path::new(&*spec).exists() => (Path::new(file), Some(entry)),
+            _ => (path, None),
+        };
+        let is_yaml = file
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
+        if is_yaml {
+            let text = std::fs::read_to_string(file).map_err(|e| RunbookError::Read {
+                path: file.display().to_string(),
+                message: e.to_string(),
+            })?;
+            return bigann::parse(&text, entry).map_err(|e| RunbookError::Read {
+                path: file.display().to_string(),
+                message: e.to_string(),
+            });
+        }
         let text = std::fs::read_to_string(path).map_err(|e| RunbookError::Read {
             path: path.display().to_string(),
             message: e.to_string(),
@@ -705,6 +724,8 @@ fn interleave(lists: Vec<Vec<StreamOp>>) -> Vec<StreamOp> {
     keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     keyed.into_iter().map(|(_, _, op)| op).collect()
 }
+
+pub mod bigann;
 
 #[cfg(test)]
 mod tests;

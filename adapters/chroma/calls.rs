@@ -96,6 +96,7 @@ impl ChromaEngine {
             pending_ef_search: None,
             search_label: "-".into(),
             collection: None,
+            written_concurrently: Default::default(),
         })
     }
 

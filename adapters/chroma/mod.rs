@@ -31,7 +31,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -42,8 +42,8 @@ use serde_json::{Map, Value, json};
 use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
-    PointId, SourcedBytes, VectorEngine,
+    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
+    IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
 };
 use crate::params::{ParamMap, ParamMapExt};
 
@@ -117,6 +117,21 @@ pub struct ChromaEngine {
     pending_ef_search: Option<u64>,
     search_label: String,
     collection: Option<Collection>,
+    /// A stream step wrote through `&self` (no count kept): `wait_until_ready` then reports
+    /// the count as it is, as after any upsert or delete.
+    written_concurrently: AtomicBool,
+}
+
+impl ConcurrentWrites for ChromaEngine {
+    fn upsert(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        self.written_concurrently.store(true, Ordering::Relaxed);
+        self.write_records("upsert", "upsert", ids, vectors)
+    }
+
+    fn delete(&self, ids: &[PointId]) -> EngineResult<()> {
+        self.written_concurrently.store(true, Ordering::Relaxed);
+        self.delete_points(ids)
+    }
 }
 
 impl VectorEngine for ChromaEngine {
@@ -187,7 +202,12 @@ impl VectorEngine for ChromaEngine {
         let started = Instant::now();
         let points = loop {
             let n = self.count("wait for index", &col.id)?;
-            match col.expected_points {
+            let expected = if self.written_concurrently.load(Ordering::Relaxed) {
+                None
+            } else {
+                col.expected_points
+            };
+            match expected {
                 Some(expected) if n != expected => {
                     if started.elapsed() > limit {
                         return Err(EngineError::op(
@@ -250,18 +270,17 @@ impl VectorEngine for ChromaEngine {
     }
 
     fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        let col = self.collection("delete")?;
-        let path = format!("{COLLECTIONS}/{}/delete", col.id);
-        for chunk in ids.chunks(self.batch_size) {
-            let body = DeleteBody {
-                ids: chunk.iter().map(u64::to_string).collect(),
-            };
-            self.call::<Value>("delete", "POST", &path, Some(&body))?;
-        }
+        self.delete_points(ids)?;
         if let Some(col) = self.collection.as_mut() {
             col.expected_points = None;
         }
         Ok(())
+    }
+
+    /// Each HTTP call is its own request on the shared agent, so the writer and the
+    /// searchers run side by side.
+    fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
+        Some(self)
     }
 
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {
@@ -517,6 +536,19 @@ impl VectorEngine for ChromaEngine {
 }
 
 impl ChromaEngine {
+    /// `delete` in requests of `batch_size` ids.
+    fn delete_points(&self, ids: &[PointId]) -> EngineResult<()> {
+        let col = self.collection("delete")?;
+        let path = format!("{COLLECTIONS}/{}/delete", col.id);
+        for chunk in ids.chunks(self.batch_size) {
+            let body = DeleteBody {
+                ids: chunk.iter().map(u64::to_string).collect(),
+            };
+            self.call::<Value>("delete", "POST", &path, Some(&body))?;
+        }
+        Ok(())
+    }
+
     /// The build parameters of `spec`, checked, with the pending search `ef_search` (chroma
     /// fixes it at creation). Shared by `create` and the sweep check before the first build.
     fn build_settings(&self, spec: &CollectionSpec) -> EngineResult<BuildSettings> {

@@ -45,8 +45,8 @@ use crate::adapters::support::pool::IdlePool;
 use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
-    PointId, SourcedBytes, VectorEngine,
+    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
+    IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
 };
 use crate::params::{ParamMap, ParamMapExt};
 
@@ -144,6 +144,93 @@ pub struct PgVector {
     /// Each filtered query shape searched (SQL text) with one predicate of that shape, for
     /// the `EXPLAIN` of filtered plans in `describe()`.
     filter_shapes: Mutex<Vec<(String, crate::filter::Predicate)>>,
+}
+
+impl PgVector {
+    /// `INSERT ... ON CONFLICT (id) DO UPDATE` from two arrays (ids, vectors).
+    fn upsert_points(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        let col = self.collection("upsert")?;
+        rows::check(ENGINE, "upsert", col.dim, ids.len(), vectors.len())?;
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let dim = col.dim;
+        // One statement cannot update a row twice: keep the last vector of a repeated id.
+        let mut last: HashMap<PointId, usize> = HashMap::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            last.insert(*id, i);
+        }
+        let mut rows: Vec<usize> = last.into_values().collect();
+        rows.sort_unstable();
+        let cast = match col.build.vec_type {
+            VecType::Vector => String::new(),
+            VecType::HalfVec => format!("::halfvec({dim})"),
+        };
+        let attributes = col.attributes.as_deref();
+        let sql = match attributes {
+            // A point keeps its attributes when its vector changes: they are written again.
+            Some(a) => filter::upsert_sql(&col.table, &cast, a),
+            None => format!(
+                "INSERT INTO {} (id, embedding) SELECT u.id, u.e{cast} \
+                 FROM unnest($1::int8[], $2::vector[]) AS u(id, e) \
+                 ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding",
+                col.table
+            ),
+        };
+        self.parallel_ranges(rows.len(), "upsert", |range| {
+            let part = &rows[range];
+            let pg_ids = part
+                .iter()
+                .map(|&i| pg_id(ids[i]))
+                .collect::<EngineResult<Vec<i64>>>()?;
+            let vecs: Vec<Vector> = part
+                .iter()
+                .map(|&i| Vector::from(vectors[i * dim..(i + 1) * dim].to_vec()))
+                .collect();
+            let part_ids: Vec<PointId> = part.iter().map(|&i| ids[i]).collect();
+            let extra = match attributes {
+                Some(a) => filter::attribute_arrays(a, &part_ids)?,
+                None => Vec::new(),
+            };
+            self.with_conn("upsert", |conn| {
+                let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&pg_ids, &vecs];
+                params.extend(
+                    extra
+                        .iter()
+                        .map(|v| v.as_ref() as &(dyn postgres::types::ToSql + Sync)),
+                );
+                conn.client.execute(&sql, &params)?;
+                Ok(())
+            })
+        })
+    }
+
+    /// `DELETE ... WHERE id = ANY($1)`.
+    fn delete_points(&self, ids: &[PointId]) -> EngineResult<()> {
+        let col = self.collection("delete")?;
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let pg_ids = ids
+            .iter()
+            .map(|&id| pg_id(id))
+            .collect::<EngineResult<Vec<i64>>>()?;
+        let sql = format!("DELETE FROM {} WHERE id = ANY($1::int8[])", col.table);
+        self.with_conn("delete", |conn| {
+            conn.client.execute(&sql, &[&pg_ids])?;
+            Ok(())
+        })
+    }
+}
+
+impl ConcurrentWrites for PgVector {
+    fn upsert(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        self.upsert_points(ids, vectors)
+    }
+
+    fn delete(&self, ids: &[PointId]) -> EngineResult<()> {
+        self.delete_points(ids)
+    }
 }
 
 impl VectorEngine for PgVector {
@@ -342,79 +429,18 @@ impl VectorEngine for PgVector {
         })
     }
 
-    /// `INSERT ... ON CONFLICT (id) DO UPDATE` from two arrays (ids, vectors).
     fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        let col = self.collection("upsert")?;
-        rows::check(ENGINE, "upsert", col.dim, ids.len(), vectors.len())?;
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let dim = col.dim;
-        // One statement cannot update a row twice: keep the last vector of a repeated id.
-        let mut last: HashMap<PointId, usize> = HashMap::with_capacity(ids.len());
-        for (i, id) in ids.iter().enumerate() {
-            last.insert(*id, i);
-        }
-        let mut rows: Vec<usize> = last.into_values().collect();
-        rows.sort_unstable();
-        let cast = match col.build.vec_type {
-            VecType::Vector => String::new(),
-            VecType::HalfVec => format!("::halfvec({dim})"),
-        };
-        let attributes = col.attributes.as_deref();
-        let sql = match attributes {
-            // A point keeps its attributes when its vector changes: they are written again.
-            Some(a) => filter::upsert_sql(&col.table, &cast, a),
-            None => format!(
-                "INSERT INTO {} (id, embedding) SELECT u.id, u.e{cast} \
-                 FROM unnest($1::int8[], $2::vector[]) AS u(id, e) \
-                 ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding",
-                col.table
-            ),
-        };
-        self.parallel_ranges(rows.len(), "upsert", |range| {
-            let part = &rows[range];
-            let pg_ids = part
-                .iter()
-                .map(|&i| pg_id(ids[i]))
-                .collect::<EngineResult<Vec<i64>>>()?;
-            let vecs: Vec<Vector> = part
-                .iter()
-                .map(|&i| Vector::from(vectors[i * dim..(i + 1) * dim].to_vec()))
-                .collect();
-            let part_ids: Vec<PointId> = part.iter().map(|&i| ids[i]).collect();
-            let extra = match attributes {
-                Some(a) => filter::attribute_arrays(a, &part_ids)?,
-                None => Vec::new(),
-            };
-            self.with_conn("upsert", |conn| {
-                let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&pg_ids, &vecs];
-                params.extend(
-                    extra
-                        .iter()
-                        .map(|v| v.as_ref() as &(dyn postgres::types::ToSql + Sync)),
-                );
-                conn.client.execute(&sql, &params)?;
-                Ok(())
-            })
-        })
+        self.upsert_points(ids, vectors)
     }
 
-    /// `DELETE ... WHERE id = ANY($1)`.
     fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        let col = self.collection("delete")?;
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let pg_ids = ids
-            .iter()
-            .map(|&id| pg_id(id))
-            .collect::<EngineResult<Vec<i64>>>()?;
-        let sql = format!("DELETE FROM {} WHERE id = ANY($1::int8[])", col.table);
-        self.with_conn("delete", |conn| {
-            conn.client.execute(&sql, &[&pg_ids])?;
-            Ok(())
-        })
+        self.delete_points(ids)
+    }
+
+    /// Writes take a pooled connection of their own, so the writer and the searchers run
+    /// side by side, each statement its own transaction (committed when it returns).
+    fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
+        Some(self)
     }
 
     /// Validates and stores; sessions pick the values up (`SET`) on their next search.

@@ -46,8 +46,8 @@ use crate::adapters::qdrant_settings::{
 use crate::distance::Distance;
 use crate::filter::{Attributes, Predicate};
 use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
-    PointId, VectorEngine,
+    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
+    IndexReport, Neighbor, PointId, VectorEngine,
 };
 use crate::params::ParamMap;
 use crate::types::ElementType;
@@ -156,6 +156,32 @@ pub struct QdrantEngine {
     search_params: Option<SearchParams>,
     /// The parsed search settings, for `describe`.
     search: SearchSettings,
+}
+
+impl QdrantEngine {
+    /// Deletes `ids` (`wait=true`) in requests of `DELETE_CHUNK`.
+    fn delete_points(&self, ids: &[PointId]) -> EngineResult<()> {
+        let col = self.collection("delete")?;
+        for chunk in ids.chunks(DELETE_CHUNK) {
+            let request = DeletePointsBuilder::new(col.name.as_str())
+                .points(chunk.to_vec())
+                .wait(true)
+                .timeout(self.timeout_secs());
+            let response = self.run("delete", self.client.delete_points(request))?;
+            check_update("delete", &response)?;
+        }
+        Ok(())
+    }
+}
+
+impl ConcurrentWrites for QdrantEngine {
+    fn upsert(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        self.upload("upsert", ids, vectors)
+    }
+
+    fn delete(&self, ids: &[PointId]) -> EngineResult<()> {
+        self.delete_points(ids)
+    }
 }
 
 impl VectorEngine for QdrantEngine {
@@ -371,16 +397,13 @@ impl VectorEngine for QdrantEngine {
     }
 
     fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        let col = self.collection("delete")?;
-        for chunk in ids.chunks(DELETE_CHUNK) {
-            let request = DeletePointsBuilder::new(col.name.as_str())
-                .points(chunk.to_vec())
-                .wait(true)
-                .timeout(self.timeout_secs());
-            let response = self.run("delete", self.client.delete_points(request))?;
-            check_update("delete", &response)?;
-        }
-        Ok(())
+        self.delete_points(ids)
+    }
+
+    /// The gRPC client is shared by every thread (each call its own request), and writes
+    /// wait for Qdrant's acknowledgement (`wait=true`).
+    fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
+        Some(self)
     }
 
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {

@@ -50,8 +50,8 @@ use crate::filter::{Attributes, Predicate};
 use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
-    PointId, VectorEngine,
+    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
+    IndexReport, Neighbor, PointId, VectorEngine,
 };
 use crate::params::ParamMap;
 use crate::types::ElementType;
@@ -169,6 +169,21 @@ impl QdrantEdge {
         })
     }
 
+    /// Deletes `ids` in batches of `batch_size` points.
+    fn delete_points(&self, ids: &[PointId]) -> EngineResult<()> {
+        let shard = self.open_shard("delete")?;
+        for chunk in ids.chunks(self.batch_size.max(1)) {
+            let ids = chunk.iter().map(|&id| QdrantPointId::NumId(id)).collect();
+            shard
+                .shard
+                .update(UpdateOperation::PointOperation(
+                    PointOperations::DeletePoints { ids },
+                ))
+                .map_err(|e| EngineError::op(ENGINE, "delete", e))?;
+        }
+        Ok(())
+    }
+
     /// Upserts `ids`/`vectors` in batches of `batch_size` points.
     fn upsert(&self, operation: &str, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
         let shard = self.open_shard(operation)?;
@@ -235,6 +250,16 @@ impl QdrantEdge {
             None => builder,
         };
         builder.build()
+    }
+}
+
+impl ConcurrentWrites for QdrantEdge {
+    fn upsert(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        QdrantEdge::upsert(self, "upsert", ids, vectors)
+    }
+
+    fn delete(&self, ids: &[PointId]) -> EngineResult<()> {
+        self.delete_points(ids)
     }
 }
 
@@ -387,17 +412,13 @@ impl VectorEngine for QdrantEdge {
     }
 
     fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        let shard = self.open_shard("delete")?;
-        for chunk in ids.chunks(self.batch_size.max(1)) {
-            let ids = chunk.iter().map(|&id| QdrantPointId::NumId(id)).collect();
-            shard
-                .shard
-                .update(UpdateOperation::PointOperation(
-                    PointOperations::DeletePoints { ids },
-                ))
-                .map_err(|e| EngineError::op(ENGINE, "delete", e))?;
-        }
-        Ok(())
+        self.delete_points(ids)
+    }
+
+    /// The shard takes updates through `&self` (it locks its segments inside), so the writer
+    /// and the searchers share it.
+    fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
+        Some(self)
     }
 
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {

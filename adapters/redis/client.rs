@@ -114,7 +114,7 @@ impl RedisEngine {
             set: None,
             ef: None,
             filter_ef: None,
-            live: 0,
+            live: std::sync::atomic::AtomicU64::new(0),
         })
     }
 

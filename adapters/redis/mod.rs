@@ -25,7 +25,7 @@
 //! `client` (the engine's commands), `reply` (reading replies); the trait impl is here.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use redis::{Client, Connection, ConnectionAddr, ConnectionLike, RedisError, RedisResult, Value};
@@ -34,8 +34,8 @@ use serde_json::{Map, Value as Json};
 use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
-    PointId, SourcedBytes, VectorEngine,
+    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
+    IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
 };
 use crate::params::{ParamMap, ParamMapExt};
 
@@ -103,8 +103,49 @@ pub struct RedisEngine {
     /// default (COUNT × 100).
     filter_ef: Option<u64>,
     /// Elements the set should hold: `VADD` replies 1 for a new element (0 for a replaced
-    /// one) and `VREM` 1 for a removed one, so this is exact across every phase.
-    live: u64,
+    /// one) and `VREM` 1 for a removed one, so this is exact across every phase. Atomic: a
+    /// stream step's writer updates it beside the searchers.
+    live: AtomicU64,
+}
+
+impl RedisEngine {
+    fn upsert_points(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        let added = self.add(ids, vectors, "upsert")?;
+        self.live.fetch_add(added, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn delete_points(&self, ids: &[PointId]) -> EngineResult<()> {
+        let set = self.set("delete")?;
+        let mut removed = 0u64;
+        for chunk in ids.chunks(self.batch_size) {
+            let mut pipe = redis::pipe();
+            for id in chunk {
+                pipe.cmd("VREM").arg(&set.key).arg(id.to_string());
+            }
+            // VREM replies 1 when the element existed, 0 otherwise.
+            let replies: Vec<i64> = self
+                .pool
+                .with(|con| pipe.query(con))
+                .map_err(|e| self.error("delete (VREM)", e))?;
+            removed += replies.iter().filter(|r| **r == 1).count() as u64;
+        }
+        // Never below zero, whatever the interleaving with other writers.
+        let _ = self.live.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+            Some(n.saturating_sub(removed))
+        });
+        Ok(())
+    }
+}
+
+impl ConcurrentWrites for RedisEngine {
+    fn upsert(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        self.upsert_points(ids, vectors)
+    }
+
+    fn delete(&self, ids: &[PointId]) -> EngineResult<()> {
+        self.delete_points(ids)
+    }
 }
 
 impl VectorEngine for RedisEngine {
@@ -153,13 +194,13 @@ impl VectorEngine for RedisEngine {
             normalize,
             attributes: spec.attributes.clone(),
         });
-        self.live = 0;
+        self.live.store(0, Ordering::Relaxed);
         Ok(())
     }
 
     fn insert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
         let added = self.add(ids, vectors, "bulk insert")?;
-        self.live += added;
+        self.live.fetch_add(added, Ordering::Relaxed);
         Ok(())
     }
 
@@ -172,14 +213,15 @@ impl VectorEngine for RedisEngine {
             .pool
             .with(|con| redis::cmd("VCARD").arg(&set.key).query::<u64>(con))
             .map_err(|e| self.error("VCARD", e))?;
-        if card != self.live {
+        let live = self.live.load(Ordering::Relaxed);
+        if card != live {
             return Err(EngineError::op(
                 ENGINE,
                 "wait until ready",
                 format!(
                     "VCARD reports {card} elements, but {} were written (is another client \
                      writing to key `{}`?)",
-                    self.live, set.key
+                    live, set.key
                 ),
             ));
         }
@@ -200,28 +242,17 @@ impl VectorEngine for RedisEngine {
     /// `VADD` replaces the vector of an existing element (checked on Redis 8.2: it replies 0
     /// and `VEMB` returns the new vector), so upserts are plain adds.
     fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        let added = self.add(ids, vectors, "upsert")?;
-        self.live += added;
-        Ok(())
+        self.upsert_points(ids, vectors)
     }
 
     fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        let set = self.set("delete")?;
-        let mut removed = 0u64;
-        for chunk in ids.chunks(self.batch_size) {
-            let mut pipe = redis::pipe();
-            for id in chunk {
-                pipe.cmd("VREM").arg(&set.key).arg(id.to_string());
-            }
-            // VREM replies 1 when the element existed, 0 otherwise.
-            let replies: Vec<i64> = self
-                .pool
-                .with(|con| pipe.query(con))
-                .map_err(|e| self.error("delete (VREM)", e))?;
-            removed += replies.iter().filter(|r| **r == 1).count() as u64;
-        }
-        self.live = self.live.saturating_sub(removed);
-        Ok(())
+        self.delete_points(ids)
+    }
+
+    /// Every call takes its own connection from the pool, so the writer and the searchers
+    /// run side by side.
+    fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
+        Some(self)
     }
 
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {

@@ -203,7 +203,10 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
 
     super::filters::check_bench(&args)?;
     let filter_spec = super::filters::spec(&super::filters::FilterOptions::of_bench(&args))?;
-    let runbook = resolve_runbook(&args.runbook)?;
+    let mut runbook = resolve_runbook(&args.runbook)?;
+    if args.concurrent_writes {
+        runbook = crate::runbook::bigann::concurrent(runbook, 2);
+    }
     let steps = runbook
         .resolve(ds.train.len())
         .with_context(|| format!("runbook `{}`", args.runbook))?;

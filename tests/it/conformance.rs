@@ -137,4 +137,77 @@ fn run_case(engine: &str) {
         );
         assert!(m.latency.count > 0, "{} {}", engine, m.kind);
     }
+    stream_case(engine, &dataset, url.as_deref());
+}
+
+/// The example streaming runbook against the real engine: searches while inserts, updates and
+/// deletes run, at a fixed rate and as fast as possible, with the highest effort of the sweep.
+/// No stale hit, and recall under streaming no more than 0.05 below the engine's static floor.
+fn stream_case(engine: &str, dataset: &str, url: Option<&str>) {
+    let entry = ragdbeval::adapters::find(engine).expect("a registered engine");
+    let case = &entry.meta.conformance;
+    let dir = tempfile::tempdir().unwrap();
+    let runbook = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/runbooks/stream.toml");
+    // The highest effort of the sweep (`hnsw_ef=8,32,128` → `hnsw_ef=128`).
+    let best_effort = case
+        .effort_sweep
+        .split_once('=')
+        .map(|(name, values)| format!("{name}={}", values.rsplit(',').next().unwrap_or(values)));
+    let mut args = vec![
+        "bench",
+        "--db",
+        engine,
+        "--dataset",
+        dataset,
+        "--runbook",
+        runbook,
+        "-q",
+        "--name",
+        "s",
+        "--recreate",
+    ];
+    if let Some(u) = url {
+        args.extend(["--url", u]);
+    }
+    let mut params: Vec<&str> = case.search_params.to_vec();
+    if let Some(p) = &best_effort {
+        params.push(p);
+    }
+    for p in &params {
+        args.extend(["--search-param", *p]);
+    }
+    let out = ragdbeval(dir.path(), &args);
+    assert!(out.status.success(), "{} stream: {}", engine, stderr(&out));
+    let r = RunResult::load(&dir.path().join("results/s.json")).unwrap();
+    assert_eq!(r.status.state, RunState::Completed, "{}", engine);
+    let config = &r.configs[0];
+    let streams: Vec<_> = config.streams().collect();
+    assert_eq!(streams.len(), 2, "{engine}: two stream steps");
+    for s in &streams {
+        assert!(
+            s.searches >= 2,
+            "{engine} step {}: no searches",
+            s.runbook_step
+        );
+        assert!(
+            s.inserts > 0 && s.deletes > 0,
+            "{engine} step {}",
+            s.runbook_step
+        );
+        assert_eq!(
+            s.stale_hits, 0,
+            "{engine} step {}: ids returned after their delete was acknowledged",
+            s.runbook_step
+        );
+        assert!(
+            s.recall >= case.min_recall - 0.05,
+            "{engine} step {}: streaming recall {:.4}",
+            s.runbook_step,
+            s.recall
+        );
+    }
+    for s in config.searches() {
+        assert_eq!(s.stale_hits, 0, "{engine} search after the stream");
+        assert_eq!(s.ghost_hits, 0, "{engine} search after the stream");
+    }
 }

@@ -615,3 +615,20 @@ fn filtered_search_keeps_to_the_predicate() {
         0.9,
     );
 }
+
+/// big-ann-benchmarks' runbook format on a server engine: between operations and concurrently.
+#[test]
+#[cfg_attr(
+    not(engine_runs = "redis"),
+    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
+)]
+fn a_bigann_runbook_runs_between_and_during_writes() {
+    let url = server_url();
+    crate::stream::bigann_runbook_runs(
+        "redis",
+        Some(&url),
+        "angular",
+        &["--search-param", "ef=200"],
+        0.9,
+    );
+}

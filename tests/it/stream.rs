@@ -364,3 +364,110 @@ fn malformed_stream_steps_are_refused_with_the_step() {
         assert!(err.contains(wants), "{toml}: {err}");
     }
 }
+
+/// A big-ann-benchmarks streaming runbook, in their YAML layout, for a 3,000-point set.
+pub(crate) const BIGANN_RUNBOOK: &str = r#"
+small-set:
+  max_pts: 3000
+  1:
+    operation: "insert"
+    start: 0
+    end: 2000
+  2:
+    operation: "search"
+  3:
+    operation: "delete"
+    start: 0
+    end: 400
+  4:
+    operation: "replace"
+    tags_start: 500
+    tags_end: 700
+    ids_start: 2000
+    ids_end: 2200
+  5:
+    operation: "search"
+  6:
+    operation: "insert"
+    start: 2200
+    end: 3000
+  7:
+    operation: "search"
+  gt_url: "none"
+"#;
+
+/// Runs the big-ann runbook on `engine` from the command line, between operations and then
+/// concurrently; checks recall against `min_recall`, stale hits and the step shapes.
+pub(crate) fn bigann_runbook_runs(
+    engine: &str,
+    url: Option<&str>,
+    distance: &str,
+    extra: &[&str],
+    min_recall: f64,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("runbook.yaml");
+    std::fs::write(&file, BIGANN_RUNBOOK).unwrap();
+    let spec = format!("{}#small-set", file.display());
+    let dataset = format!("gen:clustered:n=3000,dim=16,queries=30,seed=2,distance={distance}");
+    for concurrent in [false, true] {
+        let mut args = vec![
+            "bench",
+            "--db",
+            engine,
+            "--dataset",
+            &dataset,
+            "--runbook",
+            &spec,
+            "-k",
+            "10",
+            "-q",
+            "--recreate",
+            "--name",
+            if concurrent { "c" } else { "b" },
+        ];
+        if concurrent {
+            args.push("--concurrent-writes");
+        }
+        if let Some(u) = url {
+            args.extend(["--url", u]);
+        }
+        args.extend(extra);
+        let out = ragdbeval(dir.path(), &args);
+        assert!(out.status.success(), "{engine}: {}", stderr(&out));
+        let name = if concurrent { "c" } else { "b" };
+        let r = RunResult::load(&dir.path().join("results").join(format!("{name}.json"))).unwrap();
+        let config = &r.configs[0];
+        let searches: Vec<_> = config.searches().collect();
+        assert_eq!(searches.len(), 3, "{engine}: big-ann's three searches");
+        assert_eq!(
+            searches.iter().map(|s| s.live_points).collect::<Vec<_>>(),
+            [2000, 1600, 2400],
+            "{engine}"
+        );
+        for s in &searches {
+            assert_eq!(s.stale_hits, 0, "{engine}");
+            assert!(
+                s.quality.recall >= min_recall,
+                "{engine}: {}",
+                s.quality.recall
+            );
+        }
+        let streams: Vec<_> = config.streams().collect();
+        if concurrent {
+            assert_eq!(streams.len(), 3, "{engine}: each write a stream step");
+            for s in streams {
+                assert_eq!(s.stale_hits, 0, "{engine}");
+                assert!(s.recall >= min_recall - 0.05, "{engine}: {}", s.recall);
+            }
+        } else {
+            assert!(streams.is_empty());
+            assert_eq!(config.mutations().count(), 3);
+        }
+    }
+}
+
+#[test]
+fn a_bigann_runbook_runs_on_exact_between_and_during_writes() {
+    bigann_runbook_runs("exact", None, "euclidean", &[], 1.0);
+}
