@@ -453,8 +453,32 @@ pub struct StreamStep {
     pub timeline: Vec<StreamSecond>,
     /// Time to compute the streaming ground truth and score every search (not measured time).
     pub truth_s: f64,
+    /// How soon sampled writes showed in search while the stream ran.
+    #[serde(default)]
+    pub freshness: StreamFreshness,
     /// Points live after the step.
     pub live_points: usize,
+}
+
+/// Freshness under load: for a sample of a stream step's writes, the time from the write's
+/// acknowledgement until a search with the written vector first returns the point (inserts
+/// and updates) or a search with its last vector first no longer does (deletes). A probe
+/// thread polls every pending sample in turn, beside the searchers, so each time is an upper
+/// bound by one probe round.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StreamFreshness {
+    /// Writes sampled (evenly over the stream, at most 100).
+    pub samples: usize,
+    /// Sampled inserts and updates seen, and their delay.
+    pub puts_seen: usize,
+    pub put_delay: LatencySummary,
+    /// Sampled deletes seen gone, and their delay.
+    pub deletes_seen: usize,
+    pub delete_delay: LatencySummary,
+    /// Samples not seen within `bound_s` of their acknowledgement (an insert whose point does
+    /// not rank in the top k for its own vector, among duplicates, is one).
+    pub not_seen: usize,
+    pub bound_s: f64,
 }
 
 /// Recall at one stage of the stream.

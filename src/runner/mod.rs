@@ -539,6 +539,7 @@ fn run_config(
                         &params,
                         stream,
                         runbook_step,
+                        plan.visibility_timeout,
                     )?;
                     for op in &stream.ops {
                         match op.row {
@@ -549,14 +550,19 @@ fn run_config(
                     step.live_points = live.live;
                     plan.observer().message(&format!(
                         "[{}] stream: recall {:.4}, {} stale hits, {:.0} QPS, p99 {:.3} ms; \
-                         writes {:.0} points/s, p99 {:.3} ms",
+                         writes {:.0} points/s, p99 {:.3} ms; visible after p50 {:.3} ms, \
+                         gone after p50 {:.3} ms ({} of {} samples seen)",
                         plan.entry.name,
                         step.recall,
                         step.stale_hits,
                         step.qps,
                         step.latency.p99_ms,
                         step.write_points_per_s,
-                        step.write_latency.p99_ms
+                        step.write_latency.p99_ms,
+                        step.freshness.put_delay.p50_ms,
+                        step.freshness.delete_delay.p50_ms,
+                        step.freshness.puts_seen + step.freshness.deletes_seen,
+                        step.freshness.samples
                     ));
                     if step.stale_hits > 0 {
                         push_warning(

@@ -7,8 +7,10 @@
 //! return). Both are therefore wider than the engine's own, which only ever makes the scoring
 //! more lenient to the engine, never wrong against it.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::RunError;
@@ -18,7 +20,7 @@ use crate::engine::{ConcurrentWrites, EngineError, Neighbor, PointId, VectorEngi
 use crate::groundtruth::stream::{SearchEvent, StreamLog, StreamTruth, WriteEvent, WriteOp};
 use crate::metrics::latency::LatencySummary;
 use crate::params::ParamMap;
-use crate::results::{StageRecall, StreamSecond, StreamStep};
+use crate::results::{StageRecall, StreamFreshness, StreamSecond, StreamStep};
 use crate::runbook::{ResolvedStream, StreamOp};
 
 const NANOS: f64 = 1e9;
@@ -54,6 +56,123 @@ fn calls(ops: &[StreamOp], batch_size: usize) -> Vec<&[StreamOp]> {
     out
 }
 
+/// Most writes sampled for freshness per step.
+const FRESHNESS_SAMPLES: usize = 100;
+
+/// A sampled write to watch: the point, the row of the vector to search with (its new vector,
+/// or for a delete the one it had), and when the write was acknowledged.
+struct Probe {
+    id: PointId,
+    row: usize,
+    delete: bool,
+    acked: Instant,
+}
+
+/// The ops to sample (evenly spaced) with the row each probe searches with.
+fn freshness_samples(stream: &ResolvedStream) -> HashMap<usize, usize> {
+    let step = stream.ops.len().div_ceil(FRESHNESS_SAMPLES).max(1);
+    let mut last_row: HashMap<PointId, usize> = HashMap::new();
+    let mut picked = HashMap::new();
+    for (i, op) in stream.ops.iter().enumerate() {
+        let row = match op.row {
+            Some(row) => Some(row),
+            None => last_row.get(&op.id).copied().or_else(|| {
+                stream
+                    .initial
+                    .binary_search_by_key(&op.id, |(id, _)| *id)
+                    .ok()
+                    .map(|at| stream.initial[at].1)
+            }),
+        };
+        if i % step == 0
+            && let Some(row) = row
+        {
+            picked.insert(i, row);
+        }
+        if let Some(row) = op.row {
+            last_row.insert(op.id, row);
+        }
+    }
+    picked
+}
+
+/// Polls every pending probe in turn until each is seen or `bound` has passed since its
+/// acknowledgement; stops when the writer is done and nothing is pending.
+fn watch(
+    engine: &dyn VectorEngine,
+    dataset: &Dataset,
+    k: usize,
+    probes: Receiver<Probe>,
+    bound: Duration,
+) -> Result<StreamFreshness, EngineError> {
+    let mut pending: Vec<Probe> = Vec::new();
+    let mut put_delays = Vec::new();
+    let mut delete_delays = Vec::new();
+    let mut samples = 0usize;
+    let mut not_seen = 0usize;
+    let mut out: Vec<Neighbor> = Vec::with_capacity(k);
+    let mut writer_done = false;
+    loop {
+        loop {
+            match probes.try_recv() {
+                Ok(p) => {
+                    samples += 1;
+                    pending.push(p);
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    writer_done = true;
+                    break;
+                }
+            }
+        }
+        if pending.is_empty() {
+            if writer_done {
+                break;
+            }
+            match probes.recv_timeout(Duration::from_millis(1)) {
+                Ok(p) => {
+                    samples += 1;
+                    pending.push(p);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            continue;
+        }
+        let mut i = 0;
+        while i < pending.len() {
+            let p = &pending[i];
+            engine.search(dataset.train.row(p.row), k, &mut out)?;
+            let now = Instant::now();
+            let present = out.iter().any(|n| n.id == p.id);
+            let waited = now.saturating_duration_since(p.acked);
+            if present != p.delete {
+                if p.delete {
+                    delete_delays.push(waited);
+                } else {
+                    put_delays.push(waited);
+                }
+                pending.swap_remove(i);
+            } else if waited > bound {
+                not_seen += 1;
+                pending.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+    Ok(StreamFreshness {
+        samples,
+        puts_seen: put_delays.len(),
+        put_delay: LatencySummary::of(put_delays),
+        deletes_seen: delete_delays.len(),
+        delete_delay: LatencySummary::of(delete_delays),
+        not_seen,
+        bound_s: bound.as_secs_f64(),
+    })
+}
+
 /// What the writer saw.
 struct Written {
     events: Vec<WriteEvent>,
@@ -66,7 +185,10 @@ fn write_all(
     dataset: &Dataset,
     stream: &ResolvedStream,
     origin: Instant,
+    probes: std::sync::mpsc::Sender<Probe>,
 ) -> Result<Written, EngineError> {
+    let sampled = freshness_samples(stream);
+    let mut op_index = 0usize;
     let ns = |t: Instant| t.duration_since(origin).as_nanos() as u64;
     let dim = dataset.train.dim();
     let mut written = Written {
@@ -99,6 +221,18 @@ fn write_all(
         }
         let acked = Instant::now();
         written.call_latencies.push(acked - issued);
+        for (j, op) in call.iter().enumerate() {
+            if let Some(&row) = sampled.get(&(op_index + j)) {
+                // The prober has stopped only if it failed; that failure is reported.
+                let _ = probes.send(Probe {
+                    id: op.id,
+                    row,
+                    delete: op.row.is_none(),
+                    acked,
+                });
+            }
+        }
+        op_index += call.len();
         for op in call {
             written.events.push(WriteEvent {
                 id: op.id,
@@ -155,6 +289,7 @@ pub fn run_stream(
     params: &ParamMap,
     stream: &ResolvedStream,
     runbook_step: usize,
+    visibility_bound: Duration,
 ) -> Result<StreamStep, RunError> {
     let writer = writer_of(engine, runbook_step)?;
     let stop = AtomicBool::new(false);
@@ -166,7 +301,16 @@ pub fn run_stream(
         stop.store(true, Ordering::Release);
     };
     let origin = Instant::now();
-    let (written, searched) = std::thread::scope(|scope| {
+    let (probe_tx, probe_rx) = std::sync::mpsc::channel::<Probe>();
+    let (written, searched, freshness) = std::thread::scope(|scope| {
+        let prober = {
+            let fail = &fail;
+            scope.spawn(move || {
+                watch(engine, dataset, k, probe_rx, visibility_bound)
+                    .map_err(fail)
+                    .ok()
+            })
+        };
         let searchers: Vec<_> = (0..stream.searchers)
             .map(|j| {
                 let (stop, fail) = (&stop, &fail);
@@ -177,7 +321,7 @@ pub fn run_stream(
                 })
             })
             .collect();
-        let written = write_all(writer, dataset, stream, origin)
+        let written = write_all(writer, dataset, stream, origin, probe_tx)
             .map_err(&fail)
             .ok();
         stop.store(true, Ordering::Release);
@@ -185,7 +329,8 @@ pub fn run_stream(
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_default())
             .collect();
-        (written, searched)
+        let freshness = prober.join().ok().flatten().unwrap_or_default();
+        (written, searched, freshness)
     });
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(RunError::Engine {
@@ -315,6 +460,7 @@ pub fn run_stream(
         recall_at_stage,
         timeline,
         truth_s,
+        freshness,
         live_points: 0,
     })
 }

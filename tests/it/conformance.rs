@@ -205,6 +205,9 @@ fn stream_case(engine: &str, dataset: &str, url: Option<&str>) {
             s.runbook_step,
             s.recall
         );
+        let f = &s.freshness;
+        assert!(f.samples > 0, "{engine}: {f:?}");
+        assert_eq!(f.not_seen, 0, "{engine}: sampled writes never seen: {f:?}");
     }
     for s in config.searches() {
         assert_eq!(s.stale_hits, 0, "{engine} search after the stream");

@@ -62,6 +62,19 @@ fn check_exact_run(dir: &Path, runbook: &str, dataset: &str) -> RunResult {
     for m in r.configs[0].mutations() {
         assert_eq!(m.stale_hits, 0, "{runbook} step {}", m.runbook_step);
     }
+    // Stream steps: recall 1 under the streaming rule and no stale hit, on every shape.
+    for t in r.configs[0].streams() {
+        assert_eq!(
+            t.recall, 1.0,
+            "{runbook} on {dataset}: stream step {}",
+            t.runbook_step
+        );
+        assert_eq!(
+            t.stale_hits, 0,
+            "{runbook} on {dataset}: stream step {}",
+            t.runbook_step
+        );
+    }
     r
 }
 
@@ -76,6 +89,8 @@ fn exact_reproduces_the_truth_on_every_dataset_shape() {
         "default".to_string(),
         root.join("churn.toml").display().to_string(),
         root.join("append-only.toml").display().to_string(),
+        root.join("stream.toml").display().to_string(),
+        root.join("sliding-window.toml").display().to_string(),
     ];
     let shapes = [
         "gen:uniform:n=2000,dim=32,queries=40,seed=21,offset=1000",

@@ -45,7 +45,9 @@ fn run(entry: &'static EngineEntry, runbook: &Runbook) -> Result<Vec<StreamStep>
     let truths =
         ground_truth::step_truths(&ds, &steps, 10, None, &ragdbeval::types::Silent).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let plan = plan_for(entry, steps, truths, dir.path());
+    let mut plan = plan_for(entry, steps, truths, dir.path());
+    // Long enough for the snapshot engine's 300 ms to show in the freshness figures.
+    plan.visibility_timeout = Duration::from_secs(2);
     let mut result = crate::common::empty_result();
     runner::run(&plan, &ds, &mut result, &dir.path().join("r.json"), None)
         .map_err(|e| e.to_string())?;
@@ -73,6 +75,12 @@ fn exact_scores_recall_one_and_no_stale_hit_while_writes_run() {
         assert_eq!(s.searchers, 2);
         assert!(!s.timeline.is_empty());
         assert_eq!(s.recall_at_stage.len(), 3);
+        // Freshness: every sampled write seen by the prober, at once for a linearisable engine.
+        let f = &s.freshness;
+        assert!(f.samples > 10, "{f:?}");
+        assert_eq!(f.puts_seen + f.deletes_seen, f.samples, "{f:?}");
+        assert!(f.puts_seen > 0 && f.deletes_seen > 0, "{f:?}");
+        assert!(f.put_delay.p50_ms < 50.0, "{f:?}");
     }
     assert!(streams[0].updates > 0);
     // The first step writes at 2,000 points/s: it cannot have gone much faster.
@@ -261,6 +269,13 @@ fn an_engine_serving_an_old_snapshot_is_caught() {
     assert!(s.stale_hits > 0, "{s:?}");
     assert!(s.searches_with_stale_hits > 0);
     assert!(s.recall < 1.0, "recall {}", s.recall);
+    // Its writes show about 300 ms after their acknowledgement.
+    assert!(s.freshness.put_delay.p50_ms >= 250.0, "{:?}", s.freshness);
+    assert!(
+        s.freshness.delete_delay.p50_ms >= 250.0,
+        "{:?}",
+        s.freshness
+    );
 }
 
 #[test]
@@ -335,6 +350,21 @@ fn the_example_runbook_runs_from_the_command_line() {
         .collect();
     assert_eq!(streams.len(), 2);
     assert!(streams.iter().all(|s| s.recall == 1.0 && s.stale_hits == 0));
+
+    // The report draws each stream step's timeline.
+    let out = ragdbeval(dir.path(), &["report", "res/r.json", "--out", "rep/"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for plot in ["stream-recall", "stream-qps", "stream-p99", "stream-writes"] {
+        let found = std::fs::read_dir(dir.path().join("rep/plots"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .ends_with(&format!("{plot}.svg"))
+            });
+        assert!(found, "no {plot} plot");
+    }
 }
 
 #[test]

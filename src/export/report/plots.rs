@@ -6,6 +6,7 @@
 use super::chart::{Axes, Series, chart, colour};
 use super::{Group, SearchPoint};
 use crate::export::ExportError;
+use crate::params::ParamMapExt;
 
 /// One plot of the report.
 pub struct Plot {
@@ -288,8 +289,49 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             &series,
         )?;
     }
+    // Stream steps: their per-second timeline, one line per run and step.
+    let streams: [StreamPlot; 4] = [
+        (
+            "stream-recall",
+            "recall@K (streaming rule)",
+            |s| s.recall,
+            false,
+        ),
+        (
+            "stream-qps",
+            "searches per second",
+            |s| s.searches as f64,
+            false,
+        ),
+        ("stream-p99", "search p99 latency, ms", |s| s.p99_ms, true),
+        (
+            "stream-writes",
+            "points written per second",
+            |s| s.points_written as f64,
+            false,
+        ),
+    ];
+    for (file, what, y, log) in streams {
+        let axes = Axes::new("seconds into the stream step", what);
+        add(
+            &mut out,
+            file,
+            format!("{name}: {what} per second of each stream step (searches while writing)"),
+            format!("{name}: {what} while writing"),
+            if log { axes.log_y() } else { axes },
+            &group.stream_series(y),
+        )?;
+    }
     Ok(out)
 }
+
+/// A stream-step timeline plot: file stem, figure, how to read it, log axis.
+type StreamPlot = (
+    &'static str,
+    &'static str,
+    fn(&crate::results::StreamSecond) -> f64,
+    bool,
+);
 
 /// A recall-vs-cost plot: file stem, what, axis description, how to read it.
 type VsRecall = (
@@ -368,6 +410,46 @@ impl Group<'_> {
                 points: levels,
                 line: true,
             });
+        }
+        out
+    }
+
+    /// A figure per second of every stream step, one series per run and step.
+    fn stream_series(&self, y: fn(&crate::results::StreamSecond) -> f64) -> Vec<Series> {
+        let mut out = Vec::new();
+        for (path, run) in &self.runs {
+            let engine = self
+                .engines
+                .iter()
+                .position(|e| e == &run.engine.name)
+                .unwrap_or(0);
+            for config in &run.configs {
+                for step in config.streams() {
+                    // Seconds without searches have no recall or latency to draw.
+                    let points: Vec<(f64, f64)> = step
+                        .timeline
+                        .iter()
+                        .filter(|s| s.searches > 0 || s.points_written > 0)
+                        .map(|s| (s.second as f64 + 0.5, y(s)))
+                        .collect();
+                    if points.is_empty() {
+                        continue;
+                    }
+                    out.push(Series {
+                        label: format!(
+                            "{} {} step {} [{}]",
+                            run.engine.name,
+                            config.build_params.label(),
+                            step.runbook_step,
+                            super::stem(path)
+                        ),
+                        colour: colour(engine),
+                        hollow: false,
+                        points,
+                        line: true,
+                    });
+                }
+            }
         }
         out
     }

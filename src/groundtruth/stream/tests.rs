@@ -1,6 +1,93 @@
 use super::*;
 use crate::rng::SplitMix64;
 
+/// The reference the tests hold [`StreamTruth`] to: the same rule, with every distance in
+/// float64 and every id of every search examined, no candidate lists.
+fn brute_force_score(log: &StreamLog<'_>, search: &SearchEvent) -> SearchScore {
+    let truth = StreamTruth::new(log);
+    let d64 = |row: usize| -> f64 {
+        let q = log.queries.row(search.query);
+        let v = log.train.row(row);
+        match log.distance {
+            Distance::Euclidean => q
+                .iter()
+                .zip(v)
+                .map(|(a, b)| (f64::from(*a) - f64::from(*b)).powi(2))
+                .sum::<f64>()
+                .sqrt(),
+            Distance::Dot => -q
+                .iter()
+                .zip(v)
+                .map(|(a, b)| f64::from(*a) * f64::from(*b))
+                .sum::<f64>(),
+            Distance::Angular => {
+                let dot: f64 = q
+                    .iter()
+                    .zip(v)
+                    .map(|(a, b)| f64::from(*a) * f64::from(*b))
+                    .sum();
+                let nq: f64 = q.iter().map(|a| f64::from(*a).powi(2)).sum::<f64>().sqrt();
+                let nv: f64 = v.iter().map(|a| f64::from(*a).powi(2)).sum::<f64>().sqrt();
+                1.0 - dot / (nq * nv)
+            }
+        }
+    };
+    let mut least: Vec<f64> = Vec::new();
+    for h in truth.histories.values() {
+        let states: Vec<Option<usize>> = h
+            .possible(search.sent, search.received)
+            .map(|j| h.states[j])
+            .collect();
+        if states.iter().all(Option::is_some) {
+            least.push(
+                states
+                    .iter()
+                    .flatten()
+                    .map(|r| d64(*r))
+                    .fold(f64::MIN, f64::max),
+            );
+        }
+    }
+    least.sort_by(f64::total_cmp);
+    let expected = least.len().min(log.k);
+    let limit = if least.len() >= log.k {
+        least[log.k - 1] + f64::from(DISTANCE_TOLERANCE)
+    } else {
+        f64::INFINITY
+    };
+    let mut score = SearchScore {
+        expected,
+        ..SearchScore::default()
+    };
+    let mut seen = Vec::new();
+    for &id in search.ids.iter().take(log.k) {
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        let Some(h) = truth.histories.get(&id) else {
+            continue;
+        };
+        let possible = h.possible(search.sent, search.received);
+        let nearest = possible
+            .clone()
+            .filter_map(|j| h.states[j])
+            .map(d64)
+            .min_by(f64::total_cmp);
+        match nearest {
+            Some(d) if d <= limit => score.correct += 1,
+            Some(_) => {}
+            None => {
+                let applied = *possible.start();
+                if applied > 0 && h.states[applied].is_none() {
+                    score.stale += 1;
+                }
+            }
+        }
+    }
+    score
+}
+
 /// Rows with small integer components: float32 and float64 distances order them alike.
 fn int_rows(rng: &mut SplitMix64, n: usize, dim: usize) -> Vectors {
     Vectors::new((0..n * dim).map(|_| rng.below(9) as f32).collect(), dim).unwrap()
