@@ -45,7 +45,7 @@ run redis angular --search-param ef=160
 
 python3 - "$work" <<'PY'
 import json, pathlib, sys
-print(f"{'engine':12} {'step':>4} {'recall':>7} {'stale':>5} {'QPS':>7} {'p99 ms':>7} {'writes/s':>8} {'put seen p50 ms':>15} {'delete gone p50 ms':>18} {'not seen':>8}")
+print(f"{'engine':12} {'step':>4} {'recall':>7} {'stale':>5} {'QPS':>7} {'p99 ms':>7} {'writes/s':>8} {'put seen p50 ms':>15} {'delete gone p50 ms':>18} {'not seen':>8} {'round p50 ms':>12}")
 for path in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
     r = json.loads(path.read_text())
     for c in r["configs"]:
@@ -55,5 +55,6 @@ for path in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
             f = s["freshness"]
             print(f"{r['engine']['name']:12} {s['runbook_step']:>4} {s['recall']:>7.4f} {s['stale_hits']:>5} "
                   f"{s['qps']:>7.0f} {s['latency']['p99_ms']:>7.2f} {s['write_points_per_s']:>8.0f} "
-                  f"{f['put_delay']['p50_ms']:>15.3f} {f['delete_delay']['p50_ms']:>18.3f} {f['not_seen']:>8}")
+                  f"{f['put_delay']['p50_ms']:>15.3f} {f['delete_delay']['p50_ms']:>18.3f} {f['not_seen']:>8} "
+                  f"{f['probe_round_p50_ms']:>12.3f}")
 PY

@@ -479,6 +479,10 @@ pub struct StreamFreshness {
     /// not rank in the top k for its own vector, among duplicates, is one).
     pub not_seen: usize,
     pub bound_s: f64,
+    /// Median time of one probe round (every pending sample searched once): the resolution
+    /// of the delays. A fast stream queues many samples at once and lengthens the rounds.
+    #[serde(default)]
+    pub probe_round_p50_ms: f64,
 }
 
 /// Recall at one stage of the stream.

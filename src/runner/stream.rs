@@ -68,9 +68,27 @@ struct Probe {
     acked: Instant,
 }
 
-/// The ops to sample (evenly spaced) with the row each probe searches with.
+/// The ops to sample with the row each probe searches with: evenly spaced among the puts and
+/// among the deletes separately (half the samples each when there are both), since the
+/// interleaving is periodic and one stride over all ops could land on one kind only.
 fn freshness_samples(stream: &ResolvedStream) -> HashMap<usize, usize> {
-    let step = stream.ops.len().div_ceil(FRESHNESS_SAMPLES).max(1);
+    let puts: Vec<usize> = (0..stream.ops.len())
+        .filter(|&i| stream.ops[i].row.is_some())
+        .collect();
+    let deletes: Vec<usize> = (0..stream.ops.len())
+        .filter(|&i| stream.ops[i].row.is_none())
+        .collect();
+    let per_kind = if puts.is_empty() || deletes.is_empty() {
+        FRESHNESS_SAMPLES
+    } else {
+        FRESHNESS_SAMPLES / 2
+    };
+    let evenly = |of: &[usize]| -> Vec<usize> {
+        let step = of.len().div_ceil(per_kind).max(1);
+        of.iter().step_by(step).copied().collect()
+    };
+    let wanted: std::collections::HashSet<usize> =
+        evenly(&puts).into_iter().chain(evenly(&deletes)).collect();
     let mut last_row: HashMap<PointId, usize> = HashMap::new();
     let mut picked = HashMap::new();
     for (i, op) in stream.ops.iter().enumerate() {
@@ -84,7 +102,7 @@ fn freshness_samples(stream: &ResolvedStream) -> HashMap<usize, usize> {
                     .map(|at| stream.initial[at].1)
             }),
         };
-        if i % step == 0
+        if wanted.contains(&i)
             && let Some(row) = row
         {
             picked.insert(i, row);
@@ -112,6 +130,7 @@ fn watch(
     let mut not_seen = 0usize;
     let mut out: Vec<Neighbor> = Vec::with_capacity(k);
     let mut writer_done = false;
+    let mut rounds: Vec<Duration> = Vec::new();
     loop {
         loop {
             match probes.try_recv() {
@@ -140,6 +159,7 @@ fn watch(
             }
             continue;
         }
+        let round = Instant::now();
         let mut i = 0;
         while i < pending.len() {
             let p = &pending[i];
@@ -161,6 +181,7 @@ fn watch(
                 i += 1;
             }
         }
+        rounds.push(round.elapsed());
     }
     Ok(StreamFreshness {
         samples,
@@ -170,6 +191,7 @@ fn watch(
         delete_delay: LatencySummary::of(delete_delays),
         not_seen,
         bound_s: bound.as_secs_f64(),
+        probe_round_p50_ms: LatencySummary::of(rounds).p50_ms,
     })
 }
 

@@ -81,6 +81,7 @@ fn exact_scores_recall_one_and_no_stale_hit_while_writes_run() {
         assert_eq!(f.puts_seen + f.deletes_seen, f.samples, "{f:?}");
         assert!(f.puts_seen > 0 && f.deletes_seen > 0, "{f:?}");
         assert!(f.put_delay.p50_ms < 50.0, "{f:?}");
+        assert!(f.probe_round_p50_ms > 0.0, "{f:?}");
     }
     assert!(streams[0].updates > 0);
     // The first step writes at 2,000 points/s: it cannot have gone much faster.
