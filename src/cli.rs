@@ -24,6 +24,8 @@ Examples:
   ragdbeval bench --db qdrant-edge --runbook build-search --rate 200,400 --duration 20s
   ragdbeval bench --db qdrant-edge --runbook build-search --rate-sweep --slo 5ms
   ragdbeval bench --db exact --runbook datasets/runbooks/churn.toml
+  ragdbeval bench --db qdrant-edge --runbook drift:clusters=8 --concurrent-writes
+  ragdbeval bench --db exact --runbook expiry:rate=2000,lifetimes=1s/4s/never
       Any sequence of build, insert, update, delete and search steps; every search is
       scored against ground truth recomputed for the points live at that step.
   ragdbeval bench --db pgvector --filter label:0.01 --search-param iterative_scan=relaxed_order
@@ -299,8 +301,11 @@ pub struct BenchArgs {
     pub param_set: String,
     /// Steps to run: `default` (build 90 %, search, insert 10 %, search, update 5 %, search,
     /// delete 5 %, search), `build-search` (build everything, search), a runbook TOML file
-    /// (see datasets/runbooks/), or a big-ann-benchmarks streaming runbook (FILE.yaml, or
-    /// FILE.yaml#ENTRY for one of its datasets).
+    /// (see datasets/runbooks/), a big-ann-benchmarks streaming runbook (FILE.yaml, or
+    /// FILE.yaml#ENTRY for one of its datasets), or a generated one: `drift[:clusters=8]`
+    /// (data arrives k-means cluster by cluster), `sliding-window[:window=20%,slide=10%]`,
+    /// `expiry[:rate=2000,lifetimes=1s/4s/never,build=20%,batch=10]` (every point deleted a
+    /// fixed time after its insert, searched while it runs).
     #[arg(long, default_value = "default")]
     pub runbook: String,
     /// Run every insert, update and delete step of the runbook as a stream step: searched by

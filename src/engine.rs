@@ -170,6 +170,14 @@ impl EngineError {
 
 pub type EngineResult<T> = Result<T, EngineError>;
 
+/// The engine's own count of points and of vectors in its index (see
+/// [`VectorEngine::index_progress`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexProgress {
+    pub points: u64,
+    pub indexed_vectors: u64,
+}
+
 /// Writes that may run on one thread while other threads search the same collection (the
 /// runbook's `stream` step). Each call returns when the engine has acknowledged the write:
 /// the runner takes that instant as the write's acknowledgement.
@@ -336,6 +344,14 @@ pub trait VectorEngine: Send + Sync {
     /// its client can do both at once. `None` (the default): a `stream` step refuses the
     /// engine before the run, rather than serialising writes and searches silently.
     fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
+        None
+    }
+
+    /// How much of the collection the engine has indexed so far, where it reports it
+    /// (Qdrant's indexed vs total vectors). Polled once a second while a `stream` step runs,
+    /// to record the index lag; `None` (the default): the engine has no such figure (an
+    /// engine that indexes every write before acknowledging it has no lag to report).
+    fn index_progress(&self) -> Option<IndexProgress> {
         None
     }
 

@@ -36,6 +36,7 @@ use sha2::{Digest, Sha256};
 
 use crate::rng::SplitMix64;
 use crate::types::PointId;
+use crate::vectors::Vectors;
 
 /// A position in the train set: an absolute row or a percentage of the train size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -130,6 +131,21 @@ fn zero() -> Position {
     Position::Row(0)
 }
 
+/// Restricts a build or insert range to one cluster of the train rows (drift runbooks: the
+/// data arrives cluster by cluster). `of` clusters by seeded k-means (see [`clusters`]),
+/// numbered by size, largest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterPick {
+    pub index: usize,
+    pub of: usize,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+/// Cluster labels of the train rows, per (`of`, `seed`) a runbook names.
+pub type ClusterLabels = std::collections::HashMap<(usize, u64), Vec<u32>>;
+
 /// One step as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -138,10 +154,16 @@ pub enum StepSpec {
         #[serde(default = "zero")]
         start: Position,
         end: Position,
+        /// Only the rows of this cluster within `start..end`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cluster: Option<ClusterPick>,
     },
     Insert {
         start: Position,
         end: Position,
+        /// Only the rows of this cluster within `start..end`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cluster: Option<ClusterPick>,
         #[serde(default)]
         mode: OpMode,
         #[serde(default)]
@@ -193,6 +215,79 @@ pub enum StepSpec {
 pub struct StreamInsert {
     pub start: Position,
     pub end: Position,
+    /// Only the rows of this cluster within `start..end`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterPick>,
+    /// Expiry: each inserted point is deleted this long after its insert, within the step
+    /// (big-ann-benchmarks' expiration-time runbooks). Several lifetimes are given to the
+    /// inserts in turn (`["1s", "4s", "never"]`: a third of the points each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expire_after: Option<Lifetimes>,
+}
+
+/// How long an inserted point lives: `"2s"` (needs the step's `rate`: the delete is issued
+/// that many seconds of writes later), a number of writes (`5000`: issued 5,000 writes after
+/// the insert, any rate), or `"never"`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Lifetime {
+    Writes(u64),
+    Seconds(#[serde(serialize_with = "seconds_text")] f64),
+    Never(#[serde(serialize_with = "never_text")] ()),
+}
+
+fn seconds_text<S: serde::Serializer>(s: &f64, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(&format!("{s}s"))
+}
+
+fn never_text<S: serde::Serializer>(_: &(), ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str("never")
+}
+
+impl<'de> Deserialize<'de> for Lifetime {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Lifetime, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Text(String),
+        }
+        let bad = || {
+            serde::de::Error::custom(
+                "`expire_after` takes lifetimes like \"2s\" (with a `rate`), a number of \
+                 writes like 5000, or \"never\"",
+            )
+        };
+        match Raw::deserialize(deserializer).map_err(|_| bad())? {
+            Raw::Number(0) => Err(bad()),
+            Raw::Number(n) => Ok(Lifetime::Writes(n)),
+            Raw::Text(t) if t.trim() == "never" => Ok(Lifetime::Never(())),
+            Raw::Text(t) => t
+                .trim()
+                .strip_suffix('s')
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .map(Lifetime::Seconds)
+                .ok_or_else(bad),
+        }
+    }
+}
+
+/// One lifetime or a list of them, given to the inserts in turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Lifetimes {
+    One(Lifetime),
+    Each(Vec<Lifetime>),
+}
+
+impl Lifetimes {
+    fn list(&self) -> Vec<Lifetime> {
+        match self {
+            Lifetimes::One(l) => vec![*l],
+            Lifetimes::Each(v) => v.clone(),
+        }
+    }
 }
 
 /// The updates of a stream step: `ids` get train rows from `from` on.
@@ -350,6 +445,7 @@ impl Runbook {
                 StepSpec::Build {
                     start: Position::Row(0),
                     end: Position::Percent("100%".into()),
+                    cluster: None,
                 },
                 StepSpec::Search,
             ],
@@ -367,11 +463,13 @@ impl Runbook {
                 StepSpec::Build {
                     start: Position::Row(0),
                     end: pct("90%"),
+                    cluster: None,
                 },
                 StepSpec::Search,
                 StepSpec::Insert {
                     start: pct("90%"),
                     end: pct("100%"),
+                    cluster: None,
                     mode: OpMode::Batch,
                     batch_size: None,
                 },
@@ -461,8 +559,53 @@ impl Runbook {
         })
     }
 
-    /// Simulates the runbook over a train set of `n` rows.
+    /// The clusterings (`of`, `seed`) the runbook's `cluster` selectors name.
+    pub fn clusterings(&self) -> Vec<(usize, u64)> {
+        let mut out: Vec<(usize, u64)> = self
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                StepSpec::Build { cluster, .. } | StepSpec::Insert { cluster, .. } => *cluster,
+                StepSpec::Stream {
+                    insert: Some(i), ..
+                } => i.cluster,
+                _ => None,
+            })
+            .map(|c| (c.of, c.seed))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Resolves the runbook on a dataset's train rows, clustering them first when the
+    /// runbook names clusters.
+    pub fn resolve_on(&self, train: &Vectors) -> Result<Vec<Resolved>, RunbookError> {
+        let mut labels = ClusterLabels::new();
+        for (of, seed) in self.clusterings() {
+            if of == 0 || of > train.len().max(1) {
+                return Err(RunbookError::Invalid(format!(
+                    "`cluster.of = {of}`: the train set has {} rows",
+                    train.len()
+                )));
+            }
+            labels.insert((of, seed), clusters::labels(train, of, seed));
+        }
+        self.resolve_with(train.len(), &labels)
+    }
+
+    /// Simulates the runbook over a train set of `n` rows (a runbook without `cluster`
+    /// selectors; see [`Runbook::resolve_on`]).
     pub fn resolve(&self, n: usize) -> Result<Vec<Resolved>, RunbookError> {
+        self.resolve_with(n, &ClusterLabels::new())
+    }
+
+    /// Simulates the runbook over a train set of `n` rows whose clusters are `labels`.
+    pub fn resolve_with(
+        &self,
+        n: usize,
+        labels: &ClusterLabels,
+    ) -> Result<Vec<Resolved>, RunbookError> {
         if self.steps.is_empty() {
             return Err(RunbookError::Invalid("it has no steps".into()));
         }
@@ -489,6 +632,36 @@ impl Runbook {
                     }
                     Ok((s, e))
                 };
+            // The rows of `s..e` in the cluster, when one is named.
+            let in_cluster = |s: usize,
+                              e: usize,
+                              cluster: &Option<ClusterPick>|
+             -> Result<Vec<usize>, RunbookError> {
+                let Some(c) = cluster else {
+                    return Ok((s..e).collect());
+                };
+                let of = labels.get(&(c.of, c.seed)).ok_or_else(|| {
+                    err(format!(
+                        "names cluster {} of {}: resolve it on the dataset (its rows are \
+                         clustered first)",
+                        c.index, c.of
+                    ))
+                })?;
+                if c.index >= c.of {
+                    return Err(err(format!(
+                        "cluster index {} is not below `of` = {}",
+                        c.index, c.of
+                    )));
+                }
+                let rows: Vec<usize> = (s..e).filter(|&r| of[r] as usize == c.index).collect();
+                if rows.is_empty() {
+                    return Err(err(format!(
+                        "cluster {} of {} has no rows in {s}..{e}",
+                        c.index, c.of
+                    )));
+                }
+                Ok(rows)
+            };
             let live_ids = |row_of: &[Option<usize>],
                             sel: &IdSelection|
              -> Result<Vec<PointId>, RunbookError> {
@@ -527,36 +700,43 @@ impl Runbook {
                 }
             };
             let resolved = match step {
-                StepSpec::Build { start, end } => {
+                StepSpec::Build {
+                    start,
+                    end,
+                    cluster,
+                } => {
                     if i != 0 {
                         return Err(err("build must be the first step".into()));
                     }
                     let (s, e) = range(start, end)?;
-                    for (id, slot) in row_of.iter_mut().enumerate().take(e).skip(s) {
-                        *slot = Some(id);
+                    let rows = in_cluster(s, e, cluster)?;
+                    for &id in &rows {
+                        row_of[id] = Some(id);
                     }
                     Resolved::Build {
-                        ids: (s as PointId..e as PointId).collect(),
+                        ids: rows.into_iter().map(|id| id as PointId).collect(),
                     }
                 }
                 _ if i == 0 => return Err(err("the first step must be a build".into())),
                 StepSpec::Insert {
                     start,
                     end,
+                    cluster,
                     mode,
                     batch_size,
                 } => {
                     let (s, e) = range(start, end)?;
-                    if let Some(id) = (s..e).find(|id| row_of[*id].is_some()) {
+                    let rows = in_cluster(s, e, cluster)?;
+                    if let Some(id) = rows.iter().find(|id| row_of[**id].is_some()) {
                         return Err(err(format!(
                             "range {s}..{e} overlaps live ids (id {id} is already inserted)"
                         )));
                     }
-                    for (id, slot) in row_of.iter_mut().enumerate().take(e).skip(s) {
-                        *slot = Some(id);
+                    for &id in &rows {
+                        row_of[id] = Some(id);
                     }
                     Resolved::Insert {
-                        ids: (s as PointId..e as PointId).collect(),
+                        ids: rows.into_iter().map(|id| id as PointId).collect(),
                         mode: *mode,
                         batch_size: *batch_size,
                     }
@@ -657,13 +837,14 @@ impl Runbook {
                     }
                     if let Some(ins) = insert {
                         let (s, e) = range(&ins.start, &ins.end)?;
-                        if let Some(id) = (s..e).find(|id| row_of[*id].is_some()) {
+                        let rows = in_cluster(s, e, &ins.cluster)?;
+                        if let Some(id) = rows.iter().find(|id| row_of[**id].is_some()) {
                             return Err(err(format!(
                                 "inserts {s}..{e} overlap live ids (id {id} is already inserted)"
                             )));
                         }
                         lists.push(
-                            (s..e)
+                            rows.into_iter()
                                 .map(|id| StreamOp {
                                     id: id as PointId,
                                     row: Some(id),
@@ -682,7 +863,11 @@ impl Runbook {
                     if searchers.is_some_and(|s| s == 0) {
                         return Err(err("searchers must be at least 1".into()));
                     }
-                    let ops = interleave(lists);
+                    let mut ops = interleave(lists);
+                    if let Some(lifetimes) = insert.as_ref().and_then(|i| i.expire_after.as_ref()) {
+                        ops = with_expiry(ops, &initial, lifetimes, rate.as_ref().map(|r| r.0))
+                            .map_err(err)?;
+                    }
                     for op in &ops {
                         row_of[op.id as usize] = op.row;
                     }
@@ -708,6 +893,69 @@ impl Runbook {
     }
 }
 
+/// Adds the deletes of expiring inserts to a stream's writes. Writes are the clock: at a fixed
+/// `rate` the writer issues write `i` at `i / rate` seconds, so a lifetime of `t` seconds is
+/// `t × rate` writes. Each position takes the oldest due expiry if there is one, else the next
+/// planned write; expiries still pending when the planned writes run out are not issued (the
+/// points outlive the step).
+fn with_expiry(
+    planned: Vec<StreamOp>,
+    initial: &[(PointId, usize)],
+    lifetimes: &Lifetimes,
+    rate: Option<f64>,
+) -> Result<Vec<StreamOp>, String> {
+    let lifetimes = lifetimes.list();
+    if lifetimes.is_empty() {
+        return Err("`expire_after` is an empty list".into());
+    }
+    let writes: Vec<Option<u64>> = lifetimes
+        .iter()
+        .map(|l| match l {
+            Lifetime::Writes(n) => Ok(Some(*n)),
+            Lifetime::Never(()) => Ok(None),
+            Lifetime::Seconds(t) => match rate {
+                Some(r) => Ok(Some(((t * r).round() as u64).max(1))),
+                None => Err(format!(
+                    "an expiry of {t}s needs the step's `rate` (writes are its clock); without \
+                     one give the lifetime as a number of writes"
+                )),
+            },
+        })
+        .collect::<Result<_, _>>()?;
+    let is_new = |op: &StreamOp| {
+        op.row.is_some() && initial.binary_search_by_key(&op.id, |(id, _)| *id).is_err()
+    };
+    // (due position, insert order, id): the heap yields the earliest due first.
+    let mut due: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, PointId)>> =
+        std::collections::BinaryHeap::new();
+    let mut out = Vec::with_capacity(planned.len() * 2);
+    let mut inserts = 0u64;
+    let mut planned = planned.into_iter().peekable();
+    while planned.peek().is_some() {
+        let position = out.len() as u64;
+        let op = match due.peek() {
+            Some(std::cmp::Reverse((at, _, _))) if *at <= position => {
+                let Some(std::cmp::Reverse((_, _, id))) = due.pop() else {
+                    break;
+                };
+                StreamOp { id, row: None }
+            }
+            _ => match planned.next() {
+                Some(op) => op,
+                None => break,
+            },
+        };
+        if is_new(&op) {
+            if let Some(w) = writes[(inserts % writes.len() as u64) as usize] {
+                due.push(std::cmp::Reverse((position + w, inserts, op.id)));
+            }
+            inserts += 1;
+        }
+        out.push(op);
+    }
+    Ok(out)
+}
+
 /// Merges the lists so that each is spread evenly over the whole stream (list `l`'s `i`-th op
 /// at position `(i + 0.5) / len`), ties in list order.
 fn interleave(lists: Vec<Vec<StreamOp>>) -> Vec<StreamOp> {
@@ -726,6 +974,8 @@ fn interleave(lists: Vec<Vec<StreamOp>>) -> Vec<StreamOp> {
 }
 
 pub mod bigann;
+pub mod clusters;
+pub mod generated;
 
 #[cfg(test)]
 mod tests;

@@ -47,7 +47,7 @@ use crate::distance::Distance;
 use crate::filter::{Attributes, Predicate};
 use crate::engine::{
     CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexReport, Neighbor, PointId, VectorEngine,
+    IndexProgress, IndexReport, Neighbor, PointId, VectorEngine,
 };
 use crate::params::ParamMap;
 use crate::types::ElementType;
@@ -528,6 +528,17 @@ impl VectorEngine for QdrantEngine {
 
     fn describe(&self) -> Map<String, Value> {
         self.describe_engine()
+    }
+
+    /// The server indexes in the background: `indexed_vectors_count` trails `points_count`
+    /// while its optimizers catch up with writes.
+    fn index_progress(&self) -> Option<IndexProgress> {
+        let col = self.collection.as_ref()?;
+        let info = self.info("index progress", &col.name).ok()?;
+        Some(IndexProgress {
+            points: info.points_count?,
+            indexed_vectors: info.indexed_vectors_count?,
+        })
     }
 
     fn close(&mut self) -> EngineResult<()> {

@@ -51,7 +51,7 @@ use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::engine::{
     CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexReport, Neighbor, PointId, VectorEngine,
+    IndexProgress, IndexReport, Neighbor, PointId, VectorEngine,
 };
 use crate::params::ParamMap;
 use crate::types::ElementType;
@@ -568,6 +568,17 @@ impl VectorEngine for QdrantEdge {
         self.shard
             .as_ref()
             .map_or(ElementType::Float32, |s| s.settings.datatype)
+    }
+
+    /// The embedded shard has no background optimizer: points written after the build stay
+    /// in plain segments (searched by brute force) until the next optimize, and the lag grows
+    /// with every write of a stream.
+    fn index_progress(&self) -> Option<IndexProgress> {
+        let info = self.shard.as_ref()?.shard.info().ok()?;
+        Some(IndexProgress {
+            points: info.points_count as u64,
+            indexed_vectors: info.indexed_vectors_count as u64,
+        })
     }
 
     fn describe(&self) -> Map<String, Value> {

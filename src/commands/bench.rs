@@ -29,7 +29,10 @@ pub(crate) fn resolve_runbook(name: &str) -> anyhow::Result<Runbook> {
     Ok(match name {
         "default" => Runbook::default_mutations(),
         "build-search" => Runbook::build_and_search(),
-        path => Runbook::load(std::path::Path::new(path))?,
+        spec => match crate::runbook::generated::generate(spec) {
+            Some(generated) => generated?,
+            None => Runbook::load(std::path::Path::new(spec))?,
+        },
     })
 }
 
@@ -208,7 +211,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         runbook = crate::runbook::bigann::concurrent(runbook, 2);
     }
     let steps = runbook
-        .resolve(ds.train.len())
+        .resolve_on(&ds.train)
         .with_context(|| format!("runbook `{}`", args.runbook))?;
     let cache = ground_truth::cache_path(&opts.cache_dir, &ds, &steps, gt_k.min(1000));
     let truths = ground_truth::step_truths(
@@ -474,6 +477,9 @@ fn write_trec_runs(
         .iter()
         .filter(|s| matches!(s, crate::runbook::Resolved::Search { .. }))
         .count();
-    let planned = plan.builds.len() * search_steps * plan.searches.len() * plan.filter_levels();
+    let planned = crate::runner::configurations(plan).len()
+        * search_steps
+        * plan.searches.len()
+        * plan.filter_levels();
     crate::export::trec::write_runs(result, sidecar, base, planned > 1).context("--trec-run")
 }

@@ -348,7 +348,7 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
         let ds = dataset::load(&args.source.dataset, &opts)?;
         let runbook = resolve_runbook(name)?;
         let steps = runbook
-            .resolve(ds.train.len())
+            .resolve_on(&ds.train)
             .with_context(|| format!("runbook `{name}`"))?;
         let cache = ground_truth::cache_path(&opts.cache_dir, &ds, &steps, args.k);
         let started = std::time::Instant::now();
@@ -493,7 +493,7 @@ fn runbook_qrels(
 ) -> anyhow::Result<ExitCode> {
     let runbook = resolve_runbook(name)?;
     let steps = runbook
-        .resolve(ds.train.len())
+        .resolve_on(&ds.train)
         .with_context(|| format!("runbook `{name}`"))?;
     let cache = ground_truth::cache_path(&opts.cache_dir, ds, &steps, depth);
     let truths = ground_truth::step_truths(

@@ -12,6 +12,7 @@ pub mod markdown;
 pub mod registry;
 pub mod report;
 pub mod results_csv;
+pub mod streams_csv;
 pub mod trec;
 
 use crate::params::ParamMapExt;

@@ -4,6 +4,7 @@
 
 use crate::export::lines::{curve_lines, header_row, load_lines};
 use crate::export::registry::{METRICS, Row, format_value, rows};
+use crate::export::streams_csv::{self, STREAM_COLUMNS};
 use crate::metrics::bands::{BAND_NAMES, Band};
 use crate::params::ParamMapExt;
 use crate::results::RunResult;
@@ -47,6 +48,11 @@ pub fn render(run: &RunResult) -> String {
     if mutations.len() > 1 {
         out.push('\n');
         out.push_str(&align(&mutations, 3));
+    }
+    let streams = stream_lines(run);
+    if streams.len() > 1 {
+        out.push('\n');
+        out.push_str(&align(&streams, 3));
     }
     let bands = difficulty_lines(&all_rows);
     if bands.len() > 1 {
@@ -140,6 +146,26 @@ fn mutation_lines(run: &RunResult) -> Vec<Vec<String>> {
                 m.total_bytes_per_live_vector
                     .map_or("-".into(), |b| format!("{b:.1}")),
             ]);
+        }
+    }
+    lines
+}
+
+/// One line per stream step (searches while writes ran): the columns of `streams.csv` that
+/// have a terminal header.
+fn stream_lines(run: &RunResult) -> Vec<Vec<String>> {
+    let columns: Vec<_> = STREAM_COLUMNS
+        .iter()
+        .filter(|c| c.header.is_some())
+        .collect();
+    let mut header = vec!["stream step".to_string(), "build".into(), "search".into()];
+    header.extend(columns.iter().filter_map(|c| c.header.map(str::to_string)));
+    let mut lines = vec![header];
+    for config in &run.configs {
+        for t in config.streams() {
+            let mut cells: Vec<String> = streams_csv::identity(config, t).into();
+            cells.extend(columns.iter().map(|c| streams_csv::format_cell(c, t)));
+            lines.push(cells);
         }
     }
     lines

@@ -456,6 +456,16 @@ pub struct StreamStep {
     /// How soon sampled writes showed in search while the stream ran.
     #[serde(default)]
     pub freshness: StreamFreshness,
+    /// Client and engine resources over the whole step.
+    #[serde(default)]
+    pub resources: PhaseResources,
+    /// Points the engine held but had not indexed yet (its own count, see
+    /// [`crate::engine::VectorEngine::index_progress`]): the most seen at a second's end,
+    /// and right after the last write. Absent for engines that report no index progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_lag_max: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_lag_after: Option<u64>,
     /// Points live after the step.
     pub live_points: usize,
 }
@@ -508,12 +518,30 @@ pub struct StreamSecond {
     pub points_written: usize,
     pub write_p50_ms: f64,
     pub write_p99_ms: f64,
+    /// The client's mean CPU (100 = one core) and peak RSS over this second.
+    #[serde(default)]
+    pub client_cpu_percent: f64,
+    #[serde(default)]
+    pub client_rss_mb: f64,
+    /// The engine server's, when it runs on this host (PSS or RSS, see the step's resources).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_percent: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_memory_mb: Option<f64>,
+    /// Points held but not yet indexed at the end of this second, where the engine says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_lag: Option<u64>,
 }
 
 /// Everything measured for one set of build parameters.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConfigRun {
     pub build_params: ParamMap,
+    /// The search parameters of this configuration's stream steps, when a runbook with
+    /// stream steps is swept over several search-parameter sets: a stream changes the
+    /// collection as it runs, so each set gets its own run of the runbook from a fresh build.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stream_search_params: Option<ParamMap>,
     pub steps: Vec<Step>,
     /// Set when this configuration stopped on an error.
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -232,10 +232,12 @@ pub fn parse(text: &str, entry: Option<&str>) -> Result<Runbook, RunbookError> {
             "insert" if steps.is_empty() => StepSpec::Build {
                 start: row(op.number_field("start")?),
                 end: row(op.number_field("end")?),
+                cluster: None,
             },
             "insert" => StepSpec::Insert {
                 start: row(op.number_field("start")?),
                 end: row(op.number_field("end")?),
+                cluster: None,
                 mode: OpMode::Batch,
                 batch_size: None,
             },
@@ -312,9 +314,20 @@ pub fn concurrent(runbook: Runbook, searchers: usize) -> Runbook {
             StepSpec::Insert {
                 start,
                 end,
+                cluster,
                 batch_size,
                 ..
-            } => stream(Some(StreamInsert { start, end }), None, None, batch_size),
+            } => stream(
+                Some(StreamInsert {
+                    start,
+                    end,
+                    cluster,
+                    expire_after: None,
+                }),
+                None,
+                None,
+                batch_size,
+            ),
             StepSpec::Update {
                 ids,
                 from,

@@ -136,3 +136,63 @@ fn bad_runbooks_are_rejected_clearly() {
         "{e}"
     );
 }
+
+/// Expiry: every inserted point's delete is issued its lifetime in writes after the insert
+/// (a lifetime in seconds is rate × seconds writes), lifetimes go to the inserts in turn,
+/// `never` points stay, and expiries due after the last planned write are not issued.
+#[test]
+fn expiring_inserts_are_deleted_their_lifetime_later() {
+    let rb = parse(
+        r#"
+        [[steps]]
+        kind = "build"
+        end = 10
+        [[steps]]
+        kind = "stream"
+        insert = { start = 10, end = 110, expire_after = ["0.01s", 7, "never"] }
+        rate = 1000
+        [[steps]]
+        kind = "search"
+        "#,
+    );
+    let steps = rb.resolve(200).unwrap();
+    let Resolved::Stream(stream) = &steps[1] else {
+        panic!("step 2 is not a stream");
+    };
+    let position = |id: PointId, delete: bool| {
+        stream
+            .ops
+            .iter()
+            .position(|op| op.id == id && op.row.is_none() == delete)
+    };
+    // Insert j (id 10 + j) gets lifetime j % 3: 10 writes, 7 writes, never.
+    for j in 0..100u64 {
+        let id = 10 + j;
+        let put = position(id, false).unwrap();
+        match (j % 3, position(id, true)) {
+            (2, gone) => assert_eq!(gone, None, "id {id} never expires"),
+            (0, Some(gone)) => assert!(gone >= put + 10 && gone <= put + 12, "{id}: {put} {gone}"),
+            (1, Some(gone)) => assert!(gone >= put + 7 && gone <= put + 9, "{id}: {put} {gone}"),
+            (_, None) => assert!(j >= 90, "id {id} (insert {j}) should have expired"),
+            (_, Some(_)) => unreachable!(),
+        }
+    }
+    let Resolved::Search { live } = &steps[2] else {
+        panic!("step 3 is not a search");
+    };
+    let expired = stream.ops.iter().filter(|op| op.row.is_none()).count();
+    assert_eq!(live.len(), 110 - expired);
+    // Seconds without a rate: refused, saying why.
+    let message = resolve_err(
+        r#"
+        [[steps]]
+        kind = "build"
+        end = 10
+        [[steps]]
+        kind = "stream"
+        insert = { start = 10, end = 20, expire_after = "2s" }
+        "#,
+        100,
+    );
+    assert!(message.contains("needs the step's `rate`"), "{message}");
+}

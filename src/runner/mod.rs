@@ -187,7 +187,16 @@ pub fn run(
             _ => 1,
         })
         .sum();
-    for (ci, build_params) in plan.builds.iter().enumerate() {
+    let configs = configurations(plan);
+    if configs.iter().any(|(_, s)| s.is_some()) {
+        plan.observer().message(&format!(
+            "[{}] the runbook's stream steps change the collection while it is searched: each \
+             of the {} search-parameter sets gets its own build and runbook",
+            plan.entry.name,
+            plan.searches.len()
+        ));
+    }
+    for (ci, (build_params, stream_set)) in configs.into_iter().enumerate() {
         // A resumed run (`bench --resume`) arrives with the configurations of its earlier
         // attempts: finished ones are kept as they are, the unfinished one continues after
         // its last recorded step.
@@ -200,6 +209,7 @@ pub fn run(
             None => {
                 result.configs.push(ConfigRun {
                     build_params: build_params.clone(),
+                    stream_search_params: stream_set.map(|s| plan.searches[s].clone()),
                     steps: Vec::new(),
                     error: None,
                 });
@@ -211,14 +221,14 @@ pub fn run(
             dataset,
             result,
             Some(path),
-            ci,
+            (ci, stream_set),
             build_params,
             done,
             sidecar.as_deref_mut(),
         )
         .and_then(|()| {
             if plan.repeat_build && plan.repeat > 1 {
-                rebuild_trials(plan, dataset, result, ci, build_params)?;
+                rebuild_trials(plan, dataset, result, (ci, stream_set), build_params)?;
                 result.save(path)?;
             }
             Ok(())
@@ -233,6 +243,24 @@ pub fn run(
     Ok(())
 }
 
+/// The configurations to run, in order: each set of build parameters, and, when the runbook
+/// has stream steps and several search-parameter sets, each of those sets for its streams
+/// (`Some(index)`). A stream changes the collection while it is searched, so it cannot be
+/// measured again with other parameters on the same state: each set gets its own build and
+/// runbook. Without stream steps, or with one set: one configuration per build (`None`).
+pub fn configurations(plan: &BenchPlan) -> Vec<(&ParamMap, Option<usize>)> {
+    let streams = plan.steps.iter().any(|s| matches!(s, Resolved::Stream(_)));
+    let sets: Vec<Option<usize>> = if streams && plan.searches.len() > 1 {
+        (0..plan.searches.len()).map(Some).collect()
+    } else {
+        vec![None]
+    };
+    plan.builds
+        .iter()
+        .flat_map(|b| sets.iter().map(move |s| (b, *s)))
+        .collect()
+}
+
 /// `--repeat-build`: runs configuration `ci` again `plan.repeat − 1` times from scratch, each
 /// into a scratch result that is neither saved nor given the sidecar, and attaches the
 /// trials to the recorded run: per search record its QPS and percentiles (in the order the
@@ -241,7 +269,7 @@ fn rebuild_trials(
     plan: &BenchPlan,
     dataset: &Dataset,
     result: &mut RunResult,
-    ci: usize,
+    (ci, stream_set): (usize, Option<usize>),
     build_params: &ParamMap,
 ) -> Result<(), RunError> {
     let mut runs: Vec<ConfigRun> = Vec::with_capacity(plan.repeat - 1);
@@ -256,10 +284,20 @@ fn rebuild_trials(
         let mut scratch = result.clone();
         scratch.configs = vec![ConfigRun {
             build_params: build_params.clone(),
+            stream_search_params: stream_set.map(|s| plan.searches[s].clone()),
             steps: Vec::new(),
             error: None,
         }];
-        run_config(plan, dataset, &mut scratch, None, ci, build_params, 0, None)?;
+        run_config(
+            plan,
+            dataset,
+            &mut scratch,
+            None,
+            (ci, stream_set),
+            build_params,
+            0,
+            None,
+        )?;
         runs.extend(scratch.configs.pop());
     }
     let Some(recorded) = result.configs.get_mut(ci) else {
@@ -303,7 +341,7 @@ fn run_config(
     dataset: &Dataset,
     result: &mut RunResult,
     path: Option<&Path>,
-    ci: usize,
+    (ci, stream_set): (usize, Option<usize>),
     build_params: &ParamMap,
     done: usize,
     mut sidecar: Option<&mut Sidecar>,
@@ -517,8 +555,13 @@ fn run_config(
                         }
                     }
                 } else {
-                    // The stream's searches use the first search-parameter set.
-                    let params = plan.searches.first().cloned().unwrap_or_default();
+                    // One search-parameter set per stream: the configuration's own when the
+                    // runbook is swept (see `configurations`), else the only one.
+                    let params = plan
+                        .searches
+                        .get(stream_set.unwrap_or(0))
+                        .cloned()
+                        .unwrap_or_default();
                     engine
                         .set_search_params(&params)
                         .map_err(RunError::engine("set search parameters"))?;
@@ -540,6 +583,7 @@ fn run_config(
                         stream,
                         runbook_step,
                         plan.visibility_timeout,
+                        plan.sample_interval,
                     )?;
                     for op in &stream.ops {
                         match op.row {

@@ -16,10 +16,13 @@ use std::time::{Duration, Instant};
 use super::RunError;
 use super::load::Pacer;
 use crate::dataset::Dataset;
-use crate::engine::{ConcurrentWrites, EngineError, Neighbor, PointId, VectorEngine};
+use crate::engine::{
+    ConcurrentWrites, EngineError, IndexProgress, Neighbor, PointId, VectorEngine,
+};
 use crate::groundtruth::stream::{SearchEvent, StreamLog, StreamTruth, WriteEvent, WriteOp};
 use crate::metrics::latency::LatencySummary;
 use crate::params::ParamMap;
+use crate::resources::{PhaseResources, Sampler, Watch};
 use crate::results::{StageRecall, StreamFreshness, StreamSecond, StreamStep};
 use crate::runbook::{ResolvedStream, StreamOp};
 
@@ -116,7 +119,7 @@ fn freshness_samples(stream: &ResolvedStream) -> HashMap<usize, usize> {
 
 /// Polls every pending probe in turn until each is seen or `bound` has passed since its
 /// acknowledgement; stops when the writer is done and nothing is pending.
-fn watch(
+fn probe_writes(
     engine: &dyn VectorEngine,
     dataset: &Dataset,
     k: usize,
@@ -193,6 +196,43 @@ fn watch(
         bound_s: bound.as_secs_f64(),
         probe_round_p50_ms: LatencySummary::of(rounds).p50_ms,
     })
+}
+
+/// What the monitor saw in one second of the step.
+#[derive(Default)]
+struct SecondSample {
+    resources: PhaseResources,
+    /// The engine's index progress at the end of the second, where it reports one.
+    index: Option<IndexProgress>,
+}
+
+/// Samples the client and engine second by second (aligned on `origin`) until `done`: one
+/// [`Sampler`] per second, each read every `interval`, and the engine's index progress at the
+/// end of each second.
+fn per_second_samples(
+    engine: &dyn VectorEngine,
+    watch: Watch,
+    interval: Duration,
+    origin: Instant,
+    done: &AtomicBool,
+) -> Vec<SecondSample> {
+    let mut seconds = Vec::new();
+    while !done.load(Ordering::Acquire) {
+        let sampler = Sampler::start(watch, interval);
+        let end = origin + Duration::from_secs(seconds.len() as u64 + 1);
+        loop {
+            let now = Instant::now();
+            if now >= end || done.load(Ordering::Acquire) {
+                break;
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(10)));
+        }
+        seconds.push(SecondSample {
+            resources: sampler.stop(),
+            index: engine.index_progress(),
+        });
+    }
+    seconds
 }
 
 /// What the writer saw.
@@ -304,6 +344,7 @@ fn search_until(
 }
 
 /// Runs the step and scores it.
+#[allow(clippy::too_many_arguments)]
 pub fn run_stream(
     engine: &dyn VectorEngine,
     dataset: &Dataset,
@@ -312,8 +353,12 @@ pub fn run_stream(
     stream: &ResolvedStream,
     runbook_step: usize,
     visibility_bound: Duration,
+    sample_interval: Duration,
 ) -> Result<StreamStep, RunError> {
     let writer = writer_of(engine, runbook_step)?;
+    let watch = Watch::with_engine(engine.server_pid());
+    let step_sampler = Sampler::start(watch, sample_interval);
+    let all_done = AtomicBool::new(false);
     let stop = AtomicBool::new(false);
     let failure: Mutex<Option<EngineError>> = Mutex::new(None);
     let fail = |e: EngineError| {
@@ -324,11 +369,23 @@ pub fn run_stream(
     };
     let origin = Instant::now();
     let (probe_tx, probe_rx) = std::sync::mpsc::channel::<Probe>();
-    let (written, searched, freshness) = std::thread::scope(|scope| {
+    let (written, searched, freshness, per_second) = std::thread::scope(|scope| {
+        let monitor = {
+            let all_done = &all_done;
+            scope.spawn(move || {
+                per_second_samples(
+                    engine,
+                    watch,
+                    sample_interval.min(Duration::from_millis(200)),
+                    origin,
+                    all_done,
+                )
+            })
+        };
         let prober = {
             let fail = &fail;
             scope.spawn(move || {
-                watch(engine, dataset, k, probe_rx, visibility_bound)
+                probe_writes(engine, dataset, k, probe_rx, visibility_bound)
                     .map_err(fail)
                     .ok()
             })
@@ -352,8 +409,12 @@ pub fn run_stream(
             .flat_map(|h| h.join().unwrap_or_default())
             .collect();
         let freshness = prober.join().ok().flatten().unwrap_or_default();
-        (written, searched, freshness)
+        all_done.store(true, Ordering::Release);
+        let per_second = monitor.join().unwrap_or_default();
+        (written, searched, freshness, per_second)
     });
+    let resources = step_sampler.stop();
+    let index_after = engine.index_progress();
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(RunError::Engine {
             operation: "stream",
@@ -422,7 +483,7 @@ pub fn run_stream(
     let seconds = (searched.iter().map(|s| s.sent).chain(acks.iter().copied()))
         .max()
         .map_or(0, |t| t / 1_000_000_000 + 1);
-    let timeline = (0..seconds)
+    let timeline: Vec<StreamSecond> = (0..seconds)
         .map(|sec| {
             let within = |t: u64| t / 1_000_000_000 == sec;
             let here: Vec<usize> = (0..searched.len())
@@ -436,6 +497,7 @@ pub fn run_stream(
                 .map(|w| Duration::from_nanos(w.acked - w.issued))
                 .collect();
             let wlat = LatencySummary::of(calls.iter().copied());
+            let used = per_second.get(sec as usize);
             StreamSecond {
                 second: sec,
                 searches: here.len(),
@@ -446,6 +508,18 @@ pub fn run_stream(
                 points_written: calls.len(),
                 write_p50_ms: wlat.p50_ms,
                 write_p99_ms: wlat.p99_ms,
+                client_cpu_percent: used.map_or(0.0, |u| u.resources.client.mean_cpu_percent),
+                client_rss_mb: used
+                    .map_or(0.0, |u| u.resources.client.peak_memory_bytes() as f64 / 1e6),
+                server_cpu_percent: used
+                    .and_then(|u| u.resources.engine.as_ref())
+                    .map(|e| e.mean_cpu_percent),
+                server_memory_mb: used
+                    .and_then(|u| u.resources.engine.as_ref())
+                    .map(|e| e.peak_memory_bytes() as f64 / 1e6),
+                index_lag: used
+                    .and_then(|u| u.index)
+                    .map(|p| p.points.saturating_sub(p.indexed_vectors)),
             }
         })
         .collect();
@@ -480,9 +554,12 @@ pub fn run_stream(
         stale_hits: scores.iter().map(|s| s.stale).sum(),
         searches_with_stale_hits: scores.iter().filter(|s| s.stale > 0).count(),
         recall_at_stage,
-        timeline,
         truth_s,
         freshness,
+        resources,
+        index_lag_max: timeline.iter().filter_map(|t| t.index_lag).max(),
+        index_lag_after: index_after.map(|p| p.points.saturating_sub(p.indexed_vectors)),
+        timeline,
         live_points: 0,
     })
 }

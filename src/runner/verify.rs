@@ -103,7 +103,7 @@ pub fn verify(
             .map_err(|e| invalid(format!("the recorded runbook cannot be read: {e}")))?,
     };
     let steps = runbook
-        .resolve(dataset.train.len())
+        .resolve_on(&dataset.train)
         .map_err(|e| invalid(format!("the recorded runbook: {e}")))?;
     // The depth the runner's step truths use (bench caps them at 1000).
     let depth = truth_depth(result).min(1000);

@@ -34,7 +34,9 @@ pub fn resource_warnings(result: &RunResult) -> Vec<Warning> {
                     format!("{}:{} {label}", m.runbook_step, m.kind),
                     &m.resources,
                 ),
-                Step::Stream(_) => {}
+                Step::Stream(t) => {
+                    visit(format!("{}:stream {label}", t.runbook_step), &t.resources)
+                }
                 Step::Search(s) => {
                     let at = format!(
                         "{}:search {label} {}",

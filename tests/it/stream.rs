@@ -82,6 +82,15 @@ fn exact_scores_recall_one_and_no_stale_hit_while_writes_run() {
         assert!(f.puts_seen > 0 && f.deletes_seen > 0, "{f:?}");
         assert!(f.put_delay.p50_ms < 50.0, "{f:?}");
         assert!(f.probe_round_p50_ms > 0.0, "{f:?}");
+        // Resources: over the step, and per second of it.
+        assert!(s.resources.client.samples > 0, "{:?}", s.resources);
+        assert!(
+            s.timeline
+                .iter()
+                .any(|t| t.client_cpu_percent > 0.0 && t.client_rss_mb > 0.0),
+            "{:?}",
+            s.timeline
+        );
     }
     assert!(streams[0].updates > 0);
     // The first step writes at 2,000 points/s: it cannot have gone much faster.
@@ -351,10 +360,34 @@ fn the_example_runbook_runs_from_the_command_line() {
         .collect();
     assert_eq!(streams.len(), 2);
     assert!(streams.iter().all(|s| s.recall == 1.0 && s.stale_hits == 0));
+    // The end-of-run summary has a line per stream step.
+    let summary = stdout(&out);
+    let lines: Vec<&str> = summary
+        .lines()
+        .filter(|l| l.starts_with("3:stream") || l.starts_with("5:stream"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{summary}");
+    assert!(
+        summary.contains("stream step") && summary.contains("@80%"),
+        "{summary}"
+    );
 
-    // The report draws each stream step's timeline.
+    // The report draws each stream step's timeline and writes streams.csv.
     let out = ragdbeval(dir.path(), &["report", "res/r.json", "--out", "rep/"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(dir.path().join("rep/streams.csv")).unwrap();
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let rows: Vec<Vec<&str>> = rows.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    let cell = |row: &[&str], key: &str| {
+        let i = header.iter().position(|h| *h == key).unwrap();
+        row[i].to_string()
+    };
+    assert_eq!(cell(&rows[0], "step"), "3:stream");
+    assert_eq!(cell(&rows[0], "recall"), "1");
+    assert_eq!(cell(&rows[1], "stale_hits"), "0");
+    assert!(cell(&rows[0], "qps").parse::<f64>().unwrap() > 0.0);
     for plot in ["stream-recall", "stream-qps", "stream-p99", "stream-writes"] {
         let found = std::fs::read_dir(dir.path().join("rep/plots"))
             .unwrap()
@@ -501,4 +534,61 @@ pub(crate) fn bigann_runbook_runs(
 #[test]
 fn a_bigann_runbook_runs_on_exact_between_and_during_writes() {
     bigann_runbook_runs("exact", None, "euclidean", &[], 1.0);
+}
+
+/// A `--search-param` sweep over a runbook with stream steps runs the runbook once per set,
+/// each from a fresh build, and every stream step searches with its configuration's set.
+/// qdrant-edge reports its index progress: points written by a stream are not indexed until
+/// the next optimize, and the lag is recorded.
+#[test]
+fn a_search_sweep_gives_each_set_its_own_stream_and_the_index_lag_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let runbook = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/runbooks/stream.toml");
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "qdrant-edge",
+            "--dataset",
+            "gen:clustered:n=3000,dim=16,queries=20,seed=4",
+            "--runbook",
+            runbook.to_str().unwrap(),
+            "--search-param",
+            "hnsw_ef=16,64",
+            "-k",
+            "10",
+            "--out",
+            "res",
+            "--name",
+            "r",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("gets its own build"),
+        "{}",
+        stderr(&out)
+    );
+    let result = RunResult::load(&dir.path().join("res").join("r.json")).unwrap();
+    assert_eq!(result.configs.len(), 2);
+    for (config, ef) in result.configs.iter().zip([16, 64]) {
+        let set = config.stream_search_params.as_ref().unwrap();
+        assert_eq!(
+            set.get("hnsw_ef").map(|v| v.to_string()),
+            Some(ef.to_string())
+        );
+        let streams: Vec<&StreamStep> = config.streams().collect();
+        assert_eq!(streams.len(), 2);
+        for s in streams {
+            assert_eq!(&s.search_params, set);
+            assert_eq!(s.stale_hits, 0);
+            // The embedded shard never indexes in the background: what a stream writes stays
+            // unindexed, and the result says how much.
+            assert!(s.index_lag_after.unwrap() > 0, "{s:?}");
+            assert!(s.timeline.iter().any(|t| t.index_lag.is_some()));
+        }
+        // Static searches still sweep every set.
+        assert_eq!(config.searches().count(), 3 * 2);
+    }
 }

@@ -469,6 +469,9 @@ pub fn write_dir(runs: &[(PathBuf, RunResult)], dir: &Path) -> Result<Written, E
         dir.join("results.csv"),
         super::results_csv::render(&refs)?.as_bytes(),
     )?;
+    if let Some(streams) = super::streams_csv::render(&refs)? {
+        write(dir.join("streams.csv"), streams.as_bytes())?;
+    }
     write(dir.join("report.md"), markdown(&groups, &plots).as_bytes())?;
     write(
         dir.join("index.html"),
