@@ -177,6 +177,25 @@ cmd_start() {
     return 1
   fi
 
+  # The distance functions are where a pgvector compiled for another CPU dies (SIGILL): try
+  # them once here, so that a bad build is one clear message instead of every test's
+  # "connection lost".
+  local smoke="SELECT a <-> b, a <=> b, a <#> b, a::halfvec <-> b::halfvec
+    FROM (SELECT array_fill(1.5::real, ARRAY[200])::vector AS a,
+                 array_fill(-0.5::real, ARRAY[200])::vector AS b) v"
+  if ! "${psql[@]}" -d "$PG_DB" -c "$smoke" >>"$LOG" 2>&1; then
+    if grep -q "Illegal instruction" "$slog" 2>/dev/null; then
+      log "pgvector's distance functions crash with SIGILL (\"Illegal instruction\"): this build of"
+      log "$PG_WHEEL needs CPU instructions this machine lacks ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | xargs))."
+      log "Install a wheel built for a generic x86-64 CPU and set PG_WHEEL in $0."
+    else
+      log "pgvector's distance functions failed; see $LOG and $slog"
+      tail -n 20 "$LOG" >&2
+    fi
+    cmd_stop_locked >/dev/null 2>&1 || true
+    return 1
+  fi
+
   url="postgres://postgres@127.0.0.1:$port/$PG_DB"
   echo "$url" >"$URLFILE"
   log "PostgreSQL $("$pg/bin/postgres" --version | awk '{print $NF}') with pgvector, pid $(cat "$PIDFILE"), started in $(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
