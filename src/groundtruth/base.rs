@@ -43,27 +43,6 @@ impl Base<'_> {
         };
         &data[row * dim..(row + 1) * dim]
     }
-
-    /// Entries `start..end` as one contiguous block, minus `centre` if given: borrowed when
-    /// nothing needs changing, else gathered into `buf`.
-    pub(super) fn block<'b>(
-        &'b self,
-        start: usize,
-        end: usize,
-        centre: Option<&[f32]>,
-        buf: &'b mut Vec<f32>,
-    ) -> &'b [f32] {
-        match (self, centre) {
-            (Base::All(b), None) => &b.vectors[start * b.dim..end * b.dim],
-            _ => {
-                buf.clear();
-                for e in start..end {
-                    push_centred(buf, self.vector(e), centre);
-                }
-                buf
-            }
-        }
-    }
 }
 
 /// Appends `x - centre` (or `x`) to `out`. The same f32 subtraction everywhere, so a centred
@@ -102,6 +81,11 @@ pub(super) fn base_mean(base: &Base<'_>) -> Vec<f32> {
                 a
             },
         );
+    mean_of_sums(&sums, n)
+}
+
+/// The mean from per-dimension sums over `n` vectors, as an f32 centre.
+pub(super) fn mean_of_sums(sums: &[f64], n: usize) -> Vec<f32> {
     sums.iter()
         .map(|s| {
             let m = (s / n.max(1) as f64) as f32;

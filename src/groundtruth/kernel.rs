@@ -8,35 +8,66 @@ use rayon::prelude::*;
 use super::GroundTruth;
 use super::base::{Base, base_mean, push_centred};
 use super::bounds::ErrorBounds;
+use super::tile::{NR, PackedBase, PackedQueries, ScoreForm, scan};
 use super::top::TopBuffer;
 use crate::distance::{Distance, dot};
 use crate::types::PointId;
 
-/// Queries per SGEMM block: large enough that each pass over the base serves many queries.
+/// Queries per block: each pass over the base serves this many queries (their packed
+/// panels, 128 KB at d = 128, stay in L2 while a base panel streams through L1).
 const QUERY_BLOCK: usize = 256;
-/// Base vectors per SGEMM block: the score tile (`QUERY_BLOCK × BASE_BLOCK` floats) stays in L2.
-const BASE_BLOCK: usize = 1024;
-/// Bytes of base vectors every query block scans before the next chunk: a base up to this
-/// size is one chunk (each query block streams it alone, as before), a larger one is read
-/// from memory or disk once per chunk for all query blocks.
-const BASE_CHUNK_BYTES: usize = 256 << 20;
+/// Bytes of packed base per chunk: packed once, then scanned by every query block (so every
+/// base row is read once from memory or disk), small enough to stay in the last-level cache
+/// while the query blocks pass over it.
+const BASE_CHUNK_BYTES: usize = 4 << 20;
 
 /// A block of queries on its way through the scan.
 struct QueryBlock {
-    /// The queries as the SGEMM sees them (centred for euclidean), row-major.
-    scored: Vec<f32>,
+    /// The queries as the scoring sees them (centred for euclidean), packed for the tile,
+    /// with each query's current threshold.
+    packed: PackedQueries,
     /// Candidates kept so far, one buffer per query.
     tops: Vec<TopBuffer>,
 }
 
-/// Base rows per chunk of at most `chunk_bytes` (see [`BASE_CHUNK_BYTES`]), a whole number
-/// of SGEMM blocks.
+/// Base rows per packed chunk of at most `chunk_bytes` (see [`BASE_CHUNK_BYTES`]), a whole
+/// number of tile panels.
 fn chunk_rows(n: usize, dim: usize, chunk_bytes: usize) -> usize {
     let row_bytes = dim.max(1) * std::mem::size_of::<f32>();
-    if n.saturating_mul(row_bytes) <= chunk_bytes {
-        return n.max(1);
+    let rows = (chunk_bytes / row_bytes / NR).max(1) * NR;
+    rows.min(n.div_ceil(NR) * NR).max(NR)
+}
+
+/// How one call of the kernel runs; [`Default`] serves one large call.
+pub(super) struct KnnOptions<'s> {
+    pub(super) blocks: Blocking,
+    /// Bytes of packed base per chunk (see [`BASE_CHUNK_BYTES`]).
+    pub(super) chunk_bytes: usize,
+    /// The euclidean centre, where the caller already has the base mean (else it is
+    /// computed here; any centre is correct, the mean keeps the bound small).
+    pub(super) centre: Option<&'s [f32]>,
+    /// A packing buffer to reuse, for many small calls on one thread.
+    pub(super) packed: Option<&'s mut PackedBase>,
+}
+
+impl Default for KnnOptions<'_> {
+    fn default() -> Self {
+        KnnOptions {
+            blocks: Blocking::Spread,
+            chunk_bytes: BASE_CHUNK_BYTES,
+            centre: None,
+            packed: None,
+        }
     }
-    (chunk_bytes / row_bytes / BASE_BLOCK).max(1) * BASE_BLOCK
+}
+
+/// How the queries of one call are split into blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Blocking {
+    /// Several blocks per thread, so that one call keeps every core busy.
+    Spread,
+    /// As few blocks as possible: for many small calls that the caller runs in parallel.
+    Fewest,
 }
 
 pub(super) fn knn(
@@ -44,84 +75,28 @@ pub(super) fn knn(
     queries: &[f32],
     distance: Distance,
     k: usize,
-    blocks: Blocking,
+    options: KnnOptions<'_>,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> GroundTruth {
-    knn_blocked(
-        base,
-        queries,
-        distance,
-        k,
-        blocks,
-        BASE_CHUNK_BYTES,
-        on_progress,
-    )
-    .0
-}
-
-/// How the queries of one call are split into SGEMM blocks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Blocking {
-    /// Several blocks per thread, so that one call keeps every core busy.
-    Spread,
-    /// As few blocks as possible (each base block is gathered once per query block): for
-    /// many small calls that the caller runs in parallel.
-    Fewest,
+    knn_counted(base, queries, distance, k, options, on_progress).0
 }
 
 /// [`knn`], also returning how many candidates were re-ranked exactly over all queries (the
 /// cost of the error bound; tests check it stays near k per query).
-#[cfg(test)]
 pub(super) fn knn_counted(
     base: &Base<'_>,
     queries: &[f32],
     distance: Distance,
     k: usize,
+    options: KnnOptions<'_>,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> (GroundTruth, usize) {
-    knn_blocked(
-        base,
-        queries,
-        distance,
-        k,
-        Blocking::Spread,
-        BASE_CHUNK_BYTES,
-        on_progress,
-    )
-}
-
-/// [`knn`] with base chunks of `chunk_bytes` (rounded to whole SGEMM blocks), so that tests
-/// reach the chunked scan of a base larger than memory on small data.
-#[cfg(test)]
-pub(super) fn knn_in_chunks(
-    base: &Base<'_>,
-    queries: &[f32],
-    distance: Distance,
-    k: usize,
-    chunk_bytes: usize,
-    on_progress: &(dyn Fn(usize) + Sync),
-) -> GroundTruth {
-    knn_blocked(
-        base,
-        queries,
-        distance,
-        k,
-        Blocking::Spread,
+    let KnnOptions {
+        blocks,
         chunk_bytes,
-        on_progress,
-    )
-    .0
-}
-
-fn knn_blocked(
-    base: &Base<'_>,
-    queries: &[f32],
-    distance: Distance,
-    k: usize,
-    blocks: Blocking,
-    chunk_bytes: usize,
-    on_progress: &(dyn Fn(usize) + Sync),
-) -> (GroundTruth, usize) {
+        centre: given_centre,
+        packed: reused,
+    } = options;
     let dim = base.dim();
     let nq = queries.len() / dim;
     let n = base.len();
@@ -138,9 +113,10 @@ fn knn_blocked(
     // `|x|² - 2q·x` grows with |x|²: centring shrinks it to the spread of the data (on data
     // around 1000 it is what makes the candidate margin small). Angular and dot depend on
     // the origin, so they are scored as given.
-    let centre = match distance {
-        Distance::Euclidean => Some(base_mean(base)),
-        Distance::Angular | Distance::Dot => None,
+    let centre = match (distance, given_centre) {
+        (Distance::Euclidean, Some(c)) => Some(std::borrow::Cow::Borrowed(c)),
+        (Distance::Euclidean, None) => Some(std::borrow::Cow::Owned(base_mean(base))),
+        (Distance::Angular | Distance::Dot, _) => None,
     };
     let centre = centre.as_deref();
 
@@ -182,7 +158,7 @@ fn knn_blocked(
     let mut states: Vec<QueryBlock> = queries
         .chunks(qblock * dim)
         .map(|qs| {
-            // The SGEMM sees centred queries; the exact re-rank below uses the originals.
+            // The scoring sees centred queries; the exact re-rank below uses the originals.
             let scored = match centre {
                 Some(_) => {
                     let mut centred = Vec::with_capacity(qs.len());
@@ -197,69 +173,42 @@ fn knn_blocked(
                 .chunks_exact(dim)
                 .map(|q| TopBuffer::new(k, bounds.slack(q)))
                 .collect();
-            QueryBlock { scored, tops }
+            QueryBlock {
+                packed: PackedQueries::new(&scored, dim),
+                tops,
+            }
         })
         .collect();
 
-    // The base is scanned in chunks, every query block over one chunk before the next: a
-    // base larger than memory (a mapped file) is then read from disk once, not once per
-    // query block. A base that fits in one chunk is scanned as a whole by each block.
-    let chunk = chunk_rows(n, dim, chunk_bytes);
+    let form = match distance {
+        Distance::Euclidean => ScoreForm::Euclidean,
+        Distance::Angular => ScoreForm::Angular,
+        Distance::Dot => ScoreForm::Dot,
+    };
+    let terms = match distance {
+        Distance::Euclidean | Distance::Angular => Some(base_term.as_slice()),
+        Distance::Dot => None,
+    };
+    // The base is packed one chunk at a time and every query block scans the chunk before
+    // the next is packed: each base row is read (from memory, or from disk for a mapped
+    // base) and packed once in all.
+    let chunk_len = chunk_rows(n, dim, chunk_bytes);
+    let mut own_packed = PackedBase::default();
+    let packed = reused.unwrap_or(&mut own_packed);
     // Query × base rows scored so far: progress in query-equivalents is this over n.
     let scanned = AtomicU64::new(0);
     let mut c0 = 0;
     while c0 < n {
-        let c1 = n.min(c0 + chunk);
+        let c1 = n.min(c0 + chunk_len);
+        packed.pack(base, c0, c1, centre, terms);
+        let chunk: &PackedBase = packed;
         states.par_iter_mut().for_each(|state| {
-            let qn = state.tops.len();
-            let mut scores = vec![0.0f32; qn * BASE_BLOCK];
-            let mut gathered = Vec::new();
-            let mut b0 = c0;
-            while b0 < c1 {
-                let bn = BASE_BLOCK.min(c1 - b0);
-                let bs = base.block(b0, b0 + bn, centre, &mut gathered);
-                // scores[qn × bn] = scored[qn × dim] · bsᵀ[dim × bn]
-                // SAFETY: the pointers and strides describe the live slices above exactly:
-                // `scored` is qn×dim row-major, `bs` is bn×dim row-major (read as its
-                // transpose), `scores` has room for qn×bn with row stride bn.
-                unsafe {
-                    matrixmultiply::sgemm(
-                        qn,
-                        dim,
-                        bn,
-                        1.0,
-                        state.scored.as_ptr(),
-                        dim as isize,
-                        1,
-                        bs.as_ptr(),
-                        1,
-                        dim as isize,
-                        0.0,
-                        scores.as_mut_ptr(),
-                        bn as isize,
-                        1,
-                    );
-                }
-                for (qi, top) in state.tops.iter_mut().enumerate() {
-                    let row = &scores[qi * bn..(qi + 1) * bn];
-                    match distance {
-                        Distance::Euclidean => {
-                            let terms = &base_term[b0..b0 + bn];
-                            top.offer_row(b0, terms, row, |t, s| t - 2.0 * s);
-                        }
-                        Distance::Angular => {
-                            let terms = &base_term[b0..b0 + bn];
-                            top.offer_row(b0, terms, row, |t, s| -s * t);
-                        }
-                        Distance::Dot => top.offer_row(b0, row, row, |_, s| -s),
-                    }
-                }
-                b0 += bn;
-            }
-            let rows = (qn * (c1 - c0)) as u64;
+            scan(&mut state.packed, chunk, dim, form, &mut state.tops);
+            let rows = (state.tops.len() * (c1 - c0)) as u64;
             let total = scanned.fetch_add(rows, Ordering::Relaxed) + rows;
             on_progress((total / n as u64) as usize);
         });
+        debug_assert_eq!(packed.rows(), (c1 - c0).div_ceil(NR) * NR);
         c0 = c1;
     }
 

@@ -19,6 +19,7 @@
 mod base;
 mod bounds;
 mod kernel;
+mod tile;
 mod top;
 
 pub mod difficulty;
@@ -28,7 +29,8 @@ use crate::distance::Distance;
 use crate::types::PointId;
 
 use base::Base;
-use kernel::{Blocking, knn};
+use kernel::{Blocking, KnnOptions, knn};
+use tile::PackedBase;
 
 /// True neighbours of each query: `ids` and `distances` are `queries × k`, best first.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,7 +166,7 @@ pub fn exact_knn(
         queries,
         distance,
         k,
-        Blocking::Spread,
+        KnnOptions::default(),
         on_progress,
     )
 }
@@ -182,39 +184,86 @@ pub fn exact_knn_rows(
         queries,
         distance,
         k,
-        Blocking::Spread,
+        KnnOptions::default(),
         on_progress,
     )
 }
 
+/// Buffers that [`exact_knn_rows_group`] reuses from one group to the next (one per thread):
+/// fresh multi-MB buffers per group would be page-faulted and zeroed again every time.
+#[derive(Default)]
+pub struct GroupScratch {
+    rows: Vec<f32>,
+    packed: PackedBase,
+}
+
 /// [`exact_knn_rows`] for one of many small query groups that the caller searches in
 /// parallel (filtered truth: one group per predicate). The selected rows are copied once into
-/// a contiguous block (one pass of scattered reads instead of one per kernel pass) and the
-/// queries are one SGEMM block (up to 256), so each base block is prepared once for all of
+/// a contiguous block (their mean taken on the way), so that every later pass (norms,
+/// packing, re-rank) reads a few MB from the cache instead of rows scattered over the whole
+/// matrix; and the queries are one block (up to 256), so the rows are packed once for all of
 /// them.
 pub fn exact_knn_rows_group(
     base: &RowSelection<'_>,
     queries: &[f32],
     distance: Distance,
     k: usize,
+    scratch: &mut GroupScratch,
 ) -> GroundTruth {
-    let mut vectors = Vec::with_capacity(base.rows.len() * base.dim);
-    for row in base.rows {
-        vectors.extend_from_slice(&base.vectors[row * base.dim..(row + 1) * base.dim]);
-    }
+    let GroupScratch { rows, packed } = scratch;
+    let mean = gather_rows(base, rows);
     let whole = BaseSet {
-        vectors: &vectors,
+        vectors: rows,
         ids: Some(base.ids),
         dim: base.dim,
     };
-    knn(
-        &Base::All(&whole),
-        queries,
-        distance,
-        k,
-        Blocking::Fewest,
-        &|_| {},
-    )
+    let options = KnnOptions {
+        blocks: Blocking::Fewest,
+        centre: Some(&mean),
+        packed: Some(packed),
+        ..KnnOptions::default()
+    };
+    knn(&Base::All(&whole), queries, distance, k, options, &|_| {})
+}
+
+/// Copies the selected rows, in order, into `out`, and returns their per-dimension mean
+/// (summed in f64 as [`base::base_mean`] does, non-finite means replaced by 0). Rows far
+/// apart in a large matrix are each a cache (and TLB) miss: the copy asks for rows a few
+/// ahead before it needs them, so that the misses overlap instead of queueing.
+fn gather_rows(base: &RowSelection<'_>, out: &mut Vec<f32>) -> Vec<f32> {
+    /// Rows requested ahead of the copy.
+    const AHEAD: usize = 8;
+    let dim = base.dim;
+    out.clear();
+    out.reserve(base.rows.len() * dim);
+    let mut sums = vec![0.0f64; dim];
+    for (i, &row) in base.rows.iter().enumerate() {
+        if let Some(&next) = base.rows.get(i + AHEAD) {
+            prefetch_row(&base.vectors[next * dim..(next + 1) * dim]);
+        }
+        let v = &base.vectors[row * dim..(row + 1) * dim];
+        for (s, x) in sums.iter_mut().zip(v) {
+            *s += *x as f64;
+        }
+        out.extend_from_slice(v);
+    }
+    base::mean_of_sums(&sums, base.rows.len())
+}
+
+/// Hints the CPU to start loading `row` into the cache (no effect where unsupported).
+#[inline(always)]
+fn prefetch_row(row: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // One request per 64-byte line of the row.
+        for line in row.chunks(16) {
+            // SAFETY: a prefetch is a hint on a valid address; it never faults.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = row;
 }
 
 /// Brute force over explicit ids, used where the base is small or scattered (tests, live sets

@@ -1,6 +1,6 @@
 //! Unit tests of the parent module.
 
-use super::kernel::{knn_counted, knn_in_chunks};
+use super::kernel::{KnnOptions, knn, knn_counted};
 use super::*;
 use crate::rng::SplitMix64;
 
@@ -73,12 +73,15 @@ fn a_base_scanned_in_chunks_matches_the_whole_scan() {
     for distance in [Distance::Euclidean, Distance::Angular, Distance::Dot] {
         let whole = exact_knn(&set, &queries, distance, 10, &|_| {});
         let seen = std::sync::atomic::AtomicUsize::new(0);
-        let chunked = knn_in_chunks(
+        let chunked = knn(
             &Base::All(&set),
             &queries,
             distance,
             10,
-            1024 * dim * 4,
+            KnnOptions {
+                chunk_bytes: 1024 * dim * 4,
+                ..KnnOptions::default()
+            },
             &|d| {
                 seen.fetch_max(d, std::sync::atomic::Ordering::Relaxed);
             },
@@ -485,7 +488,14 @@ fn candidates_stay_near_k() {
             ids: None,
             dim,
         };
-        let (_, reranked) = knn_counted(&Base::All(&set), &queries, distance, 10, &|_| {});
+        let (_, reranked) = knn_counted(
+            &Base::All(&set),
+            &queries,
+            distance,
+            10,
+            KnnOptions::default(),
+            &|_| {},
+        );
         let per_query = reranked as f64 / 100.0;
         assert!(
             per_query < 15.0,

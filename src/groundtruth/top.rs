@@ -30,7 +30,7 @@ impl TopBuffer {
     }
 
     #[inline(always)]
-    fn offer(&mut self, score: f32, row: u32) {
+    pub(super) fn offer(&mut self, score: f32, row: u32) {
         // `<=`: a score equal to the threshold is within the bound and must be kept. NaN
         // scores (NaN input) compare false and are dropped.
         if score <= self.threshold {
@@ -41,38 +41,10 @@ impl TopBuffer {
         }
     }
 
-    /// Offers `score(terms[j], row[j])` as row `b0 + j`, for every j. Once the first blocks
-    /// are seen nearly every score is above the threshold, and a scalar compare-and-branch per
-    /// score would cost as much as the SGEMM: chunks are scored and tested with vector
-    /// instructions, and only a chunk holding a score at or under the threshold is offered
-    /// one by one (same scores, same outcome as offering each).
+    /// The largest score still kept (+inf until the buffer is first cut).
     #[inline(always)]
-    pub(super) fn offer_row(
-        &mut self,
-        b0: usize,
-        terms: &[f32],
-        row: &[f32],
-        score: impl Fn(f32, f32) -> f32,
-    ) {
-        const CHUNK: usize = 32;
-        let mut j = 0;
-        for (tc, rc) in terms.chunks_exact(CHUNK).zip(row.chunks_exact(CHUNK)) {
-            let mut s = [0.0f32; CHUNK];
-            for ((v, t), r) in s.iter_mut().zip(tc).zip(rc) {
-                *v = score(*t, *r);
-            }
-            let threshold = self.threshold;
-            // A non-short-circuiting `or`, so the test vectorises.
-            if s.iter().fold(false, |any, v| any | (*v <= threshold)) {
-                for (l, v) in s.iter().enumerate() {
-                    self.offer(*v, (b0 + j + l) as u32);
-                }
-            }
-            j += CHUNK;
-        }
-        for (l, (t, r)) in terms[j..].iter().zip(&row[j..]).enumerate() {
-            self.offer(score(*t, *r), (b0 + j + l) as u32);
-        }
+    pub(super) fn threshold(&self) -> f32 {
+        self.threshold
     }
 
     fn shrink(&mut self) {

@@ -24,7 +24,9 @@ use rayon::prelude::*;
 use crate::filter::{
     Attributes, Column, CompiledPredicate, Condition, FilterLevel, FilterSetup, Predicate,
 };
-use crate::groundtruth::{GroundTruth, RowSelection, exact_knn_rows, exact_knn_rows_group};
+use crate::groundtruth::{
+    GroundTruth, GroupScratch, RowSelection, exact_knn_rows, exact_knn_rows_group,
+};
 use crate::runbook::Resolved;
 use crate::types::{PointId, Progress, ProgressUnit};
 
@@ -178,34 +180,37 @@ fn level_truth(
                 .zip(&passing)
                 .collect::<Vec<_>>()
                 .into_par_iter()
-                .map(|(queries, (rows, pass_ids))| {
-                    let mut flat = Vec::with_capacity(queries.len() * dim);
-                    for q in queries {
-                        flat.extend_from_slice(dataset.test.row(*q));
-                    }
-                    let base = RowSelection {
-                        vectors: dataset.train.as_flat(),
-                        rows,
-                        ids: pass_ids,
-                        dim,
-                    };
-                    let gt = if rows.is_empty() {
-                        GroundTruth {
-                            k,
-                            ids: vec![PointId::MAX; queries.len() * k],
-                            distances: vec![f32::INFINITY; queries.len() * k],
+                .map_init(
+                    GroupScratch::default,
+                    |scratch, (queries, (rows, pass_ids))| {
+                        let mut flat = Vec::with_capacity(queries.len() * dim);
+                        for q in queries {
+                            flat.extend_from_slice(dataset.test.row(*q));
                         }
-                    } else if queries.len() <= GROUP_BLOCK {
-                        exact_knn_rows_group(&base, &flat, dataset.distance, k)
-                    } else {
-                        exact_knn_rows(&base, &flat, dataset.distance, k, &|_| {})
-                    };
-                    let n = done.fetch_add(queries.len(), Ordering::Relaxed) + queries.len();
-                    if let Some(b) = &bar {
-                        b.set(n as u64);
-                    }
-                    gt
-                })
+                        let base = RowSelection {
+                            vectors: dataset.train.as_flat(),
+                            rows,
+                            ids: pass_ids,
+                            dim,
+                        };
+                        let gt = if rows.is_empty() {
+                            GroundTruth {
+                                k,
+                                ids: vec![PointId::MAX; queries.len() * k],
+                                distances: vec![f32::INFINITY; queries.len() * k],
+                            }
+                        } else if queries.len() <= GROUP_BLOCK {
+                            exact_knn_rows_group(&base, &flat, dataset.distance, k, scratch)
+                        } else {
+                            exact_knn_rows(&base, &flat, dataset.distance, k, &|_| {})
+                        };
+                        let n = done.fetch_add(queries.len(), Ordering::Relaxed) + queries.len();
+                        if let Some(b) = &bar {
+                            b.set(n as u64);
+                        }
+                        gt
+                    },
+                )
                 .collect();
             for (queries, gt) in groups.values().zip(&found) {
                 for (j, q) in queries.iter().enumerate() {
