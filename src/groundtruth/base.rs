@@ -55,7 +55,7 @@ pub(super) fn push_centred(out: &mut Vec<f32>, x: &[f32], centre: Option<&[f32]>
     }
 }
 
-/// Per-dimension mean of the base, the translation applied before the euclidean SGEMM.
+/// Per-dimension mean of the base, the translation applied before the euclidean scoring.
 /// Any centre is correct (distances are translation invariant, and the rounding of the
 /// subtraction is part of the error bound); the mean makes the norms, and with them the
 /// rounding of the scores, as small as the spread of the data allows.

@@ -48,7 +48,7 @@ impl ErrorBounds {
         }
     }
 
-    /// The slack for query `q` (centred like the base, as the SGEMM sees it).
+    /// The slack for query `q` (centred like the base, as the scoring sees it).
     pub(super) fn slack(&self, q: &[f32]) -> Slack {
         let d = self.dim;
         let q2: f64 = q.iter().map(|v| (*v as f64) * (*v as f64)).sum();

@@ -1,5 +1,6 @@
-//! The exact k-NN kernel: blocked SGEMM scoring that selects candidates within the rounding
-//! bound, then the exact re-rank of those candidates with `Distance::between`.
+//! The exact k-NN kernel: blocked f32 scoring (the fused tiles of `tile`) that selects
+//! candidates within the rounding bound, then the exact re-rank of those candidates with
+//! `Distance::between`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -1,9 +1,9 @@
 //! Exact k-nearest-neighbour ground truth: the computation every benchmark figure rests on.
 //!
-//! Formulation: for a block of queries and a block of base vectors, one SGEMM gives all inner
-//! products; a ranking score is derived per metric (`|x|² - 2q·x` for euclidean, on vectors
+//! Formulation: for a block of queries and a block of base vectors, a blocked matrix product
+//! gives all inner products; a ranking score is derived per metric (`|x|² - 2q·x` for euclidean, on vectors
 //! centred on the base mean; `-q·x/|x|` for angular; `-q·x` for dot), and each query keeps its
-//! candidates in a threshold buffer. The f32 SGEMM scores are only used to *select*: with a
+//! candidates in a threshold buffer. The f32 scores are only used to *select*: with a
 //! proven bound on their rounding (see `ErrorBounds`) every item that could belong to the
 //! top-k is kept, however many that is, the kept distances are recomputed with
 //! [`Distance::between`] on the original vectors, and the final top-k is sorted by
@@ -12,9 +12,10 @@
 //! distances compare exactly with the distances the harness recomputes for engine results.
 //!
 //! Layout: [`GroundTruth`] and the inputs ([`BaseSet`], [`RowSelection`]) are here with the
-//! public entry points; `base` is the kernel's view of either input, `kernel` the blocked
-//! SGEMM scan and exact re-rank, `bounds` the rounding bound that decides what is kept, and
-//! `top` the per-query buffer of kept candidates.
+//! public entry points; `base` is the kernel's view of either input, `kernel` the chunked
+//! scan and exact re-rank, `tile` the packed layout and the fused product-and-selection tile,
+//! `bounds` the rounding bound that decides what is kept, and `top` the per-query buffer of
+//! kept candidates.
 
 mod base;
 mod bounds;

@@ -262,24 +262,22 @@ unsafe fn scan_avx2(
                     let b0 = _mm256_loadu_ps(bk);
                     let b1 = _mm256_loadu_ps(bk.add(8));
                     let ak = a.add(k * MR);
-                    let a0 = _mm256_set1_ps(*ak);
-                    c00 = _mm256_fmadd_ps(a0, b0, c00);
-                    c01 = _mm256_fmadd_ps(a0, b1, c01);
-                    let a1 = _mm256_set1_ps(*ak.add(1));
-                    c10 = _mm256_fmadd_ps(a1, b0, c10);
-                    c11 = _mm256_fmadd_ps(a1, b1, c11);
-                    let a2 = _mm256_set1_ps(*ak.add(2));
-                    c20 = _mm256_fmadd_ps(a2, b0, c20);
-                    c21 = _mm256_fmadd_ps(a2, b1, c21);
-                    let a3 = _mm256_set1_ps(*ak.add(3));
-                    c30 = _mm256_fmadd_ps(a3, b0, c30);
-                    c31 = _mm256_fmadd_ps(a3, b1, c31);
-                    let a4 = _mm256_set1_ps(*ak.add(4));
-                    c40 = _mm256_fmadd_ps(a4, b0, c40);
-                    c41 = _mm256_fmadd_ps(a4, b1, c41);
-                    let a5 = _mm256_set1_ps(*ak.add(5));
-                    c50 = _mm256_fmadd_ps(a5, b0, c50);
-                    c51 = _mm256_fmadd_ps(a5, b1, c51);
+                    // Query row `r` of the tile: one broadcast, two FMAs. Written out per
+                    // row (not a loop over an array) so that all 12 accumulators stay in
+                    // registers.
+                    macro_rules! row {
+                        ($r:expr, $lo:ident, $hi:ident) => {
+                            let ar = _mm256_set1_ps(*ak.add($r));
+                            $lo = _mm256_fmadd_ps(ar, b0, $lo);
+                            $hi = _mm256_fmadd_ps(ar, b1, $hi);
+                        };
+                    }
+                    row!(0, c00, c01);
+                    row!(1, c10, c11);
+                    row!(2, c20, c21);
+                    row!(3, c30, c31);
+                    row!(4, c40, c41);
+                    row!(5, c50, c51);
                 }
             }
             // Scores, with the same roundings as `ScoreForm::score` (t − 2s by one FMA is the

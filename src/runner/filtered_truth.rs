@@ -36,7 +36,7 @@ pub struct FilteredTruths {
     pub selectivity: Vec<Vec<f64>>,
 }
 
-/// Queries a group may have to be searched as one SGEMM block (the kernel's block size).
+/// Queries a group may have to be searched as one query block (the kernel's block size).
 const GROUP_BLOCK: usize = 256;
 
 /// Where the cached truth of one level lives.
@@ -172,7 +172,7 @@ fn level_truth(
             })
             .sum();
         if compute {
-            // Groups run in parallel; a group of up to 256 queries is one SGEMM block (its
+            // Groups run in parallel; a group of up to 256 queries is one query block (its
             // passing points gathered once), a larger one spreads over the cores itself.
             let done = AtomicUsize::new(0);
             let found: Vec<GroundTruth> = groups
