@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::GroundTruth;
 use super::base::{Base, base_mean, push_centred};
 use super::bounds::ErrorBounds;
-use super::tile::{NR, PackedBase, PackedQueries, ScoreForm, scan};
+use super::tile::{NR, PackedBase, PackedQueries, scan};
 use super::top::TopBuffer;
 use crate::distance::{Distance, dot};
 use crate::types::PointId;
@@ -181,11 +181,6 @@ pub(super) fn knn_counted(
         })
         .collect();
 
-    let form = match distance {
-        Distance::Euclidean => ScoreForm::Euclidean,
-        Distance::Angular => ScoreForm::Angular,
-        Distance::Dot => ScoreForm::Dot,
-    };
     let terms = match distance {
         Distance::Euclidean | Distance::Angular => Some(base_term.as_slice()),
         Distance::Dot => None,
@@ -204,7 +199,7 @@ pub(super) fn knn_counted(
         packed.pack(base, c0, c1, centre, terms);
         let chunk: &PackedBase = packed;
         states.par_iter_mut().for_each(|state| {
-            scan(&mut state.packed, chunk, dim, form, &mut state.tops);
+            scan(&mut state.packed, chunk, dim, distance, &mut state.tops);
             let rows = (state.tops.len() * (c1 - c0)) as u64;
             let total = scanned.fetch_add(rows, Ordering::Relaxed) + rows;
             on_progress((total / n as u64) as usize);

@@ -21,30 +21,22 @@ use rayon::prelude::*;
 
 use super::base::Base;
 use super::top::TopBuffer;
+use crate::distance::Distance;
 
 /// Queries per tile (rows held in registers).
 pub(super) const MR: usize = 6;
 /// Base vectors per tile (two AVX registers of 8 lanes).
 pub(super) const NR: usize = 16;
 
-/// How a selection score follows from the inner product `s` and the base row's term `t`;
-/// the same arithmetic as the unfused selection: `t − 2s` (euclidean, t = |x'|²; 2s is
-/// exact, so one rounding), `−(s·t)` (angular, t = 1/|x|), `t − s` (dot, t = 0: exactly −s).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ScoreForm {
-    Euclidean,
-    Angular,
-    Dot,
-}
-
-impl ScoreForm {
-    #[inline(always)]
-    fn score(self, t: f32, s: f32) -> f32 {
-        match self {
-            ScoreForm::Euclidean => t - 2.0 * s,
-            ScoreForm::Angular => -(s * t),
-            ScoreForm::Dot => t - s,
-        }
+/// The selection score from the inner product `s` and the base row's term `t` (the rounding
+/// bound covers exactly these operations): `t − 2s` (euclidean, t = |x'|²; 2s is exact, so one
+/// rounding), `−(s·t)` (angular, t = 1/|x|), `t − s` (dot, t = 0: exactly −s).
+#[inline(always)]
+fn score(distance: Distance, t: f32, s: f32) -> f32 {
+    match distance {
+        Distance::Euclidean => t - 2.0 * s,
+        Distance::Angular => -(s * t),
+        Distance::Dot => t - s,
     }
 }
 
@@ -148,16 +140,16 @@ pub(super) fn scan(
     queries: &mut PackedQueries,
     chunk: &PackedBase,
     dim: usize,
-    form: ScoreForm,
+    distance: Distance,
     tops: &mut [TopBuffer],
 ) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has AVX2 and FMA (checked just above).
-        unsafe { scan_avx2(queries, chunk, dim, form, tops) };
+        unsafe { scan_avx2(queries, chunk, dim, distance, tops) };
         return;
     }
-    scan_portable(queries, chunk, dim, form, tops);
+    scan_portable(queries, chunk, dim, distance, tops);
 }
 
 /// Offers one tile's scores whose row has at least one at or under its threshold (the buffer
@@ -187,7 +179,7 @@ fn scan_portable(
     queries: &mut PackedQueries,
     chunk: &PackedBase,
     dim: usize,
-    form: ScoreForm,
+    distance: Distance,
     tops: &mut [TopBuffer],
 ) {
     let PackedQueries { panels, thresholds } = queries;
@@ -211,7 +203,7 @@ fn scan_portable(
             for (r, (row, out)) in acc.iter().zip(tile.iter_mut()).enumerate() {
                 let t = thresholds[qp * MR + r];
                 for ((o, s), term) in out.iter_mut().zip(row).zip(terms) {
-                    *o = form.score(*term, *s);
+                    *o = score(distance, *term, *s);
                     any |= *o <= t;
                 }
             }
@@ -230,7 +222,7 @@ unsafe fn scan_avx2(
     queries: &mut PackedQueries,
     chunk: &PackedBase,
     dim: usize,
-    form: ScoreForm,
+    distance: Distance,
     tops: &mut [TopBuffer],
 ) {
     use std::arch::x86_64::*;
@@ -280,14 +272,14 @@ unsafe fn scan_avx2(
                     row!(5, c50, c51);
                 }
             }
-            // Scores, with the same roundings as `ScoreForm::score` (t − 2s by one FMA is the
+            // Scores, with the same roundings as `score` (t − 2s by one FMA is the
             // same single rounding: 2s is exact).
             macro_rules! score {
                 ($c:expr, $t:expr) => {
-                    match form {
-                        ScoreForm::Euclidean => _mm256_fnmadd_ps(two, $c, $t),
-                        ScoreForm::Angular => _mm256_xor_ps(_mm256_mul_ps($c, $t), sign),
-                        ScoreForm::Dot => _mm256_sub_ps($t, $c),
+                    match distance {
+                        Distance::Euclidean => _mm256_fnmadd_ps(two, $c, $t),
+                        Distance::Angular => _mm256_xor_ps(_mm256_mul_ps($c, $t), sign),
+                        Distance::Dot => _mm256_sub_ps($t, $c),
                     }
                 };
             }
@@ -327,7 +319,6 @@ unsafe fn scan_avx2(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::distance::Distance;
     use crate::groundtruth::bounds::ErrorBounds;
     use crate::groundtruth::{BaseSet, naive_knn};
     use crate::rng::SplitMix64;
@@ -339,7 +330,7 @@ mod tests {
         queries: &[f32],
         dim: usize,
         k: usize,
-        run: fn(&mut PackedQueries, &PackedBase, usize, ScoreForm, &mut [TopBuffer]),
+        run: fn(&mut PackedQueries, &PackedBase, usize, Distance, &mut [TopBuffer]),
     ) -> Vec<Vec<u32>> {
         let set = BaseSet {
             vectors: base,
@@ -367,7 +358,7 @@ mod tests {
                 &mut packed_queries,
                 &chunk,
                 dim,
-                ScoreForm::Euclidean,
+                Distance::Euclidean,
                 &mut tops,
             );
         }
