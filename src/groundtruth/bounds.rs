@@ -30,6 +30,12 @@ fn gamma(m: usize) -> f64 {
 /// in X, hence d̃(y) > d̃(x): at least k items rank strictly before y in the (d̃, id) order,
 /// so y cannot be in the exact top-k. Every item with s̃ ≤ threshold(T) is re-ranked with d̃,
 /// so the result equals a brute force over all items with `Distance::between`.
+///
+/// The argument only involves y and the items of X, all scored already: M need only bound
+/// the norms of the rows scored so far. The scan therefore uses the largest norm packed so
+/// far and widens every query's slack before it scores a chunk with a larger one
+/// ([`super::top::TopBuffer::widen`]); an item dropped earlier stays rightly dropped, as the k
+/// items that outrank it are still there.
 pub(super) struct ErrorBounds {
     distance: Distance,
     dim: usize,
@@ -49,9 +55,14 @@ impl ErrorBounds {
     }
 
     /// The slack for query `q` (centred like the base, as the scoring sees it).
+    #[cfg(test)]
     pub(super) fn slack(&self, q: &[f32]) -> Slack {
+        self.slack_for(norm2(q))
+    }
+
+    /// [`ErrorBounds::slack`] for a query of squared norm `q2` ([`norm2`]).
+    pub(super) fn slack_for(&self, q2: f64) -> Slack {
         let d = self.dim;
-        let q2: f64 = q.iter().map(|v| (*v as f64) * (*v as f64)).sum();
         let qn = q2.sqrt();
         let m = self.max_norm;
         // Subnormal underflow breaks relative bounds: each product or term may lose up to
@@ -112,6 +123,11 @@ impl ErrorBounds {
             }
         }
     }
+}
+
+/// The squared norm of a (centred) query, in f64 as [`ErrorBounds::slack_for`] takes it.
+pub(super) fn norm2(q: &[f32]) -> f64 {
+    q.iter().map(|v| (*v as f64) * (*v as f64)).sum()
 }
 
 /// How far above the k-th smallest selection score a candidate may be and still belong to

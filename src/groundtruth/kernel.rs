@@ -8,10 +8,10 @@ use rayon::prelude::*;
 
 use super::GroundTruth;
 use super::base::{Base, base_mean, push_centred};
-use super::bounds::ErrorBounds;
+use super::bounds::{ErrorBounds, norm2};
 use super::tile::{NR, PackedBase, PackedQueries, scan};
 use super::top::TopBuffer;
-use crate::distance::{Distance, dot};
+use crate::distance::Distance;
 use crate::types::PointId;
 
 /// Queries per block: each pass over the base serves this many queries (their packed
@@ -27,8 +27,21 @@ struct QueryBlock {
     /// The queries as the scoring sees them (centred for euclidean), packed for the tile,
     /// with each query's current threshold.
     packed: PackedQueries,
+    /// Squared norm of each (centred) query, from which its slack follows.
+    norms2: Vec<f64>,
     /// Candidates kept so far, one buffer per query.
     tops: Vec<TopBuffer>,
+}
+
+impl QueryBlock {
+    /// Widens every query's slack to `bounds` (a larger base norm is about to be scored),
+    /// keeping the packed thresholds equal to the buffers'.
+    fn widen(&mut self, bounds: &ErrorBounds) {
+        for (q, (top, q2)) in self.tops.iter_mut().zip(&self.norms2).enumerate() {
+            top.widen(bounds.slack_for(*q2));
+            self.packed.thresholds[q] = top.threshold();
+        }
+    }
 }
 
 /// Base rows per packed chunk of at most `chunk_bytes` (see [`BASE_CHUNK_BYTES`]), a whole
@@ -121,32 +134,10 @@ pub(super) fn knn_counted(
     };
     let centre = centre.as_deref();
 
-    // Squared norm of every (centred) base vector, in f32 as the score uses it.
-    let norms2: Vec<f32> = (0..n)
-        .into_par_iter()
-        .map_init(
-            || Vec::with_capacity(dim),
-            |buf, e| {
-                buf.clear();
-                push_centred(buf, base.vector(e), centre);
-                dot(buf, buf)
-            },
-        )
-        .collect();
-    let max_norm2 = norms2.iter().copied().fold(0.0f32, f32::max);
-    // Per-base-vector term of the ranking score.
-    let base_term: Vec<f32> = match distance {
-        Distance::Euclidean => norms2,
-        Distance::Angular => norms2
-            .into_par_iter()
-            .map(|n2| {
-                let norm = n2.sqrt();
-                if norm > 0.0 { 1.0 / norm } else { 0.0 }
-            })
-            .collect(),
-        Distance::Dot => Vec::new(),
-    };
-    let bounds = ErrorBounds::new(distance, dim, max_norm2);
+    // The rounding bound needs the largest norm of the rows scored so far (see
+    // `ErrorBounds`): it starts at 0 and grows as chunks are packed.
+    let mut max_norm2 = 0.0f32;
+    let mut bounds = ErrorBounds::new(distance, dim, max_norm2);
 
     // Keep several blocks per thread so both cores stay busy on small query sets.
     let threads = rayon::current_num_threads().max(1);
@@ -170,24 +161,22 @@ pub(super) fn knn_counted(
                 }
                 None => qs.to_vec(),
             };
-            let tops = scored
-                .chunks_exact(dim)
-                .map(|q| TopBuffer::new(k, bounds.slack(q)))
+            let norms2: Vec<f64> = scored.chunks_exact(dim).map(norm2).collect();
+            let tops = norms2
+                .iter()
+                .map(|q2| TopBuffer::new(k, bounds.slack_for(*q2)))
                 .collect();
             QueryBlock {
                 packed: PackedQueries::new(&scored, dim),
+                norms2,
                 tops,
             }
         })
         .collect();
 
-    let terms = match distance {
-        Distance::Euclidean | Distance::Angular => Some(base_term.as_slice()),
-        Distance::Dot => None,
-    };
-    // The base is packed one chunk at a time and every query block scans the chunk before
-    // the next is packed: each base row is read (from memory, or from disk for a mapped
-    // base) and packed once in all.
+    // The base is packed one chunk at a time (its norms summed by the packing) and every
+    // query block scans the chunk before the next is packed: each base row is read (from
+    // memory, or from disk for a mapped base) and packed once in all.
     let chunk_len = chunk_rows(n, dim, chunk_bytes);
     let mut own_packed = PackedBase::default();
     let packed = reused.unwrap_or(&mut own_packed);
@@ -196,9 +185,18 @@ pub(super) fn knn_counted(
     let mut c0 = 0;
     while c0 < n {
         let c1 = n.min(c0 + chunk_len);
-        packed.pack(base, c0, c1, centre, terms);
+        packed.pack(base, c0, c1, centre, distance);
         let chunk: &PackedBase = packed;
+        let widened = chunk.max_norm2() > max_norm2;
+        if widened {
+            max_norm2 = chunk.max_norm2();
+            bounds = ErrorBounds::new(distance, dim, max_norm2);
+        }
+        let bounds = &bounds;
         states.par_iter_mut().for_each(|state| {
+            if widened {
+                state.widen(bounds);
+            }
             scan(&mut state.packed, chunk, dim, distance, &mut state.tops);
             let rows = (state.tops.len() * (c1 - c0)) as u64;
             let total = scanned.fetch_add(rows, Ordering::Relaxed) + rows;

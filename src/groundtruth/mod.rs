@@ -190,82 +190,63 @@ pub fn exact_knn_rows(
     )
 }
 
-/// Buffers that [`exact_knn_rows_group`] reuses from one group to the next (one per thread):
-/// fresh multi-MB buffers per group would be page-faulted and zeroed again every time.
+/// The packing buffer that [`exact_knn_rows_group`] reuses from one group to the next (one
+/// per thread).
 #[derive(Default)]
 pub struct GroupScratch {
-    rows: Vec<f32>,
     packed: PackedBase,
 }
 
 /// [`exact_knn_rows`] for one of many small query groups that the caller searches in
-/// parallel (filtered truth: one group per predicate). The selected rows are copied once into
-/// a contiguous block (their mean taken on the way), so that every later pass (norms,
-/// packing, re-rank) reads a few MB from the cache instead of rows scattered over the whole
-/// matrix; and the queries are one block (up to 256), so the rows are packed once for all of
-/// them.
+/// parallel (filtered truth: one group per predicate), all centred on one `centre`
+/// ([`rows_centre`]). The queries are one block (up to 256): each chunk of the selected rows
+/// is packed straight from the matrix (the next rows requested while one panel is packed)
+/// and scanned by all of them while it is in L2, and every row is read twice in all (packed,
+/// then re-ranked if a candidate).
 pub fn exact_knn_rows_group(
     base: &RowSelection<'_>,
     queries: &[f32],
     distance: Distance,
     k: usize,
+    centre: &[f32],
     scratch: &mut GroupScratch,
 ) -> GroundTruth {
-    let GroupScratch { rows, packed } = scratch;
-    let mean = gather_rows(base, rows);
-    let whole = BaseSet {
-        vectors: rows,
-        ids: Some(base.ids),
-        dim: base.dim,
-    };
     let options = KnnOptions {
         blocks: Blocking::Fewest,
-        centre: Some(&mean),
-        packed: Some(packed),
-        ..KnnOptions::default()
+        chunk_bytes: GROUP_CHUNK_BYTES,
+        centre: Some(centre),
+        packed: Some(&mut scratch.packed),
     };
-    knn(&Base::All(&whole), queries, distance, k, options, &|_| {})
+    knn(&Base::Rows(base), queries, distance, k, options, &|_| {})
 }
 
-/// Copies the selected rows, in order, into `out`, and returns their per-dimension mean
-/// (summed in f64 as [`base::base_mean`] does, non-finite means replaced by 0). Rows far
-/// apart in a large matrix are each a cache (and TLB) miss: the copy asks for rows a few
-/// ahead before it needs them, so that the misses overlap instead of queueing.
-fn gather_rows(base: &RowSelection<'_>, out: &mut Vec<f32>) -> Vec<f32> {
-    /// Rows requested ahead of the copy.
-    const AHEAD: usize = 8;
-    let dim = base.dim;
-    out.clear();
-    out.reserve(base.rows.len() * dim);
-    let mut sums = vec![0.0f64; dim];
-    for (i, &row) in base.rows.iter().enumerate() {
-        if let Some(&next) = base.rows.get(i + AHEAD) {
-            prefetch_row(&base.vectors[next * dim..(next + 1) * dim]);
-        }
-        let v = &base.vectors[row * dim..(row + 1) * dim];
-        for (s, x) in sums.iter_mut().zip(v) {
-            *s += *x as f64;
-        }
-        out.extend_from_slice(v);
-    }
-    base::mean_of_sums(&sums, base.rows.len())
+/// Bytes of packed base per chunk in [`exact_knn_rows_group`]: one query block scans each
+/// chunk right after it is packed, so the chunk stays in L2.
+const GROUP_CHUNK_BYTES: usize = 256 << 10;
+
+/// The euclidean centre for [`exact_knn_rows_group`]: the mean of at most
+/// [`CENTRE_SAMPLE`] of `rows` (of `vectors`, `dim` wide) spread evenly over them (the rows of all
+/// groups). Any centre
+/// keeps the truth exact (see `base::base_mean`); a sample's mean keeps the norms about as
+/// small as the mean does, and reads a few MB instead of the whole matrix.
+pub fn rows_centre(
+    vectors: &[f32],
+    dim: usize,
+    rows: impl ExactSizeIterator<Item = usize>,
+) -> Vec<f32> {
+    let step = rows.len().div_ceil(CENTRE_SAMPLE).max(1);
+    let sample: Vec<usize> = rows.step_by(step).collect();
+    base::base_mean(&Base::Rows(&RowSelection {
+        vectors,
+        rows: &sample,
+        // The mean reads rows only.
+        ids: &[],
+        dim,
+    }))
 }
 
-/// Hints the CPU to start loading `row` into the cache (no effect where unsupported).
-#[inline(always)]
-fn prefetch_row(row: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // One request per 64-byte line of the row.
-        for line in row.chunks(16) {
-            // SAFETY: a prefetch is a hint on a valid address; it never faults.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = row;
-}
+/// Rows averaged by [`rows_centre`].
+const CENTRE_SAMPLE: usize = 1 << 15;
 
 /// Brute force over explicit ids, used where the base is small or scattered (tests, live sets
 /// in mutation steps): distance to every vector, sorted by (distance, id).

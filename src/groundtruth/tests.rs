@@ -641,3 +641,86 @@ fn uint8_truth_is_exact_where_f32_sums_round() {
     }
     assert!(above > 0, "the case must reach sums an f32 rounds");
 }
+
+#[test]
+fn exact_when_larger_norms_come_in_later_chunks() {
+    // The bound follows the largest norm scanned so far (`ErrorBounds`): the first 2048 rows
+    // are small (|x| ≈ 5), the last 2048 a tight cluster far out (|x| ≈ 8·10⁴), scanned in
+    // chunks of 512. For queries in the cluster the inner products' rounding (≈ 10³) exceeds
+    // the gaps between neighbours (≈ 10²): a slack kept from the small rows drops true
+    // neighbours, so this fails unless every chunk that brings a larger norm widens it.
+    let dim = 64;
+    let mut rng = SplitMix64::new(61);
+    let mut base: Vec<f32> = (0..2048 * dim)
+        .map(|_| rng.next_f32() * 2.0 - 1.0)
+        .collect();
+    base.extend((0..2048 * dim).map(|_| 1.0e4 + rng.next_f32() * 1.0e-2));
+    let queries: Vec<f32> = (0..20 * dim)
+        .map(|_| 1.0e4 + rng.next_f32() * 1.0e-2)
+        .collect();
+    let ids: Vec<PointId> = (0..4096).collect();
+    let set = BaseSet {
+        vectors: &base,
+        ids: None,
+        dim,
+    };
+    let gt = knn(
+        &Base::All(&set),
+        &queries,
+        Distance::Dot,
+        10,
+        KnnOptions {
+            chunk_bytes: 512 * dim * 4,
+            ..KnnOptions::default()
+        },
+        &|_| {},
+    );
+    assert_exact(
+        "late norms",
+        Distance::Dot,
+        &base,
+        &ids,
+        dim,
+        &queries,
+        10,
+        &gt,
+    );
+}
+
+#[test]
+fn groups_on_a_sampled_centre_are_exact() {
+    // Filtered truth's path: each group packed straight from scattered rows of an offset
+    // matrix, centred on the sampled mean of all groups' rows, over several chunks.
+    let dim = 32;
+    let n = 6000;
+    let base = gaussian(n, dim, 1000.0, 1.0, 1.0, 41);
+    let centre = rows_centre(&base, dim, 0..n);
+    let mut scratch = GroupScratch::default();
+    for (g, d) in METRICS.iter().enumerate() {
+        // Every third row from offset g, with ids unlike rows.
+        let rows: Vec<usize> = (g..n).step_by(3).collect();
+        let ids: Vec<PointId> = rows.iter().map(|r| *r as PointId * 5 + 1).collect();
+        let mut copy = Vec::new();
+        for r in &rows {
+            copy.extend_from_slice(&base[r * dim..(r + 1) * dim]);
+        }
+        let queries = gaussian(20, dim, 1000.0, 1.0, 1.0, 50 + g as u64);
+        let selection = RowSelection {
+            vectors: &base,
+            rows: &rows,
+            ids: &ids,
+            dim,
+        };
+        let gt = exact_knn_rows_group(&selection, &queries, *d, 10, &centre, &mut scratch);
+        assert_exact(
+            &format!("group {d}"),
+            *d,
+            &copy,
+            &ids,
+            dim,
+            &queries,
+            10,
+            &gt,
+        );
+    }
+}

@@ -19,7 +19,7 @@
 
 use rayon::prelude::*;
 
-use super::base::Base;
+use super::base::{Base, push_centred};
 use super::top::TopBuffer;
 use crate::distance::Distance;
 
@@ -66,25 +66,28 @@ impl PackedQueries {
 }
 
 /// A chunk of base rows (`start..start + rows`) packed for the tile: `NR`-row panels
-/// (centred for euclidean) and each row's score term, NaN for padding.
+/// (centred for euclidean), each row's squared norm as packed, and each row's score term,
+/// NaN for padding.
 #[derive(Default)]
 pub(super) struct PackedBase {
     start: usize,
     panels: Vec<f32>,
+    /// Squared norm of every real row as packed (centred), an f32 sum of its squares.
+    norms2: Vec<f32>,
     terms: Vec<f32>,
 }
 
 impl PackedBase {
     /// Packs entries `start..end` of `base`, minus `centre` if given (the same f32 subtraction
-    /// as `push_centred`), with their terms from `terms` (zero when `None`), reusing the
-    /// buffers. Panels are filled in parallel.
+    /// as `push_centred`), with their squared norms and the score terms of `distance` that
+    /// follow from them, reusing the buffers. Panels are filled in parallel.
     pub(super) fn pack(
         &mut self,
         base: &Base<'_>,
         start: usize,
         end: usize,
         centre: Option<&[f32]>,
-        terms: Option<&[f32]>,
+        distance: Distance,
     ) {
         let dim = base.dim();
         let rows = end - start;
@@ -93,44 +96,207 @@ impl PackedBase {
         // Every slot of a real row is overwritten below; only padding needs zeroing.
         self.panels.resize(npanels * NR * dim, 0.0);
         self.panels.truncate(npanels * NR * dim);
+        self.norms2.resize(npanels * NR, 0.0);
+        self.norms2.truncate(npanels * NR);
         self.terms.clear();
-        match terms {
-            Some(t) => self.terms.extend_from_slice(&t[start..end]),
-            None => self.terms.resize(rows, 0.0),
-        }
-        self.terms.resize(npanels * NR, f32::NAN);
+        #[cfg(target_arch = "x86_64")]
+        let simd = avx2_fma();
         self.panels
             .par_chunks_mut(NR * dim)
+            .zip(self.norms2.par_chunks_mut(NR))
             .enumerate()
             .with_min_len(16)
-            .for_each(|(p, panel)| {
-                for c in 0..NR {
-                    let e = start + p * NR + c;
-                    if e >= end {
-                        for k in 0..dim {
-                            panel[k * NR + c] = 0.0;
-                        }
-                        continue;
-                    }
-                    let v = base.vector(e);
-                    match centre {
-                        Some(m) => {
-                            for (k, (x, mk)) in v.iter().zip(m).enumerate() {
-                                panel[k * NR + c] = x - mk;
-                            }
-                        }
-                        None => {
-                            for (k, x) in v.iter().enumerate() {
-                                panel[k * NR + c] = *x;
-                            }
-                        }
-                    }
+            .for_each(|(p, (panel, norms))| {
+                let first = start + p * NR;
+                // The next panel's rows, which may be scattered over a large matrix, are
+                // requested while this one is packed.
+                for e in (first + NR)..end.min(first + 2 * NR) {
+                    prefetch(base.vector(e));
                 }
+                #[cfg(target_arch = "x86_64")]
+                if simd && first + NR <= end {
+                    let rows: [&[f32]; NR] = std::array::from_fn(|c| base.vector(first + c));
+                    // SAFETY: the CPU has AVX2 and FMA (`avx2_fma`).
+                    unsafe { pack_panel_avx2(&rows, centre, panel, norms) };
+                    return;
+                }
+                pack_panel_portable(base, first, end, centre, panel, norms);
             });
+        self.norms2.truncate(rows);
+        // The per-row term of the score (see `score`).
+        self.terms
+            .extend(self.norms2.iter().map(|&n2| match distance {
+                Distance::Euclidean => n2,
+                Distance::Angular => {
+                    let norm = n2.sqrt();
+                    if norm > 0.0 { 1.0 / norm } else { 0.0 }
+                }
+                Distance::Dot => 0.0,
+            }));
+        self.terms.resize(npanels * NR, f32::NAN);
+    }
+
+    /// The largest squared norm of a packed row (centred), an f32 sum of squares (0 for none).
+    pub(super) fn max_norm2(&self) -> f32 {
+        self.norms2.iter().copied().fold(0.0, f32::max)
+    }
+
+    /// Squared norm of every real row as packed (centred), from the last [`PackedBase::pack`].
+    #[cfg(test)]
+    pub(super) fn norms2(&self) -> &[f32] {
+        &self.norms2
     }
 
     pub(super) fn rows(&self) -> usize {
         self.terms.len()
+    }
+}
+
+/// Whether the AVX2/FMA tile and packing run here (detected once, then cached by std).
+#[inline]
+fn avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Hints the CPU to start loading `row` into the cache (no effect where unsupported).
+#[inline(always)]
+pub(super) fn prefetch(row: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // One request per 64-byte line of the row.
+        for line in row.chunks(16) {
+            // SAFETY: a prefetch is a hint on a valid address; it never faults.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = row;
+}
+
+/// Packs the panel of entries `first..first + NR` (those from `end` on are zero padding) one
+/// coordinate at a time, and their squared norms.
+fn pack_panel_portable(
+    base: &Base<'_>,
+    first: usize,
+    end: usize,
+    centre: Option<&[f32]>,
+    panel: &mut [f32],
+    norms: &mut [f32],
+) {
+    let dim = base.dim();
+    let mut row = Vec::with_capacity(dim);
+    for (c, norm) in norms.iter_mut().enumerate() {
+        let e = first + c;
+        row.clear();
+        if e < end {
+            push_centred(&mut row, base.vector(e), centre);
+        } else {
+            row.resize(dim, 0.0);
+        }
+        for (k, x) in row.iter().enumerate() {
+            panel[k * NR + c] = *x;
+        }
+        *norm = crate::distance::dot(&row, &row);
+    }
+}
+
+/// [`pack_panel_portable`] for a full panel with AVX2: each 8 × 8 block of coordinates is
+/// loaded row-wise (centred by one subtraction, as `push_centred` does), transposed in
+/// registers and stored as 8 contiguous coordinate rows, the squares summed on the way.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn pack_panel_avx2(
+    rows: &[&[f32]; NR],
+    centre: Option<&[f32]>,
+    panel: &mut [f32],
+    norms: &mut [f32],
+) {
+    use std::arch::x86_64::*;
+
+    let dim = rows[0].len();
+    debug_assert!(rows.iter().all(|r| r.len() == dim));
+    debug_assert!(panel.len() == NR * dim && norms.len() == NR);
+    debug_assert!(centre.is_none_or(|m| m.len() == dim));
+    let blocks = dim / 8;
+    for half in 0..2 {
+        let rows8 = &rows[half * 8..half * 8 + 8];
+        let mut sq = _mm256_setzero_ps();
+        for kb in 0..blocks {
+            let k0 = kb * 8;
+            // SAFETY: k0 + 8 <= dim, the length of every row and of the centre; the stores
+            // write coordinates k0..k0 + 8 of lanes half*8..half*8 + 8, inside the panel.
+            unsafe {
+                let m = centre.map(|m| _mm256_loadu_ps(m.as_ptr().add(k0)));
+                let load = |r: &[f32]| {
+                    let x = _mm256_loadu_ps(r.as_ptr().add(k0));
+                    match m {
+                        Some(m) => _mm256_sub_ps(x, m),
+                        None => x,
+                    }
+                };
+                let (r0, r1, r2, r3) = (
+                    load(rows8[0]),
+                    load(rows8[1]),
+                    load(rows8[2]),
+                    load(rows8[3]),
+                );
+                let (r4, r5, r6, r7) = (
+                    load(rows8[4]),
+                    load(rows8[5]),
+                    load(rows8[6]),
+                    load(rows8[7]),
+                );
+                let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
+                let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
+                let (t4, t5) = (_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5));
+                let (t6, t7) = (_mm256_unpacklo_ps(r6, r7), _mm256_unpackhi_ps(r6, r7));
+                let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+                let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+                let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+                let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+                let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+                let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+                let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+                let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+                let cols = [
+                    _mm256_permute2f128_ps::<0x20>(u0, u4),
+                    _mm256_permute2f128_ps::<0x20>(u1, u5),
+                    _mm256_permute2f128_ps::<0x20>(u2, u6),
+                    _mm256_permute2f128_ps::<0x20>(u3, u7),
+                    _mm256_permute2f128_ps::<0x31>(u0, u4),
+                    _mm256_permute2f128_ps::<0x31>(u1, u5),
+                    _mm256_permute2f128_ps::<0x31>(u2, u6),
+                    _mm256_permute2f128_ps::<0x31>(u3, u7),
+                ];
+                let out = panel.as_mut_ptr().add(k0 * NR + half * 8);
+                for (j, col) in cols.iter().enumerate() {
+                    _mm256_storeu_ps(out.add(j * NR), *col);
+                    sq = _mm256_fmadd_ps(*col, *col, sq);
+                }
+            }
+        }
+        let mut lanes = [0.0f32; 8];
+        // SAFETY: `lanes` holds 8 floats.
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), sq) };
+        // The coordinates after the last whole block of 8, one at a time.
+        for (c, row) in rows8.iter().enumerate() {
+            let mut sum = lanes[c];
+            for k in blocks * 8..dim {
+                let x = match centre {
+                    Some(m) => row[k] - m[k],
+                    None => row[k],
+                };
+                panel[k * NR + half * 8 + c] = x;
+                sum += x * x;
+            }
+            norms[half * 8 + c] = sum;
+        }
     }
 }
 
@@ -144,7 +310,7 @@ pub(super) fn scan(
     tops: &mut [TopBuffer],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+    if avx2_fma() {
         // SAFETY: the CPU has AVX2 and FMA (checked just above).
         unsafe { scan_avx2(queries, chunk, dim, distance, tops) };
         return;
@@ -353,7 +519,7 @@ mod tests {
         let mut chunk = PackedBase::default();
         // Two chunks, the second ending in a partial panel.
         for (start, end) in [(0, 160), (160, n)] {
-            chunk.pack(&base_view, start, end, None, Some(&norms));
+            chunk.pack(&base_view, start, end, None, Distance::Euclidean);
             run(
                 &mut packed_queries,
                 &chunk,
@@ -369,6 +535,49 @@ mod tests {
                 rows
             })
             .collect()
+    }
+
+    #[test]
+    fn packing_with_simd_matches_the_portable_packing() {
+        // d = 37 (four blocks of 8 and a tail of 5) and d = 128; with and without a centre;
+        // 50 rows: three full panels and a partial one (portable in both).
+        let mut rng = SplitMix64::new(9);
+        for dim in [37, 128] {
+            let base: Vec<f32> = (0..50 * dim).map(|_| rng.next_f32() * 8.0 - 3.0).collect();
+            let centre: Vec<f32> = (0..dim).map(|_| rng.next_f32()).collect();
+            let set = BaseSet {
+                vectors: &base,
+                ids: None,
+                dim,
+            };
+            let view = Base::All(&set);
+            for c in [None, Some(centre.as_slice())] {
+                let mut packed = PackedBase::default();
+                packed.pack(&view, 1, 50, c, Distance::Euclidean);
+                let mut panels = vec![0.0f32; packed.panels.len()];
+                let mut norms = vec![0.0f32; panels.len() / dim];
+                for (p, (panel, norm)) in panels
+                    .chunks_mut(NR * dim)
+                    .zip(norms.chunks_mut(NR))
+                    .enumerate()
+                {
+                    pack_panel_portable(&view, 1 + p * NR, 50, c, panel, norm);
+                }
+                assert_eq!(packed.panels, panels, "d = {dim}, centre {}", c.is_some());
+                assert_eq!(packed.norms2().len(), 49);
+                for (got, want) in packed.norms2().iter().zip(&norms) {
+                    assert!((got - want).abs() <= 1e-5 * want, "{got} vs {want}");
+                }
+                assert_eq!(
+                    packed.max_norm2(),
+                    packed.norms2().iter().copied().fold(0.0, f32::max)
+                );
+                assert!(
+                    packed.terms[49..].iter().all(|t| t.is_nan()),
+                    "padding terms"
+                );
+            }
+        }
     }
 
     #[test]

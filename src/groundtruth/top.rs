@@ -12,6 +12,9 @@ pub(super) struct TopBuffer {
     k: usize,
     slack: Slack,
     threshold: f32,
+    /// The k-th smallest score at the last cut (+inf before it): at least k kept items score
+    /// at most this.
+    kth: f32,
     /// Size at which the buffer is cut back; at least twice what survived the last cut.
     cap: usize,
     items: Vec<(f32, u32)>,
@@ -24,6 +27,7 @@ impl TopBuffer {
             k,
             slack,
             threshold: f32::INFINITY,
+            kth: f32::INFINITY,
             cap,
             items: Vec::with_capacity(cap),
         }
@@ -47,12 +51,22 @@ impl TopBuffer {
         self.threshold
     }
 
+    /// Replaces the slack by a wider one (the rows about to be scored have a larger norm than
+    /// any before) and raises the threshold to match; see `ErrorBounds`.
+    pub(super) fn widen(&mut self, slack: Slack) {
+        self.slack = slack;
+        if self.kth.is_finite() {
+            self.threshold = self.slack.threshold(self.kth);
+        }
+    }
+
     fn shrink(&mut self) {
         if self.items.len() > self.k {
             let (_, kth, _) = self
                 .items
                 .select_nth_unstable_by(self.k - 1, |a, b| a.0.total_cmp(&b.0));
-            let threshold = self.slack.threshold(kth.0);
+            self.kth = kth.0;
+            let threshold = self.slack.threshold(self.kth);
             self.items.retain(|item| item.0 <= threshold);
             self.threshold = threshold;
             if self.items.len() * 2 > self.cap {

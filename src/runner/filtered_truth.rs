@@ -25,7 +25,7 @@ use crate::filter::{
     Attributes, Column, CompiledPredicate, Condition, FilterLevel, FilterSetup, Predicate,
 };
 use crate::groundtruth::{
-    GroundTruth, GroupScratch, RowSelection, exact_knn_rows, exact_knn_rows_group,
+    GroundTruth, GroupScratch, RowSelection, exact_knn_rows, exact_knn_rows_group, rows_centre,
 };
 use crate::runbook::Resolved;
 use crate::types::{PointId, Progress, ProgressUnit};
@@ -173,7 +173,13 @@ fn level_truth(
             .sum();
         if compute {
             // Groups run in parallel; a group of up to 256 queries is one query block (its
-            // passing points gathered once), a larger one spreads over the cores itself.
+            // passing points packed once, straight from the matrix), a larger one spreads over
+            // the cores itself. All share one centre, sampled from the live points.
+            let centre = rows_centre(
+                dataset.train.as_flat(),
+                dim,
+                live.iter().map(|(_, row)| *row),
+            );
             let done = AtomicUsize::new(0);
             let found: Vec<GroundTruth> = groups
                 .values()
@@ -200,7 +206,14 @@ fn level_truth(
                                 distances: vec![f32::INFINITY; queries.len() * k],
                             }
                         } else if queries.len() <= GROUP_BLOCK {
-                            exact_knn_rows_group(&base, &flat, dataset.distance, k, scratch)
+                            exact_knn_rows_group(
+                                &base,
+                                &flat,
+                                dataset.distance,
+                                k,
+                                &centre,
+                                scratch,
+                            )
                         } else {
                             exact_knn_rows(&base, &flat, dataset.distance, k, &|_| {})
                         };
