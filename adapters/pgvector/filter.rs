@@ -183,6 +183,11 @@ pub(super) fn where_clause(
 
 impl Collection {
     /// The search query restricted by `where_sql` (parameters after the search's own).
+    ///
+    /// Unlike [`Collection::search_sql`], the limits stay parameters: PostgreSQL then keeps
+    /// planning each execution for its own predicate values (a generic plan cannot tell a
+    /// predicate passing 0.1 % from one passing 50 %, and the right path differs: attribute
+    /// B-tree and an exact sort, or the vector index and a filter).
     pub(super) fn filtered_search_sql(&self, where_sql: &str) -> String {
         let op = distance_operator(self.distance);
         let q = self.query_expr();
@@ -249,7 +254,7 @@ impl PgVector {
         let rerank = col.rerank(&self.search, k);
         let vector = Vector::from(query.to_vec());
         let rows = self.with_conn("filtered search", |conn| {
-            self.ready_for_search(conn, col)?;
+            self.ready_for_search(conn, col, limit, rerank)?;
             let stmt = match conn.filtered.get(&sql) {
                 Some(s) => s.clone(),
                 None => {

@@ -473,13 +473,8 @@ impl VectorEngine for PgVector {
         let rerank = col.rerank(&self.search, k);
         let vector = Vector::from(query.to_vec());
         let rows = self.with_conn("search", |conn| {
-            let stmt = self.ready_for_search(conn, col)?;
-            let rows = if col.build.binary {
-                conn.client.query(&stmt, &[&vector, &limit, &rerank])?
-            } else {
-                conn.client.query(&stmt, &[&vector, &limit])?
-            };
-            Ok(rows)
+            let stmt = self.ready_for_search(conn, col, limit, rerank)?;
+            Ok(conn.client.query(&stmt, &[&vector])?)
         })?;
         out.reserve(rows.len());
         for row in rows {

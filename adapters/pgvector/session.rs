@@ -47,7 +47,8 @@ pub(super) struct Conn {
     pub(super) client: Client,
     /// The engine generation its settings and prepared statement belong to.
     pub(super) generation: u64,
-    pub(super) search: Option<Statement>,
+    /// The search statement prepared for (limit, rerank) (see `Collection::search_sql`).
+    pub(super) search: Option<(i64, i64, Statement)>,
     /// Filtered search statements by SQL text (one per predicate shape), of this generation.
     pub(super) filtered: HashMap<String, Statement>,
     /// Its socket under the engine's watchdog (`None`: no deadline could be set up).
@@ -212,21 +213,30 @@ impl PgVector {
     }
 
     /// Brings a session up to the current generation and returns its search statement.
+    /// Brings a session up to the current generation and returns its search statement for
+    /// `limit` results and `rerank` candidates (prepared again only when those change).
     pub(super) fn ready_for_search(
         &self,
         conn: &mut Conn,
         col: &Collection,
+        limit: i64,
+        rerank: i64,
     ) -> Result<Statement, Fail> {
-        if conn.generation != self.generation || conn.search.is_none() {
+        if conn.generation != self.generation {
             conn.client
                 .batch_execute(&self.search.settings_sql(col.build.index))?;
-            conn.search = Some(conn.client.prepare(&col.search_sql())?);
+            conn.search = None;
             conn.filtered.clear();
             conn.generation = self.generation;
         }
-        conn.search
-            .clone()
-            .ok_or_else(|| Fail::Engine(EngineError::op(ENGINE, "search", "no prepared statement")))
+        match &conn.search {
+            Some((l, r, stmt)) if (*l, *r) == (limit, rerank) => Ok(stmt.clone()),
+            _ => {
+                let stmt = conn.client.prepare(&col.search_sql(limit, rerank))?;
+                conn.search = Some((limit, rerank, stmt.clone()));
+                Ok(stmt)
+            }
+        }
     }
 
     /// Splits `0..n` into up to `upload_parallel` ranges of at least `batch_size` and runs
@@ -345,7 +355,6 @@ impl PgVector {
             self.checked.clone()
         };
         let probe = Vector::from(col.probe.clone().unwrap_or_else(|| vec![0.0; col.dim]));
-        let sql = format!("EXPLAIN {}", col.search_sql());
         self.with_conn("explain search", |conn| {
             // This session's settings are changed below; make it set up again before reuse.
             conn.generation = u64::MAX;
@@ -354,11 +363,8 @@ impl PgVector {
                 conn.client
                     .batch_execute(&params.settings_sql(col.build.index))?;
                 let rerank = col.rerank(params, EXPLAIN_K as usize);
-                let rows = if col.build.binary {
-                    conn.client.query(&sql, &[&probe, &EXPLAIN_K, &rerank])?
-                } else {
-                    conn.client.query(&sql, &[&probe, &EXPLAIN_K])?
-                };
+                let sql = format!("EXPLAIN {}", col.search_sql(EXPLAIN_K, rerank));
+                let rows = conn.client.query(&sql, &[&probe])?;
                 let mut plan = String::new();
                 for row in rows {
                     let line: String = row.try_get(0)?;

@@ -141,7 +141,15 @@ impl Collection {
     }
 
     /// `$1` query, `$2` k, and with binary quantization `$3` the candidates to re-rank.
-    pub(super) fn search_sql(&self) -> String {
+    /// The search statement for `limit` results (and `rerank` candidates with binary
+    /// quantization); its one parameter is the query vector, `$1`.
+    ///
+    /// The limits are literals, not parameters: with `LIMIT $2` PostgreSQL cannot cost a
+    /// generic plan (an unknown limit is costed as a tenth of the table), keeps choosing a
+    /// custom plan and so plans every execution again; with literal limits it switches to the
+    /// generic plan after five executions, as `pgbench -M prepared` does. A session prepares
+    /// one statement per (limit, rerank) it is asked for.
+    pub(super) fn search_sql(&self, limit: i64, rerank: i64) -> String {
         let op = distance_operator(self.distance);
         let q = self.query_expr();
         let t = &self.table;
@@ -151,12 +159,13 @@ impl Collection {
             format!(
                 "SELECT id, dist FROM (SELECT id, embedding {op} {q} AS dist FROM {t} \
                  ORDER BY binary_quantize(embedding)::bit({dim}) <~> binary_quantize($1::vector) \
-                 LIMIT $3) AS candidates ORDER BY dist, id LIMIT $2",
+                 LIMIT {rerank}) AS candidates ORDER BY dist, id LIMIT {limit}",
                 dim = self.dim
             )
         } else {
             format!(
-                "SELECT id, embedding {op} {q} AS dist FROM {t} ORDER BY embedding {op} {q} LIMIT $2"
+                "SELECT id, embedding {op} {q} AS dist FROM {t} ORDER BY embedding {op} {q} \
+                 LIMIT {limit}"
             )
         }
     }

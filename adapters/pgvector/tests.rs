@@ -130,8 +130,9 @@ fn names_and_sql() {
         plans: Map::new(),
         attributes: None,
     };
-    assert!(col.search_sql().contains("<=>"));
-    assert!(col.search_sql().contains("LIMIT $3"));
+    let sql = col.search_sql(10, 40);
+    assert!(sql.contains("<=>"));
+    assert!(sql.contains("LIMIT 40) AS candidates") && sql.ends_with("LIMIT 10"), "{sql}");
     assert!(
         col.index_sql(None)
             .contains("(binary_quantize(embedding)::bit(3)) bit_hamming_ops")

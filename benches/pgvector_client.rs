@@ -1,0 +1,315 @@
+//! ragdbeval's closed loop against `pgbench -M prepared` (C, libpq) on one PostgreSQL +
+//! pgvector server: same table, index, queries, `ef_search` and k, at 1 and 2 clients.
+//! Target: ragdbeval's QPS at least 0.95 × pgbench's at both.
+//!
+//! The two sides alternate in short slices (ABBA order, so a steady drift of the machine
+//! cancels), the ratio is taken per pair of slices, each round reports its median ratio per
+//! client count, and the rounds their spread. Each side's client CPU per query is printed: on
+//! a small machine every client cycle is a cycle the server does not get.
+//!
+//! pgbench cannot hold a vector in a variable, so each of its transactions picks one of the
+//! queries by number and reads it from a table (`bench_queries`, primary key) inside the same
+//! statement, an InitPlan the server runs before the index scan; ragdbeval sends the vector
+//! as a binary parameter of its prepared statement. Both statements select the id and the
+//! distance, ordered by the distance, and both plans are checked to scan the HNSW index.
+//!
+//! Run: `scripts/pgvector_vs_pgbench.sh` (starts a server, finds pgbench, runs this with
+//! `--bench`). Env: PGVECTOR_URL (required), PGBENCH (default: the wheel's), ROUNDS (default 3),
+//! PAIRS per round and client count (default 4), SLICE_S seconds per slice (default 2),
+//! N (default 50000), DIM (default 50). Without `--bench` (as `cargo test` runs it) it makes
+//! one short round on a small set, and says so; without PGVECTOR_URL it says it is skipped.
+
+use std::io::Write as _;
+use std::process::Command;
+use std::time::Duration;
+
+use ragdbeval::engine::{CollectionSpec, ConnectOptions, PointId};
+use ragdbeval::params::{ParamMap, ParamValue};
+use ragdbeval::runner::load::closed_loop;
+use ragdbeval::synthetic::SyntheticSpec;
+
+const TABLE: &str = "pgbench_client_cmp";
+const K: usize = 10;
+const EF_SEARCH: i64 = 64;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+/// CPU time of every waited-for child process so far (pgbench's client CPU is the
+/// difference around its run).
+fn children_cpu() -> Duration {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// One pgbench slice: (transactions per second, client CPU seconds per transaction).
+fn pgbench(
+    bin: &str,
+    url: &str,
+    script: &std::path::Path,
+    clients: usize,
+    secs: u64,
+) -> (f64, f64) {
+    let cpu0 = children_cpu();
+    let out = Command::new(bin)
+        .args([
+            "-n",
+            "-M",
+            "prepared",
+            "-c",
+            &clients.to_string(),
+            "-j",
+            &clients.to_string(),
+        ])
+        .args(["-T", &secs.to_string(), "-f"])
+        .arg(script)
+        .arg(url)
+        .env("PGOPTIONS", format!("-c hnsw.ef_search={EF_SEARCH}"))
+        .output()
+        .unwrap_or_else(|e| panic!("running {bin}: {e}"));
+    let cpu = (children_cpu() - cpu0).as_secs_f64();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "pgbench failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let field = |prefix: &str| -> f64 {
+        stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(prefix))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no `{prefix}` in pgbench's output:\n{stdout}"))
+    };
+    let tps = field("tps =");
+    let done = field("number of transactions actually processed:");
+    (tps, cpu / done.max(1.0))
+}
+
+/// The pgbench of the server's own wheel (`scripts/servers/pgvector.sh bindir`).
+fn wheel_pgbench() -> String {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/servers/pgvector.sh");
+    let out = Command::new(script)
+        .arg("bindir")
+        .output()
+        .unwrap_or_else(|e| panic!("running {script} bindir: {e}"));
+    assert!(
+        out.status.success(),
+        "{script} bindir failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    format!("{}/pgbench", String::from_utf8_lossy(&out.stdout).trim())
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let Ok(url) = std::env::var("PGVECTOR_URL") else {
+        println!(
+            "pgvector_client: skipped, PGVECTOR_URL is not set (scripts/pgvector_vs_pgbench.sh \
+             starts a server and runs this bench)"
+        );
+        return;
+    };
+    let pgbench_bin = std::env::var("PGBENCH").unwrap_or_else(|_| wheel_pgbench());
+    let (rounds, pairs, slice_s, n, dim) = if full {
+        (
+            env("ROUNDS", 3).max(1),
+            env("PAIRS", 4).max(2),
+            env("SLICE_S", 2).max(1) as u64,
+            env("N", 50_000),
+            env("DIM", 50),
+        )
+    } else {
+        println!(
+            "pgvector_client: test mode (one short round on 5,000 points; --bench for the real run)"
+        );
+        (1, 2, 1, 5_000, 50)
+    };
+    let spec = SyntheticSpec {
+        n,
+        dim,
+        ..SyntheticSpec::demo()
+    };
+    let (train, test) = spec.generate();
+    let nq = test.len();
+
+    // ragdbeval's side: the adapter as `bench --db pgvector` opens it.
+    let entry = ragdbeval::adapters::find("pgvector").expect("pgvector is registered");
+    let options = ConnectOptions {
+        url: Some(url.clone()),
+        recreate: true,
+        batch_size: 1000,
+        upload_parallel: 2,
+        ..ConnectOptions::default()
+    };
+    let mut engine = (entry.open)(&options).expect("connect to PGVECTOR_URL");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut build = ParamMap::new();
+    build.insert("m".into(), ParamValue::Int(16));
+    build.insert("ef_construction".into(), ParamValue::Int(128));
+    engine
+        .create(&CollectionSpec {
+            name: TABLE.into(),
+            dim,
+            distance: spec.distance,
+            expected_points: train.len(),
+            build_params: build,
+            work_dir: dir.path().to_path_buf(),
+            attributes: None,
+            element_type: Default::default(),
+        })
+        .expect("create the table");
+    let ids: Vec<PointId> = (0..train.len() as PointId).collect();
+    engine
+        .insert_batch(&ids, train.as_flat())
+        .expect("insert the points");
+    engine.wait_until_ready().expect("build the index");
+    let mut search = ParamMap::new();
+    search.insert("ef_search".into(), ParamValue::Int(EF_SEARCH));
+    engine
+        .set_search_params(&search)
+        .expect("search parameters");
+
+    // pgbench's side: the queries in a table, and its script.
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    client
+        .batch_execute(&format!(
+            "DROP TABLE IF EXISTS bench_queries; \
+             CREATE TABLE bench_queries (qid int PRIMARY KEY, v vector({dim}))"
+        ))
+        .expect("create bench_queries");
+    let insert = client
+        .prepare("INSERT INTO bench_queries VALUES ($1, $2::text::vector)")
+        .expect("prepare");
+    for (q, v) in test.iter().enumerate() {
+        let text = format!(
+            "[{}]",
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        client
+            .execute(&insert, &[&(q as i32), &text])
+            .expect("insert a query");
+    }
+    let probe = |qid: &str| format!("(SELECT v FROM bench_queries WHERE qid = {qid})");
+    let statement = format!(
+        "SELECT id, embedding <-> {q} AS dist FROM {TABLE} ORDER BY embedding <-> {q} LIMIT {K}",
+        q = probe(":qid")
+    );
+    // Both sides must scan the HNSW index (the adapter checks its own plan after the build).
+    client
+        .batch_execute(&format!("SET hnsw.ef_search = {EF_SEARCH}"))
+        .expect("set ef_search");
+    let plan: String = client
+        .query(&format!("EXPLAIN {}", statement.replace(":qid", "1")), &[])
+        .expect("explain")
+        .iter()
+        .map(|r| r.get::<_, String>(0) + "\n")
+        .collect();
+    assert!(
+        plan.contains("Index Scan using"),
+        "pgbench's statement does not scan the index:\n{plan}"
+    );
+    let script = dir.path().join("search.sql");
+    let mut f = std::fs::File::create(&script).expect("script file");
+    writeln!(f, "\\set qid random(0, {})\n{statement};", nq - 1).expect("write script");
+    drop(f);
+
+    let ours = |clients: usize| -> (f64, f64) {
+        let level = closed_loop(
+            &*engine,
+            &test,
+            K,
+            clients,
+            Duration::from_secs(slice_s),
+            Duration::from_secs(1),
+        )
+        .expect("closed loop");
+        let cpu = level.sender_cpu_ms.unwrap_or(f64::NAN) / 1e3;
+        (level.qps, cpu / level.completed.max(1) as f64)
+    };
+    let native = |clients: usize| pgbench(&pgbench_bin, &url, &script, clients, slice_s);
+    // Warm both (connections, the index in shared buffers) before anything is timed.
+    for clients in [1, 2] {
+        ours(clients);
+        native(clients);
+    }
+
+    println!(
+        "pgvector: {n} × {dim} clustered points, {nq} queries, HNSW m = 16, ef_construction = \
+         128, ef_search = {EF_SEARCH}, k = {K}; {rounds} round(s) of {pairs} slice pairs of \
+         {slice_s} s per side and client count, ABBA order"
+    );
+    let mut medians: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    for round in 1..=rounds {
+        for (ci, clients) in [1usize, 2].into_iter().enumerate() {
+            let mut ratios = Vec::with_capacity(pairs);
+            let (mut our_qps, mut their_tps, mut our_cpu, mut their_cpu) = (0.0, 0.0, 0.0, 0.0);
+            for pair in 0..pairs {
+                let ((o, oc), (t, tc)) = if pair % 2 == 0 {
+                    let o = ours(clients);
+                    (o, native(clients))
+                } else {
+                    let t = native(clients);
+                    (ours(clients), t)
+                };
+                ratios.push(o / t);
+                our_qps += o / pairs as f64;
+                their_tps += t / pairs as f64;
+                our_cpu += oc / pairs as f64;
+                their_cpu += tc / pairs as f64;
+            }
+            let m = median(&mut ratios);
+            medians[ci].push(m);
+            println!(
+                "round {round}, {clients} client(s): ragdbeval {our_qps:.0} QPS \
+                 ({:.1} µs client CPU/query), pgbench {their_tps:.0} TPS ({:.1} µs/query); \
+                 ratio median {m:.3} (pairs {:.3} to {:.3})",
+                our_cpu * 1e6,
+                their_cpu * 1e6,
+                ratios[0],
+                ratios[ratios.len() - 1]
+            );
+        }
+    }
+    for (ci, clients) in [1, 2].into_iter().enumerate() {
+        let ms = &medians[ci];
+        let mean = ms.iter().sum::<f64>() / ms.len() as f64;
+        let spread = ms
+            .iter()
+            .map(|m| (m / mean - 1.0).abs())
+            .fold(0.0, f64::max);
+        println!(
+            "{clients} client(s): QPS ratio ragdbeval / pgbench over {rounds} round(s): mean \
+             {mean:.3}, spread ±{:.1} % (targets: ≥ 0.95, within ±5 %)",
+            spread * 100.0
+        );
+    }
+    engine.close().expect("close");
+    client
+        .batch_execute(&format!("DROP TABLE IF EXISTS bench_queries, {TABLE}"))
+        .expect("drop the tables");
+}
