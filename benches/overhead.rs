@@ -19,22 +19,8 @@ use ragdbeval::params::{ParamMap, ParamValue};
 use ragdbeval::runner::load::single_client_iterations;
 use ragdbeval::synthetic::SyntheticSpec;
 
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
+mod common;
+use common::{env, median};
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is accepted.

@@ -2,10 +2,8 @@
 //! pgvector server: same table, index, queries, `ef_search` and k, at 1 and 2 clients.
 //! Target: ragdbeval's QPS at least 0.95 × pgbench's at both.
 //!
-//! The two sides alternate in short slices (ABBA order, so a steady drift of the machine
-//! cancels), the ratio is taken per pair of slices, each round reports its median ratio per
-//! client count, and the rounds their spread. Each side's client CPU per query is printed: on
-//! a small machine every client cycle is a cycle the server does not get.
+//! The two sides alternate in short slices (`common::ab_rounds`). Each side's client CPU per
+//! query is printed: on a small machine every client cycle is a cycle the server does not get.
 //!
 //! pgbench cannot hold a vector in a variable, so each of its transactions picks one of the
 //! queries by number and reads it from a table (`bench_queries`, primary key) inside the same
@@ -23,31 +21,14 @@ use std::io::Write as _;
 use std::process::Command;
 use std::time::Duration;
 
-use ragdbeval::engine::{CollectionSpec, ConnectOptions, PointId};
-use ragdbeval::params::{ParamMap, ParamValue};
-use ragdbeval::runner::load::closed_loop;
 use ragdbeval::synthetic::SyntheticSpec;
+
+mod common;
+use common::{Slice, ab_rounds, closed_loop_slice, env, loaded_engine};
 
 const TABLE: &str = "pgbench_client_cmp";
 const K: usize = 10;
 const EF_SEARCH: i64 = 64;
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
 
 /// CPU time of every waited-for child process so far (pgbench's client CPU is the
 /// difference around its run).
@@ -62,14 +43,8 @@ fn children_cpu() -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
-/// One pgbench slice: (transactions per second, client CPU seconds per transaction).
-fn pgbench(
-    bin: &str,
-    url: &str,
-    script: &std::path::Path,
-    clients: usize,
-    secs: u64,
-) -> (f64, f64) {
+/// One pgbench slice: transactions per second, client CPU seconds per transaction.
+fn pgbench(bin: &str, url: &str, script: &std::path::Path, clients: usize, secs: u64) -> Slice {
     let cpu0 = children_cpu();
     let out = Command::new(bin)
         .args([
@@ -104,7 +79,10 @@ fn pgbench(
     };
     let tps = field("tps =");
     let done = field("number of transactions actually processed:");
-    (tps, cpu / done.max(1.0))
+    Slice {
+        qps: tps,
+        cpu_per_query: cpu / done.max(1.0),
+    }
 }
 
 /// The pgbench of the server's own wheel (`scripts/servers/pgvector.sh bindir`).
@@ -155,41 +133,16 @@ fn main() {
     let nq = test.len();
 
     // ragdbeval's side: the adapter as `bench --db pgvector` opens it.
-    let entry = ragdbeval::adapters::find("pgvector").expect("pgvector is registered");
-    let options = ConnectOptions {
-        url: Some(url.clone()),
-        recreate: true,
-        batch_size: 1000,
-        upload_parallel: 2,
-        ..ConnectOptions::default()
-    };
-    let mut engine = (entry.open)(&options).expect("connect to PGVECTOR_URL");
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut build = ParamMap::new();
-    build.insert("m".into(), ParamValue::Int(16));
-    build.insert("ef_construction".into(), ParamValue::Int(128));
-    engine
-        .create(&CollectionSpec {
-            name: TABLE.into(),
-            dim,
-            distance: spec.distance,
-            expected_points: train.len(),
-            build_params: build,
-            work_dir: dir.path().to_path_buf(),
-            attributes: None,
-            element_type: Default::default(),
-        })
-        .expect("create the table");
-    let ids: Vec<PointId> = (0..train.len() as PointId).collect();
-    engine
-        .insert_batch(&ids, train.as_flat())
-        .expect("insert the points");
-    engine.wait_until_ready().expect("build the index");
-    let mut search = ParamMap::new();
-    search.insert("ef_search".into(), ParamValue::Int(EF_SEARCH));
-    engine
-        .set_search_params(&search)
-        .expect("search parameters");
+    let (mut engine, _work_dir) = loaded_engine(
+        "pgvector",
+        &url,
+        TABLE,
+        spec.distance,
+        &train,
+        &[("m", 16), ("ef_construction", 128)],
+        &[("ef_search", EF_SEARCH)],
+    );
 
     // pgbench's side: the queries in a table, and its script.
     let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
@@ -238,76 +191,14 @@ fn main() {
     writeln!(f, "\\set qid random(0, {})\n{statement};", nq - 1).expect("write script");
     drop(f);
 
-    let ours = |clients: usize| -> (f64, f64) {
-        let level = closed_loop(
-            &*engine,
-            &test,
-            K,
-            clients,
-            Duration::from_secs(slice_s),
-            Duration::from_secs(1),
-        )
-        .expect("closed loop");
-        let cpu = level.sender_cpu_ms.unwrap_or(f64::NAN) / 1e3;
-        (level.qps, cpu / level.completed.max(1) as f64)
-    };
+    let ours = |clients: usize| closed_loop_slice(&*engine, &test, K, clients, slice_s);
     let native = |clients: usize| pgbench(&pgbench_bin, &url, &script, clients, slice_s);
-    // Warm both (connections, the index in shared buffers) before anything is timed.
-    for clients in [1, 2] {
-        ours(clients);
-        native(clients);
-    }
-
     println!(
         "pgvector: {n} × {dim} clustered points, {nq} queries, HNSW m = 16, ef_construction = \
          128, ef_search = {EF_SEARCH}, k = {K}; {rounds} round(s) of {pairs} slice pairs of \
          {slice_s} s per side and client count, ABBA order"
     );
-    let mut medians: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-    for round in 1..=rounds {
-        for (ci, clients) in [1usize, 2].into_iter().enumerate() {
-            let mut ratios = Vec::with_capacity(pairs);
-            let (mut our_qps, mut their_tps, mut our_cpu, mut their_cpu) = (0.0, 0.0, 0.0, 0.0);
-            for pair in 0..pairs {
-                let ((o, oc), (t, tc)) = if pair % 2 == 0 {
-                    let o = ours(clients);
-                    (o, native(clients))
-                } else {
-                    let t = native(clients);
-                    (ours(clients), t)
-                };
-                ratios.push(o / t);
-                our_qps += o / pairs as f64;
-                their_tps += t / pairs as f64;
-                our_cpu += oc / pairs as f64;
-                their_cpu += tc / pairs as f64;
-            }
-            let m = median(&mut ratios);
-            medians[ci].push(m);
-            println!(
-                "round {round}, {clients} client(s): ragdbeval {our_qps:.0} QPS \
-                 ({:.1} µs client CPU/query), pgbench {their_tps:.0} TPS ({:.1} µs/query); \
-                 ratio median {m:.3} (pairs {:.3} to {:.3})",
-                our_cpu * 1e6,
-                their_cpu * 1e6,
-                ratios[0],
-                ratios[ratios.len() - 1]
-            );
-        }
-    }
-    for (ci, clients) in [1, 2].into_iter().enumerate() {
-        let ms = &medians[ci];
-        let mean = ms.iter().sum::<f64>() / ms.len() as f64;
-        let spread = ms
-            .iter()
-            .map(|m| (m / mean - 1.0).abs())
-            .fold(0.0, f64::max);
-        println!(
-            "{clients} client(s): QPS ratio ragdbeval / pgbench over {rounds} round(s): mean \
-             {mean:.3}, spread ±{:.1} % (targets: ≥ 0.95, within ±5 %)",
-            spread * 100.0
-        );
-    }
+    ab_rounds("pgbench", &[1, 2], rounds, pairs, &ours, &native);
     engine.close().expect("close");
     client
         .batch_execute(&format!("DROP TABLE IF EXISTS bench_queries, {TABLE}"))

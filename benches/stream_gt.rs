@@ -22,12 +22,8 @@ use ragdbeval::rng::SplitMix64;
 use ragdbeval::types::PointId;
 use ragdbeval::vectors::Vectors;
 
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+mod common;
+use common::env;
 
 fn uniform(rng: &mut SplitMix64, rows: usize, dim: usize) -> Vectors {
     let data = (0..rows * dim)

@@ -1,0 +1,186 @@
+//! What the comparison benches share: settings from the environment, the median, and the
+//! alternating A/B rounds of the engine-client comparisons.
+//!
+//! Two loops timed one after the other drift apart with the machine (frequency, neighbours on
+//! a shared host), so the two sides alternate in short slices, in ABBA order so that a steady
+//! drift cancels; the ratio is taken per pair of slices, each round reports its median ratio,
+//! and the rounds their spread.
+
+#![allow(dead_code)] // each bench uses its own part
+
+use std::time::Duration;
+
+use ragdbeval::distance::Distance;
+use ragdbeval::engine::{CollectionSpec, ConnectOptions, PointId, VectorEngine};
+use ragdbeval::params::{ParamMap, ParamValue};
+use ragdbeval::runner::load::closed_loop;
+use ragdbeval::vectors::Vectors;
+
+/// The registered engine `name`, opened on `url` as `bench --db NAME --url URL --recreate`
+/// opens it, with collection `collection` built from `train` under the integer `build`
+/// parameters and searched with the `search` ones, with the work directory it was given (keep
+/// it while the engine lives). Panics with the step that failed.
+pub fn loaded_engine(
+    name: &str,
+    url: &str,
+    collection: &str,
+    distance: Distance,
+    train: &Vectors,
+    build: &[(&str, i64)],
+    search: &[(&str, i64)],
+) -> (Box<dyn VectorEngine>, tempfile::TempDir) {
+    let work_dir = tempfile::tempdir().expect("temp dir");
+    let entry = ragdbeval::adapters::find(name).expect("a registered engine");
+    let options = ConnectOptions {
+        url: Some(url.to_string()),
+        recreate: true,
+        batch_size: 1000,
+        upload_parallel: 2,
+        ..ConnectOptions::default()
+    };
+    let params = |pairs: &[(&str, i64)]| -> ParamMap {
+        let mut map = ParamMap::new();
+        for (k, v) in pairs {
+            map.insert((*k).into(), ParamValue::Int(*v));
+        }
+        map
+    };
+    let mut engine = (entry.open)(&options).unwrap_or_else(|e| panic!("connect to {name}: {e}"));
+    engine
+        .create(&CollectionSpec {
+            name: collection.into(),
+            dim: train.dim(),
+            distance,
+            expected_points: train.len(),
+            build_params: params(build),
+            work_dir: work_dir.path().to_path_buf(),
+            attributes: None,
+            element_type: Default::default(),
+        })
+        .expect("create the collection");
+    let ids: Vec<PointId> = (0..train.len() as PointId).collect();
+    engine
+        .insert_batch(&ids, train.as_flat())
+        .expect("insert the points");
+    engine.wait_until_ready().expect("build the index");
+    engine
+        .set_search_params(&params(search))
+        .expect("search parameters");
+    (engine, work_dir)
+}
+
+/// One slice of ragdbeval's closed loop (`bench --concurrency C --duration S`), with the
+/// client CPU of its sender threads per query.
+pub fn closed_loop_slice(
+    engine: &dyn VectorEngine,
+    queries: &Vectors,
+    k: usize,
+    clients: usize,
+    secs: u64,
+) -> Slice {
+    let level = closed_loop(
+        engine,
+        queries,
+        k,
+        clients,
+        Duration::from_secs(secs),
+        Duration::from_secs(1),
+    )
+    .expect("closed loop");
+    let cpu = level.sender_cpu_ms.unwrap_or(f64::NAN) / 1e3;
+    Slice {
+        qps: level.qps,
+        cpu_per_query: cpu / level.completed.max(1) as f64,
+    }
+}
+
+/// A numeric setting from the environment, or `default`.
+pub fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The median (sorts `values`).
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+/// One timed slice of one side: queries per second and client CPU seconds per query.
+#[derive(Debug, Clone, Copy)]
+pub struct Slice {
+    pub qps: f64,
+    pub cpu_per_query: f64,
+}
+
+/// Runs `rounds` rounds of `pairs` slice pairs per client count, ragdbeval (`ours`) against
+/// the native client (`native`, named `native_name`), and prints per round the mean QPS and
+/// client CPU per query of each side and the median ratio, then per client count the mean
+/// ratio over the rounds and its spread. Both sides are run once per client count first,
+/// untimed (connections, caches).
+pub fn ab_rounds(
+    native_name: &str,
+    clients: &[usize],
+    rounds: usize,
+    pairs: usize,
+    ours: &dyn Fn(usize) -> Slice,
+    native: &dyn Fn(usize) -> Slice,
+) {
+    for &c in clients {
+        ours(c);
+        native(c);
+    }
+    let mut medians: Vec<Vec<f64>> = vec![Vec::new(); clients.len()];
+    for round in 1..=rounds {
+        for (ci, &c) in clients.iter().enumerate() {
+            let mut ratios = Vec::with_capacity(pairs);
+            let (mut o_qps, mut n_qps, mut o_cpu, mut n_cpu) = (0.0, 0.0, 0.0, 0.0);
+            for pair in 0..pairs {
+                let (o, n) = if pair % 2 == 0 {
+                    let o = ours(c);
+                    (o, native(c))
+                } else {
+                    let n = native(c);
+                    (ours(c), n)
+                };
+                ratios.push(o.qps / n.qps);
+                let share = 1.0 / pairs as f64;
+                o_qps += o.qps * share;
+                n_qps += n.qps * share;
+                o_cpu += o.cpu_per_query * share;
+                n_cpu += n.cpu_per_query * share;
+            }
+            let m = median(&mut ratios);
+            medians[ci].push(m);
+            println!(
+                "round {round}, {c} client(s): ragdbeval {o_qps:.0} QPS ({:.1} µs client \
+                 CPU/query), {native_name} {n_qps:.0} QPS ({:.1} µs/query); ratio median {m:.3} \
+                 (pairs {:.3} to {:.3})",
+                o_cpu * 1e6,
+                n_cpu * 1e6,
+                ratios[0],
+                ratios[ratios.len() - 1]
+            );
+        }
+    }
+    for (ci, &c) in clients.iter().enumerate() {
+        let ms = &medians[ci];
+        let mean = ms.iter().sum::<f64>() / ms.len() as f64;
+        let spread = ms
+            .iter()
+            .map(|m| (m / mean - 1.0).abs())
+            .fold(0.0, f64::max);
+        println!(
+            "{c} client(s): QPS ratio ragdbeval / {native_name} over {rounds} round(s): mean \
+             {mean:.3}, spread ±{:.1} % (targets: ≥ 0.95, within ±5 %)",
+            spread * 100.0
+        );
+    }
+}
