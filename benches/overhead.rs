@@ -20,7 +20,7 @@ use ragdbeval::runner::load::single_client_iterations;
 use ragdbeval::synthetic::SyntheticSpec;
 
 mod common;
-use common::{env, median};
+use common::{env, mean_and_spread, median};
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else is accepted.
@@ -108,11 +108,7 @@ fn main() {
             ratios[ratios.len() - 1]
         );
     }
-    let mean = medians.iter().sum::<f64>() / medians.len() as f64;
-    let spread = medians
-        .iter()
-        .map(|m| (m / mean - 1.0).abs())
-        .fold(0.0, f64::max);
+    let (mean, spread) = mean_and_spread(&medians);
     println!(
         "QPS ratio over {rounds} round(s): mean {mean:.3}, spread ±{:.1} % (targets: ≥ 0.95, \
          spread within ±5 %)",

@@ -11,7 +11,7 @@
 //! as a binary parameter of its prepared statement. Both statements select the id and the
 //! distance, ordered by the distance, and both plans are checked to scan the HNSW index.
 //!
-//! Run: `scripts/pgvector_vs_pgbench.sh` (starts a server, finds pgbench, runs this with
+//! Run: `scripts/engine_vs_native.sh pgvector` (starts a server, finds pgbench, runs this with
 //! `--bench`). Env: PGVECTOR_URL (required), PGBENCH (default: the wheel's), ROUNDS (default 3),
 //! PAIRS per round and client count (default 4), SLICE_S seconds per slice (default 2),
 //! N (default 50000), DIM (default 50). Without `--bench` (as `cargo test` runs it) it makes
@@ -19,29 +19,18 @@
 
 use std::io::Write as _;
 use std::process::Command;
-use std::time::Duration;
 
 use ragdbeval::synthetic::SyntheticSpec;
 
 mod common;
-use common::{Slice, ab_rounds, closed_loop_slice, env, loaded_engine};
+use common::{
+    Settings, Slice, ab_rounds, children_cpu, closed_loop_slice, loaded_engine, server_url,
+    settings,
+};
 
 const TABLE: &str = "pgbench_client_cmp";
 const K: usize = 10;
 const EF_SEARCH: i64 = 64;
-
-/// CPU time of every waited-for child process so far (pgbench's client CPU is the
-/// difference around its run).
-fn children_cpu() -> Duration {
-    // SAFETY: getrusage fills the zeroed struct it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage
-    };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
 
 /// One pgbench slice: transactions per second, client CPU seconds per transaction.
 fn pgbench(bin: &str, url: &str, script: &std::path::Path, clients: usize, secs: u64) -> Slice {
@@ -82,6 +71,7 @@ fn pgbench(bin: &str, url: &str, script: &std::path::Path, clients: usize, secs:
     Slice {
         qps: tps,
         cpu_per_query: cpu / done.max(1.0),
+        calls: done as u64,
     }
 }
 
@@ -101,29 +91,21 @@ fn wheel_pgbench() -> String {
 }
 
 fn main() {
-    let full = std::env::args().any(|a| a == "--bench");
-    let Ok(url) = std::env::var("PGVECTOR_URL") else {
-        println!(
-            "pgvector_client: skipped, PGVECTOR_URL is not set (scripts/pgvector_vs_pgbench.sh \
-             starts a server and runs this bench)"
-        );
+    let Some(url) = server_url(
+        "pgvector_client",
+        "PGVECTOR_URL",
+        "scripts/engine_vs_native.sh pgvector",
+    ) else {
         return;
     };
     let pgbench_bin = std::env::var("PGBENCH").unwrap_or_else(|_| wheel_pgbench());
-    let (rounds, pairs, slice_s, n, dim) = if full {
-        (
-            env("ROUNDS", 3).max(1),
-            env("PAIRS", 4).max(2),
-            env("SLICE_S", 2).max(1) as u64,
-            env("N", 50_000),
-            env("DIM", 50),
-        )
-    } else {
-        println!(
-            "pgvector_client: test mode (one short round on 5,000 points; --bench for the real run)"
-        );
-        (1, 2, 1, 5_000, 50)
-    };
+    let Settings {
+        rounds,
+        pairs,
+        slice_s,
+        n,
+        dim,
+    } = settings("pgvector_client");
     let spec = SyntheticSpec {
         n,
         dim,

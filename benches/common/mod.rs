@@ -8,12 +8,13 @@
 
 #![allow(dead_code)] // each bench uses its own part
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use ragdbeval::distance::Distance;
 use ragdbeval::engine::{CollectionSpec, ConnectOptions, PointId, VectorEngine};
 use ragdbeval::params::{ParamMap, ParamValue};
-use ragdbeval::runner::load::closed_loop;
+use ragdbeval::runner::load::{closed_loop, thread_cpu_time};
 use ragdbeval::vectors::Vectors;
 
 /// The registered engine `name`, opened on `url` as `bench --db NAME --url URL --recreate`
@@ -91,7 +92,138 @@ pub fn closed_loop_slice(
     Slice {
         qps: level.qps,
         cpu_per_query: cpu / level.completed.max(1) as f64,
+        calls: level.completed,
     }
+}
+
+/// How long and on what an engine-client comparison runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Rounds, each reporting its median ratio.
+    pub rounds: usize,
+    /// Slice pairs per round and client count.
+    pub pairs: usize,
+    /// Seconds per slice.
+    pub slice_s: u64,
+    /// Points in the synthetic set.
+    pub n: usize,
+    /// Their dimension.
+    pub dim: usize,
+}
+
+/// The settings of the engine-client bench `bench`: from the environment (ROUNDS, PAIRS,
+/// SLICE_S, N, DIM) under `cargo bench`, which passes `--bench`; otherwise (as `cargo test`
+/// runs a bench) one short round on 5,000 points, said on stdout.
+pub fn settings(bench: &str) -> Settings {
+    if std::env::args().any(|a| a == "--bench") {
+        Settings {
+            rounds: env("ROUNDS", 3).max(1),
+            pairs: env("PAIRS", 4).max(2),
+            slice_s: env("SLICE_S", 2).max(1) as u64,
+            n: env("N", 50_000),
+            dim: env("DIM", 50),
+        }
+    } else {
+        println!("{bench}: test mode (one short round on 5,000 points; --bench for the real run)");
+        Settings {
+            rounds: 1,
+            pairs: 2,
+            slice_s: 1,
+            n: 5_000,
+            dim: 50,
+        }
+    }
+}
+
+/// The server URL in the environment variable `var`, or `None` after saying on stdout that
+/// `bench` is skipped and which script starts a server for it.
+pub fn server_url(bench: &str, var: &str, script: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            println!(
+                "{bench}: skipped, {var} is not set ({script} starts a server and runs this bench)"
+            );
+            None
+        }
+    }
+}
+
+/// The mean of per-round medians and their largest relative distance from it.
+pub fn mean_and_spread(medians: &[f64]) -> (f64, f64) {
+    let mean = medians.iter().sum::<f64>() / medians.len().max(1) as f64;
+    let spread = medians
+        .iter()
+        .map(|m| (m / mean - 1.0).abs())
+        .fold(0.0, f64::max);
+    (mean, spread)
+}
+
+/// A native client's closed loop: `clients` threads, each with the state `open(thread)` gives
+/// it (its connection), calling `send(state, i)` for i = a per-thread offset, +1, +2, … until
+/// `secs` seconds have passed; the caller maps i onto its query set. Returns the completed
+/// calls per second and the threads' CPU per call.
+pub fn native_threads<S>(
+    clients: usize,
+    secs: u64,
+    open: &(dyn Fn(usize) -> S + Sync),
+    send: &(dyn Fn(&mut S, usize) + Sync),
+) -> Slice {
+    let done = AtomicU64::new(0);
+    let cpu_ns = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for c in 0..clients {
+            let (done, cpu_ns, stop) = (&done, &cpu_ns, &stop);
+            s.spawn(move || {
+                let mut state = open(c);
+                let cpu0 = thread_cpu_time();
+                let mut n = 0u64;
+                // Threads start at different places of the query set.
+                let mut i = c * 7919;
+                while !stop.load(Ordering::Relaxed) {
+                    send(&mut state, i);
+                    n += 1;
+                    i += 1;
+                }
+                if let (Some(a), Some(b)) = (cpu0, thread_cpu_time()) {
+                    cpu_ns.fetch_add((b - a).as_nanos() as u64, Ordering::Relaxed);
+                }
+                done.fetch_add(n, Ordering::Relaxed);
+            });
+        }
+        std::thread::sleep(Duration::from_secs(secs));
+        stop.store(true, Ordering::Relaxed);
+    });
+    let wall = start.elapsed().as_secs_f64();
+    let n = done.into_inner();
+    Slice {
+        qps: n as f64 / wall,
+        cpu_per_query: cpu_ns.into_inner() as f64 / 1e9 / n.max(1) as f64,
+        calls: n,
+    }
+}
+
+/// CPU time (user + system) of this process so far, all its threads.
+pub fn process_cpu() -> Duration {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// CPU time of every waited-for child process so far.
+pub fn children_cpu() -> Duration {
+    rusage(libc::RUSAGE_CHILDREN)
+}
+
+fn rusage(who: libc::c_int) -> Duration {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut usage);
+        usage
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// A numeric setting from the environment, or `default`.
@@ -118,6 +250,8 @@ pub fn median(values: &mut [f64]) -> f64 {
 pub struct Slice {
     pub qps: f64,
     pub cpu_per_query: f64,
+    /// Calls completed in the slice.
+    pub calls: u64,
 }
 
 /// Runs `rounds` rounds of `pairs` slice pairs per client count, ragdbeval (`ours`) against
@@ -171,12 +305,7 @@ pub fn ab_rounds(
         }
     }
     for (ci, &c) in clients.iter().enumerate() {
-        let ms = &medians[ci];
-        let mean = ms.iter().sum::<f64>() / ms.len() as f64;
-        let spread = ms
-            .iter()
-            .map(|m| (m / mean - 1.0).abs())
-            .fold(0.0, f64::max);
+        let (mean, spread) = mean_and_spread(&medians[ci]);
         println!(
             "{c} client(s): QPS ratio ragdbeval / {native_name} over {rounds} round(s): mean \
              {mean:.3}, spread ±{:.1} % (targets: ≥ 0.95, within ±5 %)",

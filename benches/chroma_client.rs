@@ -1,0 +1,124 @@
+//! ragdbeval's closed loop against a minimal loop with the same HTTP library (`ureq`) on one
+//! Chroma server's collection: the same collection, queries, `ef_search` and k, at 1 and 2
+//! clients. Target: ragdbeval's QPS at least 0.95 × the minimal loop's at both.
+//!
+//! Chroma has no native benchmark client, and its Python client would measure Python. So the
+//! native side is the least a Rust program can do per query with `ureq`: the JSON bodies
+//! (`{"query_embeddings": [[…]], "n_results": k, "include": ["distances"]}`) serialised up
+//! front, one agent per client thread, each answer read to its end and dropped unparsed.
+//! ragdbeval's side is the adapter as `bench --db chroma` drives it (one shared pooled agent,
+//! body serialised per query, the answer parsed into neighbours). The two sides alternate in
+//! short slices (`common::ab_rounds`).
+//!
+//! Run: `scripts/engine_vs_native.sh chroma` (starts a server and runs this with `--bench`).
+//! Env: CHROMA_URL (required), ROUNDS (default 3), PAIRS (default 4), SLICE_S (default 2), N
+//! (default 50000), DIM (default 50). Without `--bench` (as `cargo test` runs it) it makes one
+//! short round on a small set, and says so; without CHROMA_URL it says it is skipped.
+
+use std::io::Read as _;
+
+use ragdbeval::synthetic::SyntheticSpec;
+
+mod common;
+use common::{
+    Settings, ab_rounds, closed_loop_slice, loaded_engine, native_threads, server_url, settings,
+};
+
+const COLLECTION: &str = "chroma_client_cmp";
+const COLLECTIONS: &str = "/api/v2/tenants/default_tenant/databases/default_database/collections";
+const K: usize = 10;
+const EF_SEARCH: i64 = 64;
+
+fn main() {
+    let Some(url) = server_url(
+        "chroma_client",
+        "CHROMA_URL",
+        "scripts/engine_vs_native.sh chroma",
+    ) else {
+        return;
+    };
+    let Settings {
+        rounds,
+        pairs,
+        slice_s,
+        n,
+        dim,
+    } = settings("chroma_client");
+    let spec = SyntheticSpec {
+        n,
+        dim,
+        ..SyntheticSpec::demo()
+    };
+    let (train, test) = spec.generate();
+    let nq = test.len();
+    let base = url.trim_end_matches('/').to_string();
+
+    let (mut engine, _work_dir) = loaded_engine(
+        "chroma",
+        &url,
+        COLLECTION,
+        spec.distance,
+        &train,
+        &[
+            ("m", 16),
+            ("ef_construction", 128),
+            ("ef_search", EF_SEARCH),
+        ],
+        &[("ef_search", EF_SEARCH)],
+    );
+
+    // The native side: the collection's query URL and the request bodies.
+    let agent = |_: usize| -> ureq::Agent { ureq::Agent::new_with_defaults() };
+    let model: serde_json::Value = agent(0)
+        .get(&format!("{base}{COLLECTIONS}/{COLLECTION}"))
+        .call()
+        .expect("look the collection up")
+        .body_mut()
+        .read_json()
+        .expect("the collection's JSON");
+    let id = model["id"].as_str().expect("the collection's id");
+    let query_url = format!("{base}{COLLECTIONS}/{id}/query");
+    let bodies: Vec<Vec<u8>> = test
+        .iter()
+        .map(|q| {
+            serde_json::to_vec(&serde_json::json!({
+                "query_embeddings": [q],
+                "n_results": K,
+                "include": ["distances"],
+            }))
+            .expect("a JSON body")
+        })
+        .collect();
+    let send = |agent: &mut ureq::Agent, i: usize| {
+        let mut answer = agent
+            .post(&query_url)
+            .header("content-type", "application/json")
+            .send(&bodies[i % bodies.len()][..])
+            .expect("query");
+        let mut sink = Vec::with_capacity(4096);
+        answer
+            .body_mut()
+            .as_reader()
+            .read_to_end(&mut sink)
+            .expect("read the answer");
+        std::hint::black_box(sink);
+    };
+
+    let ours = |clients: usize| closed_loop_slice(&*engine, &test, K, clients, slice_s);
+    let native = |clients: usize| native_threads(clients, slice_s, &agent, &send);
+    println!(
+        "chroma: {n} × {dim} clustered points, {nq} queries, m = 16, \
+         ef_construction = 128, ef_search = {EF_SEARCH}, k = {K}; {rounds} round(s) of {pairs} \
+         slice pairs of {slice_s} s per side and client count, ABBA order"
+    );
+    ab_rounds(
+        "the minimal ureq loop",
+        &[1, 2],
+        rounds,
+        pairs,
+        &ours,
+        &native,
+    );
+    // Closing drops the collection.
+    engine.close().expect("close");
+}

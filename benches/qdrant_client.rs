@@ -1,0 +1,163 @@
+//! ragdbeval's closed loop against a minimal loop with the same gRPC library (`qdrant-client`)
+//! on one Qdrant server's collection: the same collection, queries, `hnsw_ef` and k, at 1 and
+//! 2 clients. Target: ragdbeval's QPS at least 0.95 × the minimal loop's at both.
+//!
+//! The native side is what an async Rust program written for speed does: the `QueryPoints`
+//! requests built up front, one client, `clients` tasks on a tokio runtime each awaiting one
+//! `query` after another and dropping the answer. ragdbeval's side is the adapter as
+//! `bench --db qdrant` drives it (blocking sender threads, each request built per query and
+//! its answer turned into neighbours). Client CPU is the whole bench process's (the gRPC work
+//! runs on runtime threads, not on the senders), taken around each slice on both sides.
+//!
+//! Run: `QDRANT_URL=http://127.0.0.1:6334 scripts/engine_vs_native.sh qdrant` (no script here
+//! starts a Qdrant server). Env: QDRANT_URL (required, the gRPC port), ROUNDS (default 3),
+//! PAIRS (default 4), SLICE_S (default 2), N (default 50000), DIM (default 50). Without
+//! `--bench` (as `cargo test` runs it) it makes one short round on a small set, and says so;
+//! without QDRANT_URL it says it is skipped.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use qdrant_client::Qdrant;
+use qdrant_client::qdrant::{QueryPoints, QueryPointsBuilder, SearchParamsBuilder};
+use ragdbeval::synthetic::SyntheticSpec;
+
+mod common;
+use common::{
+    Settings, Slice, ab_rounds, closed_loop_slice, loaded_engine, process_cpu, server_url, settings,
+};
+
+const COLLECTION: &str = "qdrant_client_cmp";
+const K: usize = 10;
+const HNSW_EF: i64 = 64;
+
+/// `clients` tasks sending `requests` round-robin for `secs` seconds.
+fn native_loop(
+    rt: &tokio::runtime::Runtime,
+    client: &Arc<Qdrant>,
+    requests: &Arc<Vec<QueryPoints>>,
+    clients: usize,
+    secs: u64,
+) -> u64 {
+    rt.block_on(async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        let mut tasks = tokio::task::JoinSet::new();
+        for c in 0..clients {
+            let (client, requests) = (Arc::clone(client), Arc::clone(requests));
+            tasks.spawn(async move {
+                let mut n = 0u64;
+                let mut i = c * 7919;
+                while tokio::time::Instant::now() < deadline {
+                    let answer = client
+                        .query(requests[i % requests.len()].clone())
+                        .await
+                        .expect("query");
+                    std::hint::black_box(answer);
+                    n += 1;
+                    i += 1;
+                }
+                n
+            });
+        }
+        tasks.join_all().await.into_iter().sum()
+    })
+}
+
+/// `slice` with its client CPU replaced by the process's CPU per query over the slice.
+fn with_process_cpu(slice: impl FnOnce() -> Slice) -> Slice {
+    let cpu0 = process_cpu();
+    let s = slice();
+    Slice {
+        cpu_per_query: (process_cpu() - cpu0).as_secs_f64() / s.calls.max(1) as f64,
+        ..s
+    }
+}
+
+fn main() {
+    let Some(url) = server_url(
+        "qdrant_client",
+        "QDRANT_URL",
+        "QDRANT_URL=… scripts/engine_vs_native.sh qdrant",
+    ) else {
+        return;
+    };
+    let Settings {
+        rounds,
+        pairs,
+        slice_s,
+        n,
+        dim,
+    } = settings("qdrant_client");
+    let spec = SyntheticSpec {
+        n,
+        dim,
+        ..SyntheticSpec::demo()
+    };
+    let (train, test) = spec.generate();
+    let nq = test.len();
+
+    let (mut engine, _work_dir) = loaded_engine(
+        "qdrant",
+        &url,
+        COLLECTION,
+        spec.distance,
+        &train,
+        &[("m", 16), ("ef_construct", 128)],
+        &[("hnsw_ef", HNSW_EF)],
+    );
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let client = Arc::new(
+        Qdrant::from_url(&url)
+            .skip_compatibility_check()
+            .build()
+            .expect("a client for QDRANT_URL"),
+    );
+    let requests: Arc<Vec<QueryPoints>> = test
+        .iter()
+        .map(|q| {
+            QueryPointsBuilder::new(COLLECTION)
+                .query(q.to_vec())
+                .limit(K as u64)
+                .with_payload(false)
+                .with_vectors(false)
+                .params(SearchParamsBuilder::default().hnsw_ef(HNSW_EF as u64))
+                .build()
+        })
+        .collect::<Vec<_>>()
+        .into();
+
+    let ours = |clients: usize| {
+        with_process_cpu(|| closed_loop_slice(&*engine, &test, K, clients, slice_s))
+    };
+    let native = |clients: usize| {
+        with_process_cpu(|| {
+            let start = std::time::Instant::now();
+            let done = native_loop(&rt, &client, &requests, clients, slice_s);
+            Slice {
+                qps: done as f64 / start.elapsed().as_secs_f64(),
+                cpu_per_query: f64::NAN,
+                calls: done,
+            }
+        })
+    };
+    println!(
+        "qdrant: {n} × {dim} clustered points, {nq} queries, m = 16, ef_construct = 128, \
+         hnsw_ef = {HNSW_EF}, k = {K}; {rounds} round(s) of {pairs} slice pairs of {slice_s} s \
+         per side and client count, ABBA order; client CPU is the bench process's"
+    );
+    ab_rounds(
+        "the minimal qdrant-client loop",
+        &[1, 2],
+        rounds,
+        pairs,
+        &ours,
+        &native,
+    );
+    engine.close().expect("close");
+    rt.block_on(client.delete_collection(COLLECTION))
+        .expect("delete the collection");
+}
