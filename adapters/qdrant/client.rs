@@ -48,6 +48,7 @@ impl QdrantEngine {
         // Several connections so that parallel uploads and client threads do not all queue
         // on one HTTP/2 connection.
         config.set_pool_size(opts.upload_parallel.clamp(4, 32));
+        let client_config = config.clone();
         let client = config.build().map_err(|e| {
             EngineError::bad_param(ENGINE, "url", format!("`{url}` is not usable: {e}"))
         })?;
@@ -78,6 +79,8 @@ impl QdrantEngine {
         Ok(QdrantEngine {
             rt,
             client,
+            client_config,
+            owner: super::local::new_owner(),
             url,
             endpoint,
             api_key_set: opts.api_key.is_some(),

@@ -56,6 +56,7 @@ mod client;
 mod endpoint;
 mod errors;
 mod info;
+mod local;
 mod report;
 mod requests;
 #[cfg(test)]
@@ -138,6 +139,10 @@ pub struct QdrantEngine {
     /// Private runtime: every trait call blocks on it (the trait is synchronous).
     rt: Runtime,
     client: Qdrant,
+    /// The client's settings, for the per-thread search clients (`local.rs`).
+    client_config: qdrant_client::config::QdrantConfig,
+    /// This engine's number among the per-thread search clients.
+    owner: u64,
     /// The URL without credentials, for messages and `describe`.
     url: String,
     endpoint: Endpoint,
@@ -422,7 +427,7 @@ impl VectorEngine for QdrantEngine {
             return Ok(());
         }
         let request = self.query_request(&col.name, query, k, None);
-        let response = self.run("search", self.client.query(request))?;
+        let response = self.run_query("search", request)?;
         to_neighbors(response.result, out)
     }
 
@@ -471,7 +476,7 @@ impl VectorEngine for QdrantEngine {
             return Ok(());
         }
         let request = self.query_request(&col.name, query, k, Some(grpc_filter(filter)));
-        let response = self.run("filtered search", self.client.query(request))?;
+        let response = self.run_query("filtered search", request)?;
         to_neighbors(response.result, out)
     }
 

@@ -49,18 +49,19 @@ fn offline_engine() -> QdrantEngine {
         .build()
         .unwrap();
     // The client's channels are created on the runtime.
+    let client_config = Qdrant::from_url(url)
+        .timeout(Duration::from_secs(5))
+        .connect_timeout(Duration::from_secs(2))
+        .skip_compatibility_check();
     let client = {
         let _guard = rt.enter();
-        Qdrant::from_url(url)
-            .timeout(Duration::from_secs(5))
-            .connect_timeout(Duration::from_secs(2))
-            .skip_compatibility_check()
-            .build()
-            .unwrap()
+        client_config.clone().build().unwrap()
     };
     QdrantEngine {
         rt,
         client,
+        client_config,
+        owner: super::local::new_owner(),
         url: url.into(),
         endpoint: Endpoint::parse(url).unwrap(),
         api_key_set: false,

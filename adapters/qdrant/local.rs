@@ -1,0 +1,82 @@
+//! Per-thread search connections: each sender thread runs its searches on its own
+//! current-thread runtime and its own gRPC connection.
+//!
+//! Through the shared multi-thread runtime, every search crossed threads twice (the sender
+//! thread hands the request to the worker that drives the connection, and is woken when the
+//! answer is back). At two clients on two cores that cost ~70 µs of client CPU per query,
+//! taken from the server: 0.89× of a minimal tokio loop with the same client library
+//! (benches/qdrant_client.rs). Driving the connection on the thread that waits for the answer
+//! removes both hops.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use qdrant_client::Qdrant;
+use qdrant_client::qdrant::{QueryPoints, QueryResponse};
+use tokio::runtime::Runtime;
+
+use super::errors::classify;
+use super::{ENGINE, QdrantEngine};
+use crate::engine::{EngineError, EngineResult};
+
+/// Tells engines apart, so that a thread never searches through another engine's connection.
+static NEXT_OWNER: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh owner number for a new engine.
+pub(super) fn new_owner() -> u64 {
+    NEXT_OWNER.fetch_add(1, Ordering::Relaxed)
+}
+
+/// This thread's runtime and client, for the engine numbered `owner`.
+struct Local {
+    owner: u64,
+    rt: Runtime,
+    client: Qdrant,
+}
+
+thread_local! {
+    static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+}
+
+impl QdrantEngine {
+    /// Runs one query on this thread's own runtime and connection (made on the thread's
+    /// first search for this engine, with the engine's client settings), and maps its error.
+    pub(super) fn run_query(
+        &self,
+        operation: &str,
+        request: QueryPoints,
+    ) -> EngineResult<QueryResponse> {
+        LOCAL.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let local = match slot.take() {
+                Some(local) if local.owner == self.owner => local,
+                _ => {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(|e| {
+                            EngineError::op(ENGINE, operation, format!("cannot start tokio: {e}"))
+                        })?;
+                    // The client's channels belong to the runtime they are made on.
+                    let client = {
+                        let _guard = rt.enter();
+                        self.client_config.clone().build().map_err(|e| {
+                            EngineError::op(ENGINE, operation, format!("cannot make a client: {e}"))
+                        })?
+                    };
+                    Local {
+                        owner: self.owner,
+                        rt,
+                        client,
+                    }
+                }
+            };
+            let result = local
+                .rt
+                .block_on(local.client.query(request))
+                .map_err(|e| classify(&self.url, operation, e));
+            *slot = Some(local);
+            result
+        })
+    }
+}
