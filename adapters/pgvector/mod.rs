@@ -33,7 +33,7 @@ use std::io::Write as _;
 use std::ops::Range;
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use pgvector::Vector;
@@ -58,6 +58,7 @@ mod server;
 mod session;
 mod sql;
 mod watchdog;
+mod wire;
 #[cfg(test)]
 mod tests;
 
@@ -130,6 +131,10 @@ pub struct PgVector {
     batch_size: usize,
     upload_parallel: usize,
     pool: IdlePool<Conn>,
+    /// Sessions of the unfiltered search (`wire.rs`).
+    wire_pool: IdlePool<wire::WireSession>,
+    /// Why the unfiltered search went back to the `postgres` crate, once it did.
+    wire_off: OnceLock<String>,
     version: String,
     server_pid: Option<u32>,
     auto_started: bool,
@@ -471,6 +476,9 @@ impl VectorEngine for PgVector {
         }
         let limit = i64::try_from(k).unwrap_or(i64::MAX);
         let rerank = col.rerank(&self.search, k);
+        if let Some(done) = self.search_over_wire(col, query, (limit, rerank), out) {
+            return done;
+        }
         let vector = Vector::from(query.to_vec());
         let rows = self.with_conn("search", |conn| {
             let stmt = self.ready_for_search(conn, col, limit, rerank)?;
@@ -540,6 +548,7 @@ impl VectorEngine for PgVector {
             None => Ok(()),
         };
         self.pool.clear();
+        self.wire_pool.clear();
         result
     }
 }

@@ -41,6 +41,7 @@ impl PgVector {
         m.insert("url".into(), self.target.clone().into());
         m.insert("auto_started".into(), self.auto_started.into());
         m.insert("search".into(), self.search.to_json());
+        m.insert("search_client".into(), super::wire::search_client(self).into());
         let Some(col) = &self.collection else {
             return m;
         };

@@ -81,6 +81,7 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
         );
     }
 
+    let wire_off = super::wire::unsupported(&config).map_or_else(OnceLock::new, OnceLock::from);
     let engine = PgVector {
         config,
         target,
@@ -94,6 +95,8 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
         },
         upload_parallel: opts.upload_parallel.max(1),
         pool: IdlePool::new(MAX_IDLE_CONNECTIONS),
+        wire_pool: IdlePool::new(MAX_IDLE_CONNECTIONS),
+        wire_off,
         version,
         server_pid,
         auto_started,

@@ -101,26 +101,45 @@ impl PgVector {
         }
     }
 
+    /// A call the watchdog (or a wire session's socket timeout) cut off.
+    pub(super) fn no_answer(&self, operation: &str) -> EngineError {
+        let limit = self.watchdog.as_deref().map_or(Duration::ZERO, |w| w.limit);
+        EngineError::op(
+            ENGINE,
+            operation,
+            format!(
+                "no answer within {} s (--timeout plus 5 s): the server stopped answering (is \
+                 it stopped, frozen or overloaded?)",
+                limit.as_secs()
+            ),
+        )
+    }
+
     pub(super) fn collection(&self, operation: &str) -> EngineResult<&Collection> {
         self.collection
             .as_ref()
             .ok_or_else(|| EngineError::op(ENGINE, operation, "no table: create() was not called"))
     }
 
-    /// Settings every session gets once.
-    pub(super) fn init_session(&self, mut client: Client) -> Result<Conn, Fail> {
+    /// Settings every session gets once (this crate's sessions and the wire sessions).
+    pub(super) fn session_setup_sql(&self) -> String {
         let mut sql = String::new();
         if let Some(t) = self.statement_timeout {
             let _ = write!(sql, "SET statement_timeout = {};", t.as_millis());
         }
-        // Plan every execution with its actual values, as `EXPLAIN` does: a generic plan of
-        // `ORDER BY ... LIMIT $2` does not know the limit and may pick a scan the checked plan
-        // never showed.
+        // Plan every execution with its actual values, as `EXPLAIN` does: a generic plan
+        // does not know the query vector (nor a filter's values) and may pick a scan the
+        // checked plan never showed.
         sql.push_str("SET plan_cache_mode = force_custom_plan;");
         // Using a vector loads pgvector's library, so that its settings (`hnsw.ef_search`, ...)
         // are validated when set instead of kept as unchecked placeholders.
         sql.push_str("SELECT '[1]'::vector;");
-        client.batch_execute(&sql)?;
+        sql
+    }
+
+    /// A new session of the `postgres` crate, set up.
+    pub(super) fn init_session(&self, mut client: Client) -> Result<Conn, Fail> {
+        client.batch_execute(&self.session_setup_sql())?;
         let slot = match &self.watchdog {
             Some(watchdog) => {
                 // The port the server sees is this session's local port (NULL over a Unix
@@ -189,18 +208,7 @@ impl PgVector {
                 self.put_conn(conn);
                 Ok(v)
             }
-            Err(_) if expired => {
-                let limit = self.watchdog.as_deref().map_or(Duration::ZERO, |w| w.limit);
-                Err(EngineError::op(
-                    ENGINE,
-                    operation,
-                    format!(
-                        "no answer within {} s (--timeout plus 5 s): the server stopped \
-                         answering (is it stopped, frozen or overloaded?)",
-                        limit.as_secs()
-                    ),
-                ))
-            }
+            Err(_) if expired => Err(self.no_answer(operation)),
             Err(fail) => {
                 let reusable = matches!(&fail, Fail::Pg(e) if e.as_db_error().is_some())
                     && !conn.client.is_closed();

@@ -183,3 +183,19 @@ fn filters_become_where_clauses_with_parameters() {
     assert!(SearchParams::default().settings_sql(IndexKind::Hnsw).contains("RESET hnsw.max_scan_tuples;"));
     assert!(SearchParams::parse(&params(&[("max_scan_tuples", ParamValue::Int(0))])).is_err());
 }
+
+#[test]
+fn wire_vector_encoding_is_pgvectors_binary_format() {
+    use postgres::types::{ToSql, Type};
+    let query = [1.5f32, -0.25, 0.0, f32::MAX, 1e-30];
+    let mut ours = bytes::BytesMut::new();
+    super::wire::put_vector(&query, &mut ours).unwrap();
+    let mut theirs = bytes::BytesMut::new();
+    Vector::from(query.to_vec())
+        .to_sql(&Type::BYTEA, &mut theirs)
+        .unwrap();
+    assert_eq!(ours, theirs);
+    assert_eq!(&ours[..4], &[0, 5, 0, 0]);
+    // A vector longer than the format's u16 dimension is refused, not truncated.
+    assert!(super::wire::put_vector(&vec![0.0; 70_000], &mut ours).is_err());
+}

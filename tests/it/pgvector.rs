@@ -915,3 +915,236 @@ fn filtered_search_keeps_to_the_predicate() {
     }
     engine.close().expect("close");
 }
+
+#[test]
+#[cfg_attr(
+    not(engine_runs = "pgvector"),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
+fn wire_searches_match_the_postgres_client() {
+    // Unfiltered searches go over the adapter's own wire session; a URL that session does not
+    // serve (here `target_session_attrs`) sends them through the `postgres` crate. Both must
+    // return the same neighbours with the same distances, for every column type and statement
+    // shape, across k and search-parameter changes (which prepare the statement again). The
+    // lists = 1 IVFFlat index makes every search exact, so two tables of the same rows agree.
+    let url = server_url();
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let crate_url = format!("{url}{separator}target_session_attrs=read-write");
+    let data = Data::clustered(400, 20, Distance::Angular, 11);
+    let builds = [
+        vec![],
+        vec![("type", ParamValue::Str("halfvec".into()))],
+        vec![("quantization", ParamValue::Str("binary".into()))],
+    ];
+    for extra in builds {
+        let mut build = params(&[
+            ("index", ParamValue::Str("ivfflat".into())),
+            ("lists", ParamValue::Int(1)),
+        ]);
+        build.extend(params(&extra));
+        let searches = [
+            params(&[("probes", ParamValue::Int(1))]),
+            params(&[
+                ("probes", ParamValue::Int(1)),
+                ("rerank", ParamValue::Int(200)),
+            ]),
+        ];
+        let mut engines = Vec::new();
+        for (client, u) in [("wire", &url), ("crate", &crate_url)] {
+            let mut engine = open(u, false);
+            let searches: &[ParamMap] = if extra.iter().any(|(k, _)| *k == "quantization") {
+                &searches
+            } else {
+                &searches[..1]
+            };
+            for s in searches {
+                engine.set_search_params(s).expect("params");
+            }
+            engine.set_search_params(&searches[0]).expect("params");
+            let name = unique_name(&format!("wire_{client}"));
+            engine
+                .create(&data.spec(&name, build.clone()))
+                .expect("create");
+            data.load(engine.as_mut());
+            engine.wait_until_ready().expect("index");
+            let said = engine.describe()["search_client"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            let expected = if client == "wire" {
+                "wire protocol"
+            } else {
+                "postgres crate"
+            };
+            assert!(said.starts_with(expected), "{client}: {said}");
+            engines.push((engine, searches.to_vec()));
+        }
+        for k in [K, 3, K] {
+            for set in 0..engines[0].1.len() {
+                let mut results = Vec::new();
+                for (engine, searches) in &mut engines {
+                    engine.set_search_params(&searches[set]).expect("params");
+                    let found: Vec<Vec<Neighbor>> = data
+                        .test
+                        .iter()
+                        .map(|q| {
+                            let mut out = Vec::new();
+                            engine.search(q, k, &mut out).expect("search");
+                            out
+                        })
+                        .collect();
+                    results.push(found);
+                }
+                for (q, (wire, via_crate)) in results[0].iter().zip(&results[1]).enumerate() {
+                    assert_eq!(wire.len(), k, "{extra:?} k {k} query {q}");
+                    let ids = |r: &[Neighbor]| r.iter().map(|n| n.id).collect::<Vec<_>>();
+                    assert_eq!(ids(wire), ids(via_crate), "{extra:?} k {k} query {q}");
+                    for (a, b) in wire.iter().zip(via_crate) {
+                        assert!(
+                            (a.score - b.score).abs() <= 1e-6 * b.score.abs().max(1.0),
+                            "{extra:?} k {k} query {q}: {} vs {}",
+                            a.score,
+                            b.score
+                        );
+                    }
+                }
+            }
+        }
+        // The exact answers are the true neighbours (halfvec rounds the stored vectors).
+        if extra.is_empty() {
+            let mut out = Vec::new();
+            let wire: Vec<Vec<Neighbor>> = data
+                .test
+                .iter()
+                .map(|q| {
+                    engines[0].0.search(q, K, &mut out).expect("search");
+                    out.clone()
+                })
+                .collect();
+            let recall = data.recall(&wire);
+            assert!(recall >= 0.999, "recall {recall}");
+        }
+        for (mut engine, _) in engines {
+            engine.close().expect("close");
+        }
+    }
+}
+
+/// Lines put at the top of the server's `pg_hba.conf` for the life of the value; the file is
+/// restored and the server reloaded when it is dropped.
+struct HbaLines {
+    client: postgres::Client,
+    path: String,
+    original: String,
+}
+
+impl HbaLines {
+    fn add(mut client: postgres::Client, lines: &str) -> HbaLines {
+        let path: String = client
+            .query_one("SHOW hba_file", &[])
+            .expect("hba_file")
+            .get(0);
+        let original = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "this test edits the server's {path} (a server of scripts/servers/pgvector.sh): {e}"
+            )
+        });
+        std::fs::write(&path, format!("{lines}\n{original}")).expect("write pg_hba.conf");
+        let mut hba = HbaLines {
+            client,
+            path,
+            original,
+        };
+        hba.client
+            .batch_execute("SELECT pg_reload_conf()")
+            .expect("reload");
+        // The postmaster takes the reload a moment after the signal.
+        std::thread::sleep(Duration::from_millis(500));
+        hba
+    }
+}
+
+impl Drop for HbaLines {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.path, &self.original);
+        let _ = self.client.batch_execute("SELECT pg_reload_conf()");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(engine_runs = "pgvector"),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
+fn wire_sessions_authenticate_with_scram_md5_and_password() {
+    // The wire session does its own start-up: each password method the server may ask for
+    // must get it to a working search, and a wrong password must fail with the server's words.
+    let url = server_url();
+    let config: postgres::Config = url.parse().expect("URL");
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config.get_dbname().unwrap_or("postgres").to_string();
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    let tag = unique_name("auth").replace("ragdbeval_test_", "");
+    let roles = [
+        (
+            format!("wire_scram_{tag}"),
+            "scram-sha-256",
+            "scram-sha-256",
+        ),
+        (format!("wire_md5_{tag}"), "md5", "md5"),
+        (format!("wire_plain_{tag}"), "scram-sha-256", "password"),
+    ];
+    let mut lines = String::new();
+    for (role, encryption, method) in &roles {
+        admin
+            .batch_execute(&format!(
+                "SET password_encryption = '{encryption}'; \
+                 CREATE ROLE {role} LOGIN SUPERUSER PASSWORD 'pw-{role}'"
+            ))
+            .expect("create role");
+        lines.push_str(&format!("host all {role} 127.0.0.1/32 {method}\n"));
+    }
+    let hba = HbaLines::add(
+        postgres::Client::connect(&url, postgres::NoTls).expect("connect"),
+        lines.trim_end(),
+    );
+    let data = Data::clustered(300, 10, Distance::Euclidean, 5);
+    let build = params(&[
+        ("index", ParamValue::Str("ivfflat".into())),
+        ("lists", ParamValue::Int(1)),
+    ]);
+    for (role, _, method) in &roles {
+        let role_url = format!("postgres://{role}:pw-{role}@127.0.0.1:{port}/{db}");
+        let mut engine = open(&role_url, false);
+        engine
+            .set_search_params(&params(&[("probes", ParamValue::Int(1))]))
+            .expect("params");
+        let name = unique_name(&format!("auth_{method}").replace('-', "_"));
+        engine
+            .create(&data.spec(&name, build.clone()))
+            .expect("create");
+        data.load(engine.as_mut());
+        engine.wait_until_ready().expect("index");
+        let recall = data.recall(&data.search_all(engine.as_ref()));
+        let said = engine.describe()["search_client"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(said.starts_with("wire protocol"), "{method}: {said}");
+        assert!(recall >= 0.999, "{method}: recall {recall}");
+        engine.close().expect("close");
+        let wrong = format!("postgres://{role}:wrong@127.0.0.1:{port}/{db}");
+        let err = try_open(&wrong, false)
+            .err()
+            .expect("a wrong password is refused")
+            .to_string();
+        assert!(
+            err.contains("password authentication failed"),
+            "{method}: {err}"
+        );
+    }
+    drop(hba);
+    for (role, _, _) in &roles {
+        let _ = admin.batch_execute(&format!("DROP ROLE IF EXISTS {role}"));
+    }
+}
