@@ -182,10 +182,17 @@ pub struct Reading {
 /// Reads one process (`tree` false: the client) or a process tree with PSS (`tree` true).
 /// `None` when the root is gone or `/proc` is unavailable.
 pub fn read_usage(root: u32, tree: bool) -> Option<Reading> {
+    read_usage_with(root, tree, tree)
+}
+
+/// [`read_usage`], with PSS only when `with_pss` (the costly part: `smaps_rollup` walks every
+/// mapped page; without it RSS comes from `status`, and `pss_bytes` is `None` with no
+/// `pss_missing`).
+pub fn read_usage_with(root: u32, tree: bool, with_pss: bool) -> Option<Reading> {
     let pids = if tree { process_tree(root) } else { vec![root] };
     let mut r = Reading {
         rss_bytes: 0,
-        pss_bytes: tree.then_some(0),
+        pss_bytes: with_pss.then_some(0),
         pss_missing: None,
         cpu_ticks: 0,
         processes: 0,
@@ -200,7 +207,7 @@ pub fn read_usage(root: u32, tree: bool) -> Option<Reading> {
         let mut rss = None;
         let mut pss = None;
         let mut missing = None;
-        if tree {
+        if with_pss {
             match read_proc(pid, "smaps_rollup") {
                 Ok(text) => match parse_smaps_rollup(&text) {
                     Some((rs, ps)) => {
