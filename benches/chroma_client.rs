@@ -17,12 +17,10 @@
 
 use std::io::Read as _;
 
-use ragdbeval::synthetic::SyntheticSpec;
+use ragdbeval::distance::Distance;
 
 mod common;
-use common::{
-    Settings, ab_rounds, closed_loop_slice, loaded_engine, native_threads, server_url, settings,
-};
+use common::{Comparison, Plan, Settings, ab_rounds, closed_loop_slice, native_threads, prepare};
 
 const COLLECTION: &str = "chroma_client_cmp";
 const COLLECTIONS: &str = "/api/v2/tenants/default_tenant/databases/default_database/collections";
@@ -30,42 +28,38 @@ const K: usize = 10;
 const EF_SEARCH: i64 = 64;
 
 fn main() {
-    let Some(url) = server_url(
-        "chroma_client",
-        "CHROMA_URL",
-        "scripts/engine_vs_native.sh chroma",
-    ) else {
-        return;
-    };
-    let Settings {
-        rounds,
-        pairs,
-        slice_s,
-        n,
-        dim,
-    } = settings("chroma_client");
-    let spec = SyntheticSpec {
-        n,
-        dim,
-        ..SyntheticSpec::demo()
-    };
-    let (train, test) = spec.generate();
-    let nq = test.len();
-    let base = url.trim_end_matches('/').to_string();
-
-    let (mut engine, _work_dir) = loaded_engine(
-        "chroma",
-        &url,
-        COLLECTION,
-        spec.distance,
-        &train,
-        &[
+    let Some(Comparison {
+        url,
+        settings:
+            Settings {
+                rounds,
+                pairs,
+                slice_s,
+                n,
+                dim,
+            },
+        test,
+        mut engine,
+        work_dir: _work_dir,
+    }) = prepare(Plan {
+        bench: "chroma_client",
+        var: "CHROMA_URL",
+        how: "scripts/engine_vs_native.sh chroma starts a server and runs this bench",
+        engine: "chroma",
+        collection: COLLECTION,
+        distance: Distance::Euclidean,
+        build: &[
             ("m", 16),
             ("ef_construction", 128),
             ("ef_search", EF_SEARCH),
         ],
-        &[("ef_search", EF_SEARCH)],
-    );
+        search: &[("ef_search", EF_SEARCH)],
+    })
+    else {
+        return;
+    };
+    let nq = test.len();
+    let base = url.trim_end_matches('/').to_string();
 
     // The native side: the collection's query URL and the request bodies.
     let agent = |_: usize| -> ureq::Agent { ureq::Agent::new_with_defaults() };

@@ -20,12 +20,11 @@
 use std::io::Write as _;
 use std::process::Command;
 
-use ragdbeval::synthetic::SyntheticSpec;
+use ragdbeval::distance::Distance;
 
 mod common;
 use common::{
-    Settings, Slice, ab_rounds, children_cpu, closed_loop_slice, loaded_engine, server_url,
-    settings,
+    Comparison, Plan, Settings, Slice, ab_rounds, children_cpu, closed_loop_slice, prepare,
 };
 
 const TABLE: &str = "pgbench_client_cmp";
@@ -91,40 +90,34 @@ fn wheel_pgbench() -> String {
 }
 
 fn main() {
-    let Some(url) = server_url(
-        "pgvector_client",
-        "PGVECTOR_URL",
-        "scripts/engine_vs_native.sh pgvector",
-    ) else {
+    let Some(Comparison {
+        url,
+        settings:
+            Settings {
+                rounds,
+                pairs,
+                slice_s,
+                n,
+                dim,
+            },
+        test,
+        mut engine,
+        work_dir,
+    }) = prepare(Plan {
+        bench: "pgvector_client",
+        var: "PGVECTOR_URL",
+        how: "scripts/engine_vs_native.sh pgvector starts a server and runs this bench",
+        engine: "pgvector",
+        collection: TABLE,
+        distance: Distance::Euclidean,
+        build: &[("m", 16), ("ef_construction", 128)],
+        search: &[("ef_search", EF_SEARCH)],
+    })
+    else {
         return;
     };
     let pgbench_bin = std::env::var("PGBENCH").unwrap_or_else(|_| wheel_pgbench());
-    let Settings {
-        rounds,
-        pairs,
-        slice_s,
-        n,
-        dim,
-    } = settings("pgvector_client");
-    let spec = SyntheticSpec {
-        n,
-        dim,
-        ..SyntheticSpec::demo()
-    };
-    let (train, test) = spec.generate();
     let nq = test.len();
-
-    // ragdbeval's side: the adapter as `bench --db pgvector` opens it.
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (mut engine, _work_dir) = loaded_engine(
-        "pgvector",
-        &url,
-        TABLE,
-        spec.distance,
-        &train,
-        &[("m", 16), ("ef_construction", 128)],
-        &[("ef_search", EF_SEARCH)],
-    );
 
     // pgbench's side: the queries in a table, and its script.
     let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
@@ -168,7 +161,7 @@ fn main() {
         plan.contains("Index Scan using"),
         "pgbench's statement does not scan the index:\n{plan}"
     );
-    let script = dir.path().join("search.sql");
+    let script = work_dir.path().join("search.sql");
     let mut f = std::fs::File::create(&script).expect("script file");
     writeln!(f, "\\set qid random(0, {})\n{statement};", nq - 1).expect("write script");
     drop(f);

@@ -20,11 +20,12 @@ use std::time::Duration;
 
 use qdrant_client::Qdrant;
 use qdrant_client::qdrant::{QueryPoints, QueryPointsBuilder, SearchParamsBuilder};
-use ragdbeval::synthetic::SyntheticSpec;
+
+use ragdbeval::distance::Distance;
 
 mod common;
 use common::{
-    Settings, Slice, ab_rounds, closed_loop_slice, loaded_engine, process_cpu, server_url, settings,
+    Comparison, Plan, Settings, Slice, ab_rounds, closed_loop_slice, prepare, process_cpu,
 };
 
 const COLLECTION: &str = "qdrant_client_cmp";
@@ -74,37 +75,33 @@ fn with_process_cpu(slice: impl FnOnce() -> Slice) -> Slice {
 }
 
 fn main() {
-    let Some(url) = server_url(
-        "qdrant_client",
-        "QDRANT_URL",
-        "QDRANT_URL=… scripts/engine_vs_native.sh qdrant",
-    ) else {
+    let Some(Comparison {
+        url,
+        settings:
+            Settings {
+                rounds,
+                pairs,
+                slice_s,
+                n,
+                dim,
+            },
+        test,
+        mut engine,
+        work_dir: _work_dir,
+    }) = prepare(Plan {
+        bench: "qdrant_client",
+        var: "QDRANT_URL",
+        how: "set it to a Qdrant server's gRPC URL and run scripts/engine_vs_native.sh qdrant",
+        engine: "qdrant",
+        collection: COLLECTION,
+        distance: Distance::Euclidean,
+        build: &[("m", 16), ("ef_construct", 128)],
+        search: &[("hnsw_ef", HNSW_EF)],
+    })
+    else {
         return;
     };
-    let Settings {
-        rounds,
-        pairs,
-        slice_s,
-        n,
-        dim,
-    } = settings("qdrant_client");
-    let spec = SyntheticSpec {
-        n,
-        dim,
-        ..SyntheticSpec::demo()
-    };
-    let (train, test) = spec.generate();
     let nq = test.len();
-
-    let (mut engine, _work_dir) = loaded_engine(
-        "qdrant",
-        &url,
-        COLLECTION,
-        spec.distance,
-        &train,
-        &[("m", 16), ("ef_construct", 128)],
-        &[("hnsw_ef", HNSW_EF)],
-    );
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

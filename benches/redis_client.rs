@@ -15,51 +15,43 @@
 //! short round on a small set, and says so; without REDIS_URL it says it is skipped.
 
 use ragdbeval::distance::Distance;
-use ragdbeval::synthetic::SyntheticSpec;
 
 mod common;
-use common::{
-    Settings, ab_rounds, closed_loop_slice, loaded_engine, native_threads, server_url, settings,
-};
+use common::{Comparison, Plan, Settings, ab_rounds, closed_loop_slice, native_threads, prepare};
 
 const KEY: &str = "redis_client_cmp";
 const K: usize = 10;
 const EF: i64 = 64;
 
 fn main() {
-    let Some(url) = server_url(
-        "redis_client",
-        "REDIS_URL",
-        "scripts/engine_vs_native.sh redis",
-    ) else {
+    // Vector sets rank by cosine: an angular set.
+    let Some(Comparison {
+        url,
+        settings:
+            Settings {
+                rounds,
+                pairs,
+                slice_s,
+                n,
+                dim,
+            },
+        test,
+        mut engine,
+        work_dir: _work_dir,
+    }) = prepare(Plan {
+        bench: "redis_client",
+        var: "REDIS_URL",
+        how: "scripts/engine_vs_native.sh redis starts a server and runs this bench",
+        engine: "redis",
+        collection: KEY,
+        distance: Distance::Angular,
+        build: &[("m", 16), ("ef_construction", 128)],
+        search: &[("ef", EF)],
+    })
+    else {
         return;
     };
-    let Settings {
-        rounds,
-        pairs,
-        slice_s,
-        n,
-        dim,
-    } = settings("redis_client");
-    // Vector sets rank by cosine: an angular set.
-    let spec = SyntheticSpec {
-        n,
-        dim,
-        distance: Distance::Angular,
-        ..SyntheticSpec::demo()
-    };
-    let (train, test) = spec.generate();
     let nq = test.len();
-
-    let (mut engine, _work_dir) = loaded_engine(
-        "redis",
-        &url,
-        KEY,
-        spec.distance,
-        &train,
-        &[("m", 16), ("ef_construction", 128)],
-        &[("ef", EF)],
-    );
 
     // The native side's commands, as the adapter sends them (raw little-endian FP32 blobs:
     // the set is not normalised by the client).

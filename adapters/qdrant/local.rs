@@ -38,6 +38,17 @@ thread_local! {
     static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
 }
 
+/// Ends this thread's connection to the engine numbered `owner`, if it has one (the sender
+/// threads' own connections end with their threads).
+pub(super) fn forget(owner: u64) {
+    LOCAL.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_some_and(|local| local.owner == owner) {
+            *slot = None;
+        }
+    });
+}
+
 impl QdrantEngine {
     /// Runs one query on this thread's own runtime and connection (made on the thread's
     /// first search for this engine, with the engine's client settings), and maps its error.
@@ -57,10 +68,14 @@ impl QdrantEngine {
                         .map_err(|e| {
                             EngineError::op(ENGINE, operation, format!("cannot start tokio: {e}"))
                         })?;
-                    // The client's channels belong to the runtime they are made on.
+                    // The client's channels belong to the runtime they are made on. One
+                    // thread runs one query at a time: one connection serves it (the shared
+                    // client's pool would spread its queries over several).
+                    let mut config = self.client_config.clone();
+                    config.set_pool_size(1);
                     let client = {
                         let _guard = rt.enter();
-                        self.client_config.clone().build().map_err(|e| {
+                        config.build().map_err(|e| {
                             EngineError::op(ENGINE, operation, format!("cannot make a client: {e}"))
                         })?
                     };

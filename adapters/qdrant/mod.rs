@@ -547,6 +547,7 @@ impl VectorEngine for QdrantEngine {
     }
 
     fn close(&mut self) -> EngineResult<()> {
+        local::forget(self.owner);
         if let Some(col) = self.collection.take() {
             // `result == false` means it was already gone, which is the goal anyway.
             self.run(

@@ -15,6 +15,7 @@ use ragdbeval::distance::Distance;
 use ragdbeval::engine::{CollectionSpec, ConnectOptions, PointId, VectorEngine};
 use ragdbeval::params::{ParamMap, ParamValue};
 use ragdbeval::runner::load::{closed_loop, thread_cpu_time};
+use ragdbeval::synthetic::SyntheticSpec;
 use ragdbeval::vectors::Vectors;
 
 /// The registered engine `name`, opened on `url` as `bench --db NAME --url URL --recreate`
@@ -136,17 +137,75 @@ pub fn settings(bench: &str) -> Settings {
 }
 
 /// The server URL in the environment variable `var`, or `None` after saying on stdout that
-/// `bench` is skipped and which script starts a server for it.
-pub fn server_url(bench: &str, var: &str, script: &str) -> Option<String> {
+/// `bench` is skipped and `how` to run it.
+pub fn server_url(bench: &str, var: &str, how: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(url) if !url.trim().is_empty() => Some(url),
         _ => {
-            println!(
-                "{bench}: skipped, {var} is not set ({script} starts a server and runs this bench)"
-            );
+            println!("{bench}: skipped, {var} is not set ({how})");
             None
         }
     }
+}
+
+/// What an engine-client bench compares on.
+pub struct Plan<'a> {
+    /// The bench's name, for its messages.
+    pub bench: &'a str,
+    /// The environment variable with the server's URL.
+    pub var: &'a str,
+    /// How to run the bench when `var` is unset (said when it is skipped).
+    pub how: &'a str,
+    /// The registered engine.
+    pub engine: &'a str,
+    /// Its collection (table, key).
+    pub collection: &'a str,
+    pub distance: Distance,
+    /// Integer build and search parameters of ragdbeval's engine.
+    pub build: &'a [(&'a str, i64)],
+    pub search: &'a [(&'a str, i64)],
+}
+
+/// An engine-client bench's start: the server, the run's settings, the queries, and
+/// ragdbeval's engine loaded with the synthetic set.
+pub struct Comparison {
+    pub url: String,
+    pub settings: Settings,
+    pub test: Vectors,
+    pub engine: Box<dyn VectorEngine>,
+    /// The engine's work directory (keep it while the engine lives).
+    pub work_dir: tempfile::TempDir,
+}
+
+/// Reads the URL and the settings, generates the clustered set (`settings.n` × `settings.dim`,
+/// the demo set's queries) and loads ragdbeval's engine with it; `None` when the bench is
+/// skipped.
+pub fn prepare(plan: Plan<'_>) -> Option<Comparison> {
+    let url = server_url(plan.bench, plan.var, plan.how)?;
+    let settings = settings(plan.bench);
+    let spec = SyntheticSpec {
+        n: settings.n,
+        dim: settings.dim,
+        distance: plan.distance,
+        ..SyntheticSpec::demo()
+    };
+    let (train, test) = spec.generate();
+    let (engine, work_dir) = loaded_engine(
+        plan.engine,
+        &url,
+        plan.collection,
+        plan.distance,
+        &train,
+        plan.build,
+        plan.search,
+    );
+    Some(Comparison {
+        url,
+        settings,
+        test,
+        engine,
+        work_dir,
+    })
 }
 
 /// The mean of per-round medians and their largest relative distance from it.
