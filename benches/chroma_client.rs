@@ -30,14 +30,7 @@ const EF_SEARCH: i64 = 64;
 fn main() {
     let Some(Comparison {
         url,
-        settings:
-            Settings {
-                rounds,
-                pairs,
-                slice_s,
-                n,
-                dim,
-            },
+        settings,
         test,
         mut engine,
         work_dir: _work_dir,
@@ -58,6 +51,13 @@ fn main() {
     else {
         return;
     };
+    let Settings {
+        rounds,
+        pairs,
+        slice_s,
+        n,
+        dim,
+    } = settings;
     let nq = test.len();
     let base = url.trim_end_matches('/').to_string();
 

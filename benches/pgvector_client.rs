@@ -92,14 +92,7 @@ fn wheel_pgbench() -> String {
 fn main() {
     let Some(Comparison {
         url,
-        settings:
-            Settings {
-                rounds,
-                pairs,
-                slice_s,
-                n,
-                dim,
-            },
+        settings,
         test,
         mut engine,
         work_dir,
@@ -116,6 +109,13 @@ fn main() {
     else {
         return;
     };
+    let Settings {
+        rounds,
+        pairs,
+        slice_s,
+        n,
+        dim,
+    } = settings;
     let pgbench_bin = std::env::var("PGBENCH").unwrap_or_else(|_| wheel_pgbench());
     let nq = test.len();
 

@@ -77,14 +77,7 @@ fn with_process_cpu(slice: impl FnOnce() -> Slice) -> Slice {
 fn main() {
     let Some(Comparison {
         url,
-        settings:
-            Settings {
-                rounds,
-                pairs,
-                slice_s,
-                n,
-                dim,
-            },
+        settings,
         test,
         mut engine,
         work_dir: _work_dir,
@@ -101,6 +94,13 @@ fn main() {
     else {
         return;
     };
+    let Settings {
+        rounds,
+        pairs,
+        slice_s,
+        n,
+        dim,
+    } = settings;
     let nq = test.len();
 
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -27,14 +27,7 @@ fn main() {
     // Vector sets rank by cosine: an angular set.
     let Some(Comparison {
         url,
-        settings:
-            Settings {
-                rounds,
-                pairs,
-                slice_s,
-                n,
-                dim,
-            },
+        settings,
         test,
         mut engine,
         work_dir: _work_dir,
@@ -51,6 +44,13 @@ fn main() {
     else {
         return;
     };
+    let Settings {
+        rounds,
+        pairs,
+        slice_s,
+        n,
+        dim,
+    } = settings;
     let nq = test.len();
 
     // The native side's commands, as the adapter sends them (raw little-endian FP32 blobs:

@@ -140,15 +140,15 @@ impl Collection {
         }
     }
 
-    /// `$1` query, `$2` k, and with binary quantization `$3` the candidates to re-rank.
     /// The search statement for `limit` results (and `rerank` candidates with binary
     /// quantization); its one parameter is the query vector, `$1`.
     ///
-    /// The limits are literals, not parameters: with `LIMIT $2` PostgreSQL cannot cost a
-    /// generic plan (an unknown limit is costed as a tenth of the table), keeps choosing a
-    /// custom plan and so plans every execution again; with literal limits it switches to the
-    /// generic plan after five executions, as `pgbench -M prepared` does. A session prepares
-    /// one statement per (limit, rerank) it is asked for.
+    /// The limits are literals, not parameters, so that the plan `EXPLAIN` checks is the plan
+    /// of the statement searched (a limit only known at execution can change the plan). A
+    /// session prepares one statement per (limit, rerank) it is asked for. Every session sets
+    /// `plan_cache_mode = force_custom_plan` (`session_setup_sql`), so each execution is
+    /// planned with its query vector, as `EXPLAIN` plans it; `pgbench -M prepared` switches to
+    /// a generic plan after five executions instead.
     pub(super) fn search_sql(&self, limit: i64, rerank: i64) -> String {
         let op = distance_operator(self.distance);
         let q = self.query_expr();
