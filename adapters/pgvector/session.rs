@@ -10,18 +10,22 @@ use super::*;
 /// A server error's own words (message, detail, hint), or the client error.
 pub(super) fn pg_message(e: &postgres::Error) -> String {
     match e.as_db_error() {
-        Some(db) => {
-            let mut msg = db.message().to_string();
-            if let Some(detail) = db.detail() {
-                let _ = write!(msg, " ({detail})");
-            }
-            if let Some(hint) = db.hint() {
-                let _ = write!(msg, "; hint: {hint}");
-            }
-            msg
-        }
+        Some(db) => server_words(db.message(), db.detail(), db.hint()),
         None => e.to_string(),
     }
+}
+
+/// An ErrorResponse worded as every pgvector error shows it: "message (detail); hint: hint"
+/// (the crate's sessions and the wire sessions alike).
+pub(super) fn server_words(message: &str, detail: Option<&str>, hint: Option<&str>) -> String {
+    let mut words = message.to_string();
+    if let Some(detail) = detail {
+        let _ = write!(words, " ({detail})");
+    }
+    if let Some(hint) = hint {
+        let _ = write!(words, "; hint: {hint}");
+    }
+    words
 }
 
 /// True when a client error means the connection is gone (server stopped or crashed), as
@@ -88,17 +92,18 @@ impl PgVector {
     pub(super) fn fail(&self, operation: &str, fail: Fail) -> EngineError {
         match fail {
             Fail::Engine(e) => e,
-            Fail::Io(e) => self.unreachable(format!(
-                "{operation}: connection lost ({e}); is the server still running? {}",
-                LOCAL_SERVER.hint()
-            )),
-            Fail::Pg(e) if is_connection_lost(&e) => self.unreachable(format!(
-                "{operation}: connection lost ({}); is the server still running? {}",
-                pg_message(&e),
-                LOCAL_SERVER.hint()
-            )),
+            Fail::Io(e) => self.connection_lost(operation, &e),
+            Fail::Pg(e) if is_connection_lost(&e) => self.connection_lost(operation, &pg_message(&e)),
             Fail::Pg(e) => EngineError::op(ENGINE, operation, pg_message(&e)),
         }
+    }
+
+    /// The server went away under `operation` (stopped, crashed, or shutting down).
+    pub(super) fn connection_lost(&self, operation: &str, cause: &dyn std::fmt::Display) -> EngineError {
+        self.unreachable(format!(
+            "{operation}: connection lost ({cause}); is the server still running? {}",
+            LOCAL_SERVER.hint()
+        ))
     }
 
     /// A call the watchdog (or a wire session's socket timeout) cut off.

@@ -185,16 +185,13 @@ fn db_error(fields: &mut postgres_protocol::message::backend::ErrorFields<'_>) -
             _ => {}
         }
     }
-    let mut text = message.unwrap_or_else(|| "error without a message".into());
-    if let Some(detail) = detail {
-        let _ = write!(text, " ({detail})");
-    }
-    if let Some(hint) = hint {
-        let _ = write!(text, "; hint: {hint}");
-    }
     WireError::Db {
         code: code.unwrap_or_default(),
-        message: text,
+        message: super::session::server_words(
+            message.as_deref().unwrap_or("error without a message"),
+            detail.as_deref(),
+            hint.as_deref(),
+        ),
     }
 }
 
@@ -539,17 +536,17 @@ pub(super) fn search_client(engine: &PgVector) -> String {
 impl PgVector {
     fn wire_fail(&self, operation: &str, error: WireError) -> EngineError {
         match error {
-            WireError::Db { code, message } if code.starts_with("57P") => self.unreachable(format!(
-                "{operation}: connection lost ({message}); is the server still running? {}",
-                super::server::LOCAL_SERVER.hint()
-            )),
+            // Class 57P: admin_shutdown, crash_shutdown, cannot_connect_now.
+            WireError::Db { code, message } if code.starts_with("57P") => {
+                self.connection_lost(operation, &message)
+            }
             WireError::Db { message, .. } => EngineError::op(ENGINE, operation, message),
             WireError::Io(e)
                 if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
             {
                 self.no_answer(operation)
             }
-            WireError::Io(e) => self.fail(operation, Fail::Io(e)),
+            WireError::Io(e) => self.connection_lost(operation, &e),
             WireError::Unsupported(m) | WireError::Protocol(m) => {
                 EngineError::op(ENGINE, operation, m)
             }
