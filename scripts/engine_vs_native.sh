@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ragdbeval's closed loop against the engine's fastest native client on one server (issue 18):
 # the same collection, queries, search parameter and k, at 1 and 2 clients, the two sides
-# alternating in short slices (ABBA). Prints each round's QPS, client CPU per query and median
+# alternating in short slices (ABBA). Prints each round's QPS, client CPU per query and QPS
 # ratio, then per client count the mean ratio and its spread over the rounds.
 #
 #   ./scripts/engine_vs_native.sh pgvector     # against pgbench -M prepared (the wheel's)
@@ -11,7 +11,7 @@
 #                                              # against a minimal qdrant-client loop
 #   ./scripts/engine_vs_native.sh all          # the three with local servers, then qdrant
 #                                              # when QDRANT_URL is set
-#   ROUNDS=3 PAIRS=6 SLICE_S=2 N=50000 DIM=50 ./scripts/engine_vs_native.sh redis
+#   ROUNDS=3 PAIRS=8 SLICE_S=2 N=50000 DIM=50 ./scripts/engine_vs_native.sh redis
 #
 # Each engine's bench is benches/<engine>_client.rs. pgvector, Redis and Chroma get a local
 # server from scripts/servers/ unless PGVECTOR_URL, REDIS_URL or CHROMA_URL names one; no
