@@ -13,8 +13,8 @@ use crate::vectors::Vectors;
 /// each row by (distance, id) so ties follow the same rule as computed ground truth.
 ///
 /// Queries are spread over the cores: each row reads k train rows scattered over the whole
-/// matrix (1M of them for 10k queries at k = 100), which on one core took longer than the
-/// file read itself.
+/// matrix (1M of them for 10k queries at k = 100); on one core that was about 40 % of the
+/// CPU samples of loading a 1M × 128 HDF5 file with 10k queries (`perf record`).
 pub(super) fn rescore_stored(
     train: &Vectors,
     test: &Vectors,
