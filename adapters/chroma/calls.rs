@@ -3,7 +3,8 @@
 use super::http::{CallError, Http, engine_error};
 use super::server::{LOCAL_SERVER, normalize_url};
 use super::wire::{
-    Collection, CollectionModel, Embeddings, PreFlight, QueryAnswer, QueryBody, RecordsBody,
+    AnswerId, Collection, CollectionModel, Embeddings, PreFlight, QueryAnswer, QueryBody,
+    RecordsBody,
 };
 use super::*;
 use crate::adapters::support::rows;
@@ -259,6 +260,25 @@ impl ChromaEngine {
         filter: Option<&Value>,
         operation: &str,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let answer = self.query_answer(queries, k, filter, operation)?;
+        (0..answer.ids.len())
+            .map(|row| {
+                let mut out = Vec::with_capacity(k);
+                self.answer_row(&answer, row, &mut out, operation)?;
+                Ok(out)
+            })
+            .collect()
+    }
+
+    /// The answer of one `query` call for all rows of `queries`: one id list per row
+    /// (checked), empty when k or the rows are 0.
+    pub(super) fn query_answer(
+        &self,
+        queries: &[f32],
+        k: usize,
+        filter: Option<&Value>,
+        operation: &str,
+    ) -> EngineResult<QueryAnswer> {
         let col = self.collection(operation)?;
         if !queries.len().is_multiple_of(col.dim) {
             return Err(EngineError::op(
@@ -273,7 +293,10 @@ impl ChromaEngine {
         }
         let rows = queries.len() / col.dim;
         if k == 0 || rows == 0 {
-            return Ok(vec![Vec::new(); rows]);
+            return Ok(QueryAnswer {
+                ids: (0..rows).map(|_| Vec::new()).collect(),
+                distances: None,
+            });
         }
         let body = QueryBody {
             query_embeddings: queries.chunks_exact(col.dim).collect(),
@@ -281,12 +304,10 @@ impl ChromaEngine {
             include: ["distances"],
             filter,
         };
-        let answer: QueryAnswer = self.call(
-            operation,
-            "POST",
-            &format!("{COLLECTIONS}/{}/query", col.id),
-            Some(&body),
-        )?;
+        let answer: QueryAnswer = self
+            .http
+            .json_to("POST", &col.query_url, Some(&body))
+            .map_err(|e| engine_error(&self.url, operation, e))?;
         if answer.ids.len() != rows {
             return Err(EngineError::op(
                 ENGINE,
@@ -297,35 +318,44 @@ impl ChromaEngine {
                 ),
             ));
         }
-        let distances = answer.distances.unwrap_or_default();
-        answer
-            .ids
-            .into_iter()
-            .enumerate()
-            .map(|(q, ids)| {
-                let scores = distances.get(q);
-                ids.iter()
-                    .enumerate()
-                    .map(|(i, id)| {
-                        let id = id.parse::<PointId>().map_err(|_| {
-                            EngineError::op(
-                                ENGINE,
-                                operation,
-                                format!(
-                                    "id `{id}` is not a ragdbeval point id: collection `{}` \
-                                     holds points ragdbeval did not write",
-                                    col.name
-                                ),
-                            )
-                        })?;
-                        let score = scores
-                            .and_then(|s| s.get(i).copied().flatten())
-                            .unwrap_or(f32::NAN);
-                        Ok(Neighbor { id, score })
-                    })
-                    .collect()
-            })
-            .collect()
+        Ok(answer)
+    }
+
+    /// Appends row `row` of `answer` to `out` as neighbours; an id ragdbeval did not write
+    /// is an error.
+    pub(super) fn answer_row(
+        &self,
+        answer: &QueryAnswer,
+        row: usize,
+        out: &mut Vec<Neighbor>,
+        operation: &str,
+    ) -> EngineResult<()> {
+        let Some(ids) = answer.ids.get(row) else {
+            return Ok(());
+        };
+        let scores = answer.distances.as_ref().and_then(|d| d.get(row));
+        out.reserve(ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            let id = match id {
+                AnswerId::Point(id) => *id,
+                AnswerId::Foreign(text) => {
+                    let name = self.collection.as_ref().map_or("?", |c| c.name.as_str());
+                    return Err(EngineError::op(
+                        ENGINE,
+                        operation,
+                        format!(
+                            "id `{text}` is not a ragdbeval point id: collection `{name}` \
+                             holds points ragdbeval did not write"
+                        ),
+                    ));
+                }
+            };
+            let score = scores
+                .and_then(|s| s.get(i).copied().flatten())
+                .unwrap_or(f32::NAN);
+            out.push(Neighbor { id, score });
+        }
+        Ok(())
     }
 
     /// The persist directory to measure and where that knowledge came from.

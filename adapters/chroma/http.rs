@@ -1,6 +1,8 @@
 //! The HTTP client: one request with a size-capped answer, and the mapping of transport
 //! and API failures to [`EngineError`]s that say what to do.
 
+use std::io::Read as _;
+
 use super::server::LOCAL_SERVER;
 use super::*;
 
@@ -40,25 +42,39 @@ impl Http {
         path: &str,
         body: Option<Vec<u8>>,
     ) -> Result<Vec<u8>, CallError> {
-        let url = format!("{}{path}", self.base);
+        self.send_to(method, &format!("{}{path}", self.base), body)
+    }
+
+    /// [`Self::send`] to a whole URL (the query URL is built once per collection).
+    pub(super) fn send_to(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>, CallError> {
         let result = match (method, body) {
-            ("GET", _) => self.with_key_nobody(self.agent.get(&url)).call(),
-            ("DELETE", _) => self.with_key_nobody(self.agent.delete(&url)).call(),
+            ("GET", _) => self.with_key_nobody(self.agent.get(url)).call(),
+            ("DELETE", _) => self.with_key_nobody(self.agent.delete(url)).call(),
             ("PUT", body) => self
-                .with_key_body(self.agent.put(&url))
+                .with_key_body(self.agent.put(url))
                 .send(body.unwrap_or_default()),
             (_, body) => self
-                .with_key_body(self.agent.post(&url))
+                .with_key_body(self.agent.post(url))
                 .send(body.unwrap_or_default()),
         };
         let mut response = result.map_err(map_transport)?;
         let code = response.status().as_u16();
-        let bytes = response
+        // Read into room for the whole answer when its length is announced (ureq's
+        // `read_to_vec` starts from an empty `Vec` and grows it while reading).
+        let announced = response.body().content_length().unwrap_or(0);
+        let mut bytes = Vec::with_capacity(announced.clamp(ANSWER_CAPACITY, MAX_PREALLOCATED) as usize);
+        response
             .body_mut()
             .with_config()
             .limit(MAX_RESPONSE_BYTES)
-            .read_to_vec()
-            .map_err(map_transport)?;
+            .reader()
+            .read_to_end(&mut bytes)
+            .map_err(|e| map_transport(ureq::Error::from(e)))?;
         if (200..300).contains(&code) {
             return Ok(bytes);
         }
@@ -103,6 +119,16 @@ impl Http {
         path: &str,
         body: Option<&impl Serialize>,
     ) -> Result<T, CallError> {
+        self.json_to(method, &format!("{}{path}", self.base), body)
+    }
+
+    /// [`Self::json`] to a whole URL.
+    pub(super) fn json_to<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&impl Serialize>,
+    ) -> Result<T, CallError> {
         let body = match body {
             Some(b) => {
                 // Room for one query's body up front: grown from empty, serialising a 50-d
@@ -114,7 +140,7 @@ impl Http {
             }
             None => None,
         };
-        let bytes = self.send(method, path, body)?;
+        let bytes = self.send_to(method, url, body)?;
         serde_json::from_slice(&bytes).map_err(|e| {
             CallError::Other(format!(
                 "unexpected answer ({e}): {}",
@@ -126,6 +152,12 @@ impl Http {
 
 /// Bytes reserved for a request body before it is serialised (a 768-d query is ~8 KB).
 const BODY_CAPACITY: usize = 4096;
+
+/// Bytes reserved for an answer of unknown length (a query answer for k = 10 is ~400 B).
+const ANSWER_CAPACITY: u64 = 4096;
+
+/// The most reserved up front for an answer of announced length; a longer one grows as it is read.
+const MAX_PREALLOCATED: u64 = 64 << 20;
 
 /// Sorts ureq's errors into "the server is gone" and the rest.
 pub(super) fn map_transport(err: ureq::Error) -> CallError {

@@ -175,6 +175,7 @@ impl VectorEngine for ChromaEngine {
         let model: CollectionModel = self.call("create", "POST", COLLECTIONS, Some(&body))?;
         self.collection = Some(Collection {
             name: spec.name.clone(),
+            query_url: format!("{}{COLLECTIONS}/{}/query", self.http.base, model.id),
             id: model.id,
             dim: spec.dim,
             settings,
@@ -322,11 +323,8 @@ impl VectorEngine for ChromaEngine {
         let col = self.collection("search")?;
         rows::check(ENGINE, "search", col.dim, 1, query.len())?;
         out.clear();
-        let mut results = self.query(query, k, None, "search")?;
-        if let Some(first) = results.pop() {
-            out.extend(first);
-        }
-        Ok(())
+        let answer = self.query_answer(query, k, None, "search")?;
+        self.answer_row(&answer, 0, out, "search")
     }
 
     /// One `query` call carrying many query embeddings (split only past the server's
@@ -376,11 +374,8 @@ impl VectorEngine for ChromaEngine {
         rows::check(ENGINE, "filtered search", col.dim, 1, query.len())?;
         out.clear();
         let filter = filter::where_json(filter);
-        let mut results = self.query(query, k, Some(&filter), "filtered search")?;
-        if let Some(first) = results.pop() {
-            out.extend(first);
-        }
-        Ok(())
+        let answer = self.query_answer(query, k, Some(&filter), "filtered search")?;
+        self.answer_row(&answer, 0, out, "filtered search")
     }
 
     /// A `query` call takes many embeddings but one `where`: the queries that share a

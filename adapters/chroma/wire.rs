@@ -40,6 +40,8 @@ impl BuildSettings {
 pub(super) struct Collection {
     pub(super) name: String,
     pub(super) id: String,
+    /// The whole URL of the collection's `query` endpoint.
+    pub(super) query_url: String,
     pub(super) dim: usize,
     pub(super) settings: BuildSettings,
     /// Points the collection must hold after the bulk load; `None` once upserts or deletes
@@ -102,9 +104,36 @@ pub(super) struct QueryBody<'a> {
 
 #[derive(Deserialize)]
 pub(super) struct QueryAnswer {
-    pub(super) ids: Vec<Vec<String>>,
+    pub(super) ids: Vec<Vec<AnswerId>>,
     #[serde(default)]
     pub(super) distances: Option<Vec<Vec<Option<f32>>>>,
+}
+
+/// One id of a query answer, read as a ragdbeval point id while the answer is parsed: a
+/// `String` per neighbour was the largest cost of reading an answer in a profile of the
+/// Chroma client bench. An id that is no point id is kept for the error message.
+pub(super) enum AnswerId {
+    Point(PointId),
+    Foreign(String),
+}
+
+impl<'de> Deserialize<'de> for AnswerId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IdText;
+        impl serde::de::Visitor<'_> for IdText {
+            type Value = AnswerId;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string id")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<AnswerId, E> {
+                Ok(match text.parse::<PointId>() {
+                    Ok(id) => AnswerId::Point(id),
+                    Err(_) => AnswerId::Foreign(text.to_owned()),
+                })
+            }
+        }
+        deserializer.deserialize_str(IdText)
+    }
 }
 
 /// Chroma's name for a metric.
@@ -126,4 +155,35 @@ pub(super) fn effective_hnsw(model: &CollectionModel) -> Value {
     from_schema
         .or_else(|| model.configuration_json.get("hnsw").cloned())
         .unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_ids_are_read_as_point_ids_and_foreign_ones_kept() {
+        let text = r#"{"ids": [["17", "0", "x-1"], []], "embeddings": null,
+            "distances": [[0.5, 1.25, null], []], "included": ["distances"]}"#;
+        let answer: QueryAnswer = serde_json::from_str(text).unwrap();
+        let ids: Vec<Vec<String>> = answer
+            .ids
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|id| match id {
+                        AnswerId::Point(p) => format!("point {p}"),
+                        AnswerId::Foreign(s) => format!("foreign {s}"),
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(ids, [vec!["point 17", "point 0", "foreign x-1"], vec![]]);
+        assert_eq!(
+            answer.distances,
+            Some(vec![vec![Some(0.5), Some(1.25), None], vec![]])
+        );
+        // An id that is not a string is a malformed answer, not a foreign id.
+        assert!(serde_json::from_str::<QueryAnswer>(r#"{"ids": [[17]]}"#).is_err());
+    }
 }
