@@ -415,16 +415,27 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
     };
     opts.compute_missing_gt = false;
     let ds = dataset::load(&args.source.dataset, &opts)?;
-    let started = std::time::Instant::now();
-    let gt = dataset::compute_ground_truth(
-        &ds.train,
-        &ds.test,
-        ds.distance,
-        args.k,
-        &*progress::terminal(args.quiet),
-    )?;
-    let seconds = started.elapsed().as_secs_f64();
-    hdf5::write(out, ds.distance, &ds.train, &ds.test, &gt)?;
+    // The vectors go into the output file (and on to disk) on their own thread while the
+    // truth is computed: at 200k × 128 (100 MB) the flush alone took 0.13 s when it came
+    // after the truth.
+    let (gt, seconds) = std::thread::scope(|scope| -> anyhow::Result<_> {
+        let writer = scope.spawn(|| hdf5::begin_write(out, ds.distance, &ds.train, &ds.test));
+        let started = std::time::Instant::now();
+        let gt = dataset::compute_ground_truth(
+            &ds.train,
+            &ds.test,
+            ds.distance,
+            args.k,
+            &*progress::terminal(args.quiet),
+        );
+        let seconds = started.elapsed().as_secs_f64();
+        let pending = writer
+            .join()
+            .map_err(|_| anyhow::anyhow!("the thread writing {} panicked", out.display()))??;
+        let gt = gt?;
+        pending.finish(&gt)?;
+        Ok((gt, seconds))
+    })?;
     println!(
         "ground truth: k={} for {} queries over {} × {} ({}) in {seconds:.3} s on {} threads",
         gt.k,

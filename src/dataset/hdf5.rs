@@ -507,41 +507,81 @@ pub fn write(
     test: &Vectors,
     gt: &GroundTruth,
 ) -> Result<(), DatasetError> {
+    begin_write(path, distance, train, test)?.finish(gt)
+}
+
+/// An ann-benchmarks file whose vectors are written and on their way to disk, waiting for
+/// its ground truth: `dataset gt` writes the vectors while the truth is computed, so that
+/// neither the copy nor the disk's flush of the largest part of the file adds to its time.
+/// Dropped without [`PendingWrite::finish`], the temporary file vanishes.
+pub struct PendingWrite {
+    path: std::path::PathBuf,
+    tmp: AtomicFile,
+    file: hdf5::File,
+}
+
+/// Creates the temporary file of [`write`] with its attributes, `train` and `test`, and
+/// flushes them to disk (the final flush then has only the ground truth left to write).
+pub fn begin_write(
+    path: &Path,
+    distance: Distance,
+    train: &Vectors,
+    test: &Vectors,
+) -> Result<PendingWrite, DatasetError> {
     hdf5::silence_errors(true);
-    let tmp = AtomicFile::create(path).map_err(|e| DatasetError::io(path, e))?;
-    {
-        let err = |what: &str, e: hdf5::Error| h5err(path, what, e);
-        let file = hdf5::File::with_options()
-            .with_fapl(|p| p.file_locking(false))
-            .create(tmp.temp_path())
-            .map_err(|e| err("creating", e))?;
-        let put_str = |name: &str, value: &str| -> Result<(), DatasetError> {
-            let v: VarLenUnicode = value
-                .parse()
-                .map_err(|e| h5err(path, "string attribute", e))?;
-            file.new_attr::<VarLenUnicode>()
-                .shape(())
-                .create(name)
-                .and_then(|a| a.write_scalar(&v))
-                .map_err(|e| err(name, e))
-        };
-        put_str("distance", distance.as_str())?;
-        put_str("point_type", "float")?;
-        file.new_attr::<i64>()
+    let mut tmp = AtomicFile::create(path).map_err(|e| DatasetError::io(path, e))?;
+    let err = |what: &str, e: hdf5::Error| h5err(path, what, e);
+    let file = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .create(tmp.temp_path())
+        .map_err(|e| err("creating", e))?;
+    let put_str = |name: &str, value: &str| -> Result<(), DatasetError> {
+        let v: VarLenUnicode = value
+            .parse()
+            .map_err(|e| h5err(path, "string attribute", e))?;
+        file.new_attr::<VarLenUnicode>()
             .shape(())
-            .create("dimension")
-            .and_then(|a| a.write_scalar(&(train.dim() as i64)))
-            .map_err(|e| err("dimension", e))?;
-        let put = |name: &str, rows: usize, cols: usize, data: &[f32]| {
-            file.new_dataset::<f32>()
-                .shape([rows, cols])
-                .create(name)
-                .and_then(|d| d.write_raw(data))
-                .map_err(|e| err(name, e))
-        };
-        put("train", train.len(), train.dim(), train.as_flat())?;
-        put("test", test.len(), test.dim(), test.as_flat())?;
-        put("distances", gt.queries(), gt.k, &gt.distances)?;
+            .create(name)
+            .and_then(|a| a.write_scalar(&v))
+            .map_err(|e| err(name, e))
+    };
+    put_str("distance", distance.as_str())?;
+    put_str("point_type", "float")?;
+    file.new_attr::<i64>()
+        .shape(())
+        .create("dimension")
+        .and_then(|a| a.write_scalar(&(train.dim() as i64)))
+        .map_err(|e| err("dimension", e))?;
+    let put = |name: &str, rows: usize, cols: usize, data: &[f32]| {
+        file.new_dataset::<f32>()
+            .shape([rows, cols])
+            .create(name)
+            .and_then(|d| d.write_raw(data))
+            .map_err(|e| err(name, e))
+    };
+    put("train", train.len(), train.dim(), train.as_flat())?;
+    put("test", test.len(), test.dim(), test.as_flat())?;
+    file.flush().map_err(|e| err("flushing", e))?;
+    tmp.file()
+        .sync_data()
+        .map_err(|e| DatasetError::io(path, e))?;
+    Ok(PendingWrite {
+        path: path.to_path_buf(),
+        tmp,
+        file,
+    })
+}
+
+impl PendingWrite {
+    /// Adds `distances` and `neighbors`, closes the file and renames it into place.
+    pub fn finish(self, gt: &GroundTruth) -> Result<(), DatasetError> {
+        let PendingWrite { path, tmp, file } = self;
+        let err = |what: &str, e: hdf5::Error| h5err(&path, what, e);
+        file.new_dataset::<f32>()
+            .shape([gt.queries(), gt.k])
+            .create("distances")
+            .and_then(|d| d.write_raw(&gt.distances))
+            .map_err(|e| err("distances", e))?;
         let ids: Vec<i64> = gt.ids.iter().map(|&i| i as i64).collect();
         file.new_dataset::<i64>()
             .shape([gt.queries(), gt.k])
@@ -549,6 +589,6 @@ pub fn write(
             .and_then(|d| d.write_raw(&ids))
             .map_err(|e| err("neighbors", e))?;
         file.close().map_err(|e| err("closing", e))?;
+        tmp.commit().map_err(|e| DatasetError::io(&path, e))
     }
-    tmp.commit().map_err(|e| DatasetError::io(path, e))
 }

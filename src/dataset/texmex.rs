@@ -5,8 +5,10 @@
 //! directory holding `*base.{f,b}vecs`, `*query.{f,b}vecs` and optionally `*groundtruth.ivecs`.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
 
 use super::DatasetError;
 use crate::atomic::AtomicFile;
@@ -19,30 +21,22 @@ fn bad(path: &Path, message: String) -> DatasetError {
     }
 }
 
-/// Reads `len` bytes of records from `reader`; `path` names the source in errors. Every count
-/// comes from `len`, so nothing is allocated beyond what the input holds.
-fn parse_records<T>(
-    mut reader: impl Read,
-    len: u64,
+/// Parses the records of `bytes` (`mapped`, when they are a mapped file); `path` names the
+/// source in errors. Every count comes from the input's length, so nothing is allocated beyond
+/// what the input holds.
+fn parse_records<T: Copy + Default + Send + Sync>(
+    bytes: &[u8],
+    mapped: Option<&memmap2::Mmap>,
     path: &Path,
     elem: usize,
     limit: Option<usize>,
-    mut conv: impl FnMut(&[u8]) -> T,
+    conv: impl Fn(&[u8]) -> T + Sync,
 ) -> Result<(Vec<T>, usize), DatasetError> {
-    let len = usize::try_from(len).map_err(|_| {
-        bad(
-            path,
-            format!("{len} bytes do not fit this machine's memory"),
-        )
-    })?;
-    let mut head = [0u8; 4];
-    if len < 4 {
+    let len = bytes.len();
+    let Some(head) = bytes.first_chunk::<4>() else {
         return Err(bad(path, format!("file of {len} bytes holds no vector")));
-    }
-    reader
-        .read_exact(&mut head)
-        .map_err(|e| DatasetError::io(path, e))?;
-    let dim = i32::from_le_bytes(head);
+    };
+    let dim = i32::from_le_bytes(*head);
     if dim <= 0 || dim > 1 << 20 {
         return Err(bad(path, format!("first record has dimension {dim}")));
     }
@@ -60,28 +54,67 @@ fn parse_records<T>(
     if let Some(l) = limit {
         count = count.min(l);
     }
-    let mut out = Vec::with_capacity(count * dim);
-    let mut buf = vec![0u8; dim * elem];
-    for i in 0..count {
-        if i > 0 {
-            reader
-                .read_exact(&mut head)
-                .map_err(|e| DatasetError::io(path, e))?;
-            let d = i32::from_le_bytes(head);
-            if d as usize != dim {
-                return Err(bad(
-                    path,
-                    format!("record {i} has dimension {d}, expected {dim}"),
-                ));
-            }
+    let records = &bytes[..count * record];
+    let header_ok = |rec: &[u8]| i32::from_le_bytes([rec[0], rec[1], rec[2], rec[3]]) == dim as i32;
+    // Converted on all cores (a zeroed allocation costs nothing until its pages are written),
+    // a window at a time: a mapped file's window is read in before and let go after, so
+    // that the file's pages never add more than a window to the resident memory.
+    let mut out = vec![T::default(); count * dim];
+    let per_window = (PARSE_WINDOW_BYTES / record).max(1);
+    let mut all_ok = true;
+    for (w, (rows, recs)) in out
+        .chunks_mut(per_window * dim)
+        .zip(records.chunks(per_window * record))
+        .enumerate()
+    {
+        let offset = w * per_window * record;
+        if let Some(map) = mapped {
+            // Hints only: a kernel without them reads the pages as they are touched.
+            let _ = map.advise_range(memmap2::Advice::PopulateRead, offset, recs.len());
         }
-        reader
-            .read_exact(&mut buf)
-            .map_err(|e| DatasetError::io(path, e))?;
-        out.extend(buf.chunks_exact(elem).map(&mut conv));
+        all_ok &= rows
+            .par_chunks_mut(dim)
+            .zip(recs.par_chunks_exact(record))
+            .with_min_len(PARSE_MIN_RECORDS)
+            .all(|(row, rec)| {
+                for (x, b) in row.iter_mut().zip(rec[4..].chunks_exact(elem)) {
+                    *x = conv(b);
+                }
+                header_ok(rec)
+            });
+        if let Some(map) = mapped {
+            // SAFETY: the map is a read-only file mapping, so dropping its pages loses
+            // nothing (reading them again would read the file); they are not read again.
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, recs.len())
+            };
+        }
+        if !all_ok {
+            break;
+        }
+    }
+    if !all_ok {
+        // The first record whose header is wrong, for a message that names it.
+        if let Some((i, rec)) = records
+            .chunks_exact(record)
+            .enumerate()
+            .find(|(_, rec)| !header_ok(rec))
+        {
+            let d = i32::from_le_bytes([rec[0], rec[1], rec[2], rec[3]]);
+            return Err(bad(
+                path,
+                format!("record {i} has dimension {d}, expected {dim}"),
+            ));
+        }
     }
     Ok((out, dim))
 }
+
+/// Records per task of [`parse_records`]'s parallel conversion.
+const PARSE_MIN_RECORDS: usize = 1024;
+
+/// Bytes of a file parsed per window by [`parse_records`].
+const PARSE_WINDOW_BYTES: usize = 32 << 20;
 
 /// The element type of a TEXMEX vector file, from its extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,32 +142,36 @@ pub fn parse_vectors(
     format: VectorFormat,
     limit: Option<usize>,
 ) -> Result<Vectors, DatasetError> {
-    vectors_from(bytes, bytes.len() as u64, label, format, limit)
+    vectors_from(bytes, None, label, format, limit)
 }
 
 /// `.ivecs` from bytes in memory: (k, ids row-major).
 pub fn parse_ivecs(bytes: &[u8], label: &Path) -> Result<(usize, Vec<i64>), DatasetError> {
-    ivecs_from(bytes, bytes.len() as u64, label)
+    ivecs_from(bytes, None, label)
 }
 
 fn vectors_from(
-    reader: impl Read,
-    len: u64,
+    bytes: &[u8],
+    mapped: Option<&memmap2::Mmap>,
     path: &Path,
     format: VectorFormat,
     limit: Option<usize>,
 ) -> Result<Vectors, DatasetError> {
     let (data, dim) = match format {
-        VectorFormat::Bvecs => parse_records(reader, len, path, 1, limit, |b| b[0] as f32)?,
-        VectorFormat::Fvecs => parse_records(reader, len, path, 4, limit, |b| {
+        VectorFormat::Bvecs => parse_records(bytes, mapped, path, 1, limit, |b| b[0] as f32)?,
+        VectorFormat::Fvecs => parse_records(bytes, mapped, path, 4, limit, |b| {
             f32::from_le_bytes([b[0], b[1], b[2], b[3]])
         })?,
     };
     Vectors::new(data, dim).map_err(|e| bad(path, e.to_string()))
 }
 
-fn ivecs_from(reader: impl Read, len: u64, path: &Path) -> Result<(usize, Vec<i64>), DatasetError> {
-    let (ids, k) = parse_records(reader, len, path, 4, None, |b| {
+fn ivecs_from(
+    bytes: &[u8],
+    mapped: Option<&memmap2::Mmap>,
+    path: &Path,
+) -> Result<(usize, Vec<i64>), DatasetError> {
+    let (ids, k) = parse_records(bytes, mapped, path, 4, None, |b| {
         i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64
     })?;
     Ok((k, ids))
@@ -142,23 +179,24 @@ fn ivecs_from(reader: impl Read, len: u64, path: &Path) -> Result<(usize, Vec<i6
 
 /// Reads `.fvecs` (or `.bvecs`, converted to floats), keeping at most `limit` vectors.
 pub fn read_vectors(path: &Path, limit: Option<usize>) -> Result<Vectors, DatasetError> {
-    let (reader, len) = open(path)?;
-    vectors_from(reader, len, path, VectorFormat::of(path), limit)
+    let map = map(path)?;
+    vectors_from(&map, Some(&map), path, VectorFormat::of(path), limit)
 }
 
 /// Reads `.ivecs`: returns (k, ids row-major).
 pub fn read_ivecs(path: &Path) -> Result<(usize, Vec<i64>), DatasetError> {
-    let (reader, len) = open(path)?;
-    ivecs_from(reader, len, path)
+    let map = map(path)?;
+    ivecs_from(&map, Some(&map), path)
 }
 
-fn open(path: &Path) -> Result<(BufReader<File>, u64), DatasetError> {
+/// The file's bytes, mapped: parsing straight from the page cache saves the copy that `read`
+/// makes (70 ms of CPU for 100 MB of `.fvecs` in a profile of `dataset gt`).
+fn map(path: &Path) -> Result<memmap2::Mmap, DatasetError> {
     let file = File::open(path).map_err(|e| DatasetError::io(path, e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| DatasetError::io(path, e))?
-        .len();
-    Ok((BufReader::with_capacity(1 << 20, file), len))
+    // SAFETY: read-only and private to this process; like every input of a benchmark, the
+    // file must not be changed while it is read (a truncated file would make reading fault,
+    // as with any mapped file).
+    unsafe { memmap2::Mmap::map(&file) }.map_err(|e| DatasetError::io(path, e))
 }
 
 pub fn write_fvecs(path: &Path, v: &Vectors) -> Result<(), DatasetError> {
@@ -252,5 +290,73 @@ pub fn find_files(dir: &Path) -> Result<TexmexFiles, DatasetError> {
             "a TEXMEX dataset directory needs *base.fvecs (or .bvecs) and *query.fvecs files"
                 .into(),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fvecs(rows: &[&[f32]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for row in rows {
+            out.extend((row.len() as i32).to_le_bytes());
+            out.extend(row.iter().flat_map(|x| x.to_le_bytes()));
+        }
+        out
+    }
+
+    fn label() -> &'static Path {
+        Path::new("x.fvecs")
+    }
+
+    #[test]
+    fn records_parse_in_order_up_to_the_limit() {
+        let rows: Vec<Vec<f32>> = (0..3000)
+            .map(|i| (0..3).map(|j| (i * 3 + j) as f32).collect())
+            .collect();
+        let refs: Vec<&[f32]> = rows.iter().map(|r| r.as_slice()).collect();
+        let bytes = fvecs(&refs);
+        let all = parse_vectors(&bytes, label(), VectorFormat::Fvecs, None).unwrap();
+        assert_eq!((all.len(), all.dim()), (3000, 3));
+        assert_eq!(all.as_flat(), rows.concat().as_slice());
+        let two = parse_vectors(&bytes, label(), VectorFormat::Fvecs, Some(2)).unwrap();
+        assert_eq!(two.as_flat(), &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let bvecs = [2i32.to_le_bytes().as_slice(), &[7, 255]].concat();
+        let b = parse_vectors(&bvecs, label(), VectorFormat::Bvecs, None).unwrap();
+        assert_eq!(b.as_flat(), &[7.0, 255.0]);
+        let ivecs = [1i32.to_le_bytes(), 42i32.to_le_bytes()].concat();
+        assert_eq!(parse_ivecs(&ivecs, label()).unwrap(), (1, vec![42]));
+    }
+
+    #[test]
+    fn a_bad_record_is_named() {
+        let rows: Vec<Vec<f32>> = (0..5000).map(|i| vec![i as f32; 4]).collect();
+        let mut refs: Vec<&[f32]> = rows.iter().map(|r| r.as_slice()).collect();
+        // Records 3000 and 3001 hold 6 and 2 components: together as long as two records of
+        // 4, so only the header check finds them, and the first one in the file is named.
+        let short = [1.0f32, 2.0];
+        let long = [1.0f32; 6];
+        refs[3000] = &long;
+        refs[3001] = &short;
+        let err = parse_vectors(&fvecs(&refs), label(), VectorFormat::Fvecs, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("record 3000 has dimension 6, expected 4"),
+            "{err}"
+        );
+        let err = parse_vectors(&[1, 0], label(), VectorFormat::Fvecs, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("file of 2 bytes holds no vector"), "{err}");
+        let err = parse_vectors(&fvecs(&refs[..2])[..30], label(), VectorFormat::Fvecs, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a whole number"), "{err}");
+        let err = parse_vectors(&[], label(), VectorFormat::Fvecs, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("holds no vector"), "{err}");
     }
 }

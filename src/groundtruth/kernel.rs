@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::GroundTruth;
 use super::base::{Base, base_mean, push_centred};
 use super::bounds::{ErrorBounds, norm2};
-use super::tile::{NR, PackedBase, PackedQueries, scan};
+use super::tile::{NR, PackedBase, PackedQueries, prefetch, scan};
 use super::top::TopBuffer;
 use crate::distance::Distance;
 use crate::types::PointId;
@@ -21,6 +21,9 @@ const QUERY_BLOCK: usize = 256;
 /// base row is read once from memory or disk), small enough to stay in the last-level cache
 /// while the query blocks pass over it.
 const BASE_CHUNK_BYTES: usize = 4 << 20;
+
+/// How many candidates ahead the exact re-rank requests a row (see `knn_counted`).
+const RERANK_AHEAD: usize = 8;
 
 /// A block of queries on its way through the scan.
 struct QueryBlock {
@@ -220,7 +223,15 @@ pub(super) fn knn_counted(
     pairs.par_sort_unstable();
     let exact: Vec<f32> = pairs
         .par_iter()
-        .map(|&(entry, q)| {
+        .enumerate()
+        .map(|(i, &(entry, q))| {
+            // The candidates' rows are scattered over the base (over the whole matrix for a
+            // row selection): the row a few candidates ahead is requested now, once.
+            if let Some(&(ahead, _)) = pairs.get(i + RERANK_AHEAD)
+                && pairs[i + RERANK_AHEAD - 1].0 != ahead
+            {
+                prefetch(base.vector(ahead as usize));
+            }
             let q = q as usize;
             distance.between(
                 &queries[q * dim..(q + 1) * dim],
