@@ -23,7 +23,7 @@ const QUERY_BLOCK: usize = 256;
 const BASE_CHUNK_BYTES: usize = 4 << 20;
 
 /// How many candidates ahead the exact re-rank requests a row (see `knn_counted`).
-const RERANK_AHEAD: usize = 8;
+const RERANK_AHEAD: usize = 16;
 
 /// A block of queries on its way through the scan.
 struct QueryBlock {

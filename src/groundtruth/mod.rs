@@ -32,6 +32,7 @@ use crate::types::PointId;
 use base::Base;
 use kernel::{Blocking, KnnOptions, knn};
 use tile::PackedBase;
+pub use tile::prefetch;
 
 /// True neighbours of each query: `ids` and `distances` are `queries × k`, best first.
 #[derive(Debug, Clone, PartialEq)]

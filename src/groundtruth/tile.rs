@@ -165,7 +165,7 @@ fn avx2_fma() -> bool {
 
 /// Hints the CPU to start loading `row` into the cache (no effect where unsupported).
 #[inline(always)]
-pub(super) fn prefetch(row: &[f32]) {
+pub fn prefetch(row: &[f32]) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};

@@ -34,6 +34,9 @@ use crate::types::{PointId, Progress, ProgressUnit};
 pub struct FilteredTruths {
     pub truths: Vec<StepTruths>,
     pub selectivity: Vec<Vec<f64>>,
+    /// Time spent computing truths (not finding or writing their cache; zero when every
+    /// level came from the cache).
+    pub computed: std::time::Duration,
 }
 
 /// Queries a group may have to be searched as one query block (the kernel's block size).
@@ -83,13 +86,18 @@ pub fn filtered_truths(
 ) -> Result<FilteredTruths, RunError> {
     let mut truths = Vec::with_capacity(setup.levels.len());
     let mut selectivity = Vec::with_capacity(setup.levels.len());
+    let mut computed = std::time::Duration::ZERO;
     for level in &setup.levels {
         let cache = cache_dir.map(|d| cache_of(d, dataset, steps, k, setup, level));
         let cached = cache
             .as_ref()
             .and_then(|c| ground_truth::read_cache(c, steps, dataset).ok());
+        let started = std::time::Instant::now();
         let (level_truths, level_selectivity) =
             level_truth(dataset, steps, setup, level, k, cached.is_none(), progress)?;
+        if cached.is_none() {
+            computed += started.elapsed();
+        }
         let level_truths = match cached {
             Some(found) => found,
             None => {
@@ -106,6 +114,7 @@ pub fn filtered_truths(
     Ok(FilteredTruths {
         truths,
         selectivity,
+        computed,
     })
 }
 
