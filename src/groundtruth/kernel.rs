@@ -65,6 +65,9 @@ pub(super) struct KnnOptions<'s> {
     pub(super) centre: Option<&'s [f32]>,
     /// A packing buffer to reuse, for many small calls on one thread.
     pub(super) packed: Option<&'s mut PackedBase>,
+    /// Where to copy the base's rows in order while each chunk is packed, for the re-rank to
+    /// read them there (a small row selection scattered over a large matrix).
+    pub(super) rows_copy: Option<&'s mut Vec<f32>>,
 }
 
 impl Default for KnnOptions<'_> {
@@ -74,6 +77,7 @@ impl Default for KnnOptions<'_> {
             chunk_bytes: BASE_CHUNK_BYTES,
             centre: None,
             packed: None,
+            rows_copy: None,
         }
     }
 }
@@ -113,6 +117,7 @@ pub(super) fn knn_counted(
         chunk_bytes,
         centre: given_centre,
         packed: reused,
+        mut rows_copy,
     } = options;
     let dim = base.dim();
     let nq = queries.len() / dim;
@@ -185,10 +190,20 @@ pub(super) fn knn_counted(
     let packed = reused.unwrap_or(&mut own_packed);
     // Query × base rows scored so far: progress in query-equivalents is this over n.
     let scanned = AtomicU64::new(0);
+    if let Some(copy) = rows_copy.as_deref_mut() {
+        copy.clear();
+        copy.reserve(n * dim);
+    }
     let mut c0 = 0;
     while c0 < n {
         let c1 = n.min(c0 + chunk_len);
         packed.pack(base, c0, c1, centre, distance);
+        if let Some(copy) = rows_copy.as_deref_mut() {
+            // The chunk's rows were just read by the packing: they are copied from cache.
+            for e in c0..c1 {
+                copy.extend_from_slice(base.vector(e));
+            }
+        }
         let chunk: &PackedBase = packed;
         let widened = chunk.max_norm2() > max_norm2;
         if widened {
@@ -221,6 +236,13 @@ pub(super) fn knn_counted(
     }
     drop(states);
     pairs.par_sort_unstable();
+    let copied = rows_copy.as_deref();
+    let row_of = |entry: usize| -> &[f32] {
+        match copied {
+            Some(copy) => &copy[entry * dim..(entry + 1) * dim],
+            None => base.vector(entry),
+        }
+    };
     let exact: Vec<f32> = pairs
         .par_iter()
         .enumerate()
@@ -230,13 +252,10 @@ pub(super) fn knn_counted(
             if let Some(&(ahead, _)) = pairs.get(i + RERANK_AHEAD)
                 && pairs[i + RERANK_AHEAD - 1].0 != ahead
             {
-                prefetch(base.vector(ahead as usize));
+                prefetch(row_of(ahead as usize));
             }
             let q = q as usize;
-            distance.between(
-                &queries[q * dim..(q + 1) * dim],
-                base.vector(entry as usize),
-            )
+            distance.between(&queries[q * dim..(q + 1) * dim], row_of(entry as usize))
         })
         .collect();
     // Grouped by query (a counting sort), then each query's candidates sorted by

@@ -196,14 +196,17 @@ pub fn exact_knn_rows(
 #[derive(Default)]
 pub struct GroupScratch {
     packed: PackedBase,
+    /// The group's selected rows, copied in order while they are in cache after packing:
+    /// the re-rank reads them here instead of scattered over the matrix a second time.
+    rows: Vec<f32>,
 }
 
 /// [`exact_knn_rows`] for one of many small query groups that the caller searches in
 /// parallel (filtered truth: one group per predicate), all centred on one `centre`
 /// ([`rows_centre`]). The queries are one block (up to 256): each chunk of the selected rows
 /// is packed straight from the matrix (the next rows requested while one panel is packed)
-/// and scanned by all of them while it is in L2, and every row is read twice in all (packed,
-/// then re-ranked if a candidate).
+/// and scanned by all of them while it is in L2, and copied in order on the way, so that the
+/// candidates are re-ranked from that copy: every row is read from the matrix once.
 pub fn exact_knn_rows_group(
     base: &RowSelection<'_>,
     queries: &[f32],
@@ -217,6 +220,7 @@ pub fn exact_knn_rows_group(
         chunk_bytes: GROUP_CHUNK_BYTES,
         centre: Some(centre),
         packed: Some(&mut scratch.packed),
+        rows_copy: Some(&mut scratch.rows),
     };
     knn(&Base::Rows(base), queries, distance, k, options, &|_| {})
 }
