@@ -220,10 +220,17 @@ pub fn exact_knn_rows_group(
         chunk_bytes: GROUP_CHUNK_BYTES,
         centre: Some(centre),
         packed: Some(&mut scratch.packed),
-        rows_copy: Some(&mut scratch.rows),
+        // A large selection would not stay in cache, and its copy would cost its size per
+        // thread: it is re-ranked from the matrix.
+        rows_copy: (base.rows.len() * base.dim * std::mem::size_of::<f32>() <= GROUP_COPY_BYTES)
+            .then_some(&mut scratch.rows),
     };
     knn(&Base::Rows(base), queries, distance, k, options, &|_| {})
 }
+
+/// The largest selection (in bytes of rows) that [`exact_knn_rows_group`] copies for its
+/// re-rank: about the last-level cache of the machines this was measured on.
+const GROUP_COPY_BYTES: usize = 32 << 20;
 
 /// Bytes of packed base per chunk in [`exact_knn_rows_group`]: one query block scans each
 /// chunk right after it is packed, so the chunk stays in L2.
