@@ -453,11 +453,7 @@ pub fn map_vectors(path: &Path, limit: Option<usize>) -> Result<BinVectors, Data
     let source = VectorSource::open(reader, len, path, ElementType::F32)?;
     let BinHeader { rows, cols } = source.header;
     let keep = limit.map_or(rows, |l| l.min(rows));
-    let file = File::open(path).map_err(|e| DatasetError::io(path, e))?;
-    // SAFETY: the map is read-only and private to this process; like every input of a
-    // benchmark, the file must not be changed while it runs (a truncated file would make
-    // reading a row fault, as with any mapped file).
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| DatasetError::io(path, e))?;
+    let map = super::map_file(path)?;
     let vectors = Vectors::mapped(std::sync::Arc::new(map), HEADER_BYTES as usize, keep, cols)
         .map_err(|e| bad(path, e.to_string()))?;
     Ok(BinVectors {

@@ -747,6 +747,15 @@ pub fn file_sha256(path: &Path, progress: &dyn Progress) -> Result<String, Datas
     Ok(hash)
 }
 
+/// `path` mapped read-only into memory.
+pub(super) fn map_file(path: &Path) -> Result<memmap2::Mmap, DatasetError> {
+    let file = std::fs::File::open(path).map_err(|e| DatasetError::io(path, e))?;
+    // SAFETY: the map is read-only and private to this process; like every input of a
+    // benchmark, the file must not be changed while it runs (a truncated file would make
+    // reading it fault, as with any mapped file).
+    unsafe { memmap2::Mmap::map(&file) }.map_err(|e| DatasetError::io(path, e))
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

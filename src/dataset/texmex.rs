@@ -4,7 +4,6 @@
 //! `f32` in `.fvecs`, `i32` in `.ivecs` (ground-truth ids), `u8` in `.bvecs`. A dataset is a
 //! directory holding `*base.{f,b}vecs`, `*query.{f,b}vecs` and optionally `*groundtruth.ivecs`.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -192,11 +191,7 @@ pub fn read_ivecs(path: &Path) -> Result<(usize, Vec<i64>), DatasetError> {
 /// The file's bytes, mapped: parsing straight from the page cache saves the copy that `read`
 /// makes (70 ms of CPU for 100 MB of `.fvecs` in a profile of `dataset gt`).
 fn map(path: &Path) -> Result<memmap2::Mmap, DatasetError> {
-    let file = File::open(path).map_err(|e| DatasetError::io(path, e))?;
-    // SAFETY: read-only and private to this process; like every input of a benchmark, the
-    // file must not be changed while it is read (a truncated file would make reading fault,
-    // as with any mapped file).
-    unsafe { memmap2::Mmap::map(&file) }.map_err(|e| DatasetError::io(path, e))
+    super::map_file(path)
 }
 
 pub fn write_fvecs(path: &Path, v: &Vectors) -> Result<(), DatasetError> {
