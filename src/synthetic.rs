@@ -106,7 +106,7 @@ impl SyntheticSpec {
                 .collect(),
         };
         let draw = |count: usize, rng: &mut SplitMix64| -> Vec<f32> {
-            let mut out = Vec::with_capacity(count * self.dim);
+            let mut out = crate::vectors::matrix_with_capacity(count * self.dim);
             for _ in 0..count {
                 match self.kind {
                     SyntheticKind::Uniform => {

@@ -145,8 +145,10 @@ fn read_matrix(
     {
         return read_spilled(&ds, path, name, shape[0], shape[1], target);
     } else {
-        ds.read_raw::<f32>()
-            .map_err(|e| h5err(path, &format!("reading `{name}`"), e))?
+        let mut data = crate::vectors::zeroed_matrix::<f32>(ds.size());
+        ds.read_into_raw(&mut data)
+            .map_err(|e| h5err(path, &format!("reading `{name}`"), e))?;
+        data
     };
     Vectors::new(data, shape[1]).map_err(|e| h5err(path, &format!("`{name}`"), e))
 }

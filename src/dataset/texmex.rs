@@ -58,7 +58,7 @@ fn parse_records<T: Copy + Default + Send + Sync>(
     // Converted on all cores (a zeroed allocation costs nothing until its pages are written),
     // a window at a time: a mapped file's window is read in before and let go after, so
     // that the file's pages never add more than a window to the resident memory.
-    let mut out = vec![T::default(); count * dim];
+    let mut out: Vec<T> = crate::vectors::zeroed_matrix(count * dim);
     let per_window = (PARSE_WINDOW_BYTES / record).max(1);
     let mut all_ok = true;
     for (w, (rows, recs)) in out

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::GroundTruth;
 use super::base::{Base, base_mean, push_centred};
 use super::bounds::{ErrorBounds, norm2};
-use super::tile::{NR, PackedBase, PackedQueries, prefetch, scan};
+use super::tile::{NR, PackedBase, PackedQueries, ReadAhead, prefetch, scan, tiles};
 use super::top::TopBuffer;
 use crate::distance::Distance;
 use crate::types::PointId;
@@ -65,9 +65,10 @@ pub(super) struct KnnOptions<'s> {
     pub(super) centre: Option<&'s [f32]>,
     /// A packing buffer to reuse, for many small calls on one thread.
     pub(super) packed: Option<&'s mut PackedBase>,
-    /// Where to copy the base's rows in order while each chunk is packed, for the re-rank to
-    /// read them there (a small row selection scattered over a large matrix).
-    pub(super) rows_copy: Option<&'s mut Vec<f32>>,
+    /// Whether the rows of the next chunk are requested from memory while a chunk is scanned
+    /// (for a selection scattered over a matrix much larger than the cache, with one query
+    /// block: a contiguous base is read ahead by the hardware).
+    pub(super) read_ahead: bool,
 }
 
 impl Default for KnnOptions<'_> {
@@ -77,7 +78,7 @@ impl Default for KnnOptions<'_> {
             chunk_bytes: BASE_CHUNK_BYTES,
             centre: None,
             packed: None,
-            rows_copy: None,
+            read_ahead: false,
         }
     }
 }
@@ -87,7 +88,8 @@ impl Default for KnnOptions<'_> {
 pub(super) enum Blocking {
     /// Several blocks per thread, so that one call keeps every core busy.
     Spread,
-    /// As few blocks as possible: for many small calls that the caller runs in parallel.
+    /// As few blocks as possible, and all of the call on the calling thread: for many small
+    /// calls that the caller runs in parallel.
     Fewest,
 }
 
@@ -117,7 +119,7 @@ pub(super) fn knn_counted(
         chunk_bytes,
         centre: given_centre,
         packed: reused,
-        mut rows_copy,
+        read_ahead,
     } = options;
     let dim = base.dim();
     let nq = queries.len() / dim;
@@ -186,24 +188,19 @@ pub(super) fn knn_counted(
     // query block scans the chunk before the next is packed: each base row is read (from
     // memory, or from disk for a mapped base) and packed once in all.
     let chunk_len = chunk_rows(n, dim, chunk_bytes);
+    // Tasks no smaller than this: a call whose caller runs many in parallel stays on its
+    // thread (work split off would be stolen by a thread busy with its own call, away from
+    // the cache that holds this call's rows).
+    let one_thread = blocks == Blocking::Fewest;
+    let min_len = if one_thread { usize::MAX } else { 1 };
     let mut own_packed = PackedBase::default();
     let packed = reused.unwrap_or(&mut own_packed);
     // Query × base rows scored so far: progress in query-equivalents is this over n.
     let scanned = AtomicU64::new(0);
-    if let Some(copy) = rows_copy.as_deref_mut() {
-        copy.clear();
-        copy.reserve(n * dim);
-    }
     let mut c0 = 0;
     while c0 < n {
         let c1 = n.min(c0 + chunk_len);
-        packed.pack(base, c0, c1, centre, distance);
-        if let Some(copy) = rows_copy.as_deref_mut() {
-            // The chunk's rows were just read by the packing: they are copied from cache.
-            for e in c0..c1 {
-                copy.extend_from_slice(base.vector(e));
-            }
-        }
+        packed.pack(base, c0, c1, centre, distance, min_len.max(16));
         let chunk: &PackedBase = packed;
         let widened = chunk.max_norm2() > max_norm2;
         if widened {
@@ -211,11 +208,22 @@ pub(super) fn knn_counted(
             bounds = ErrorBounds::new(distance, dim, max_norm2);
         }
         let bounds = &bounds;
-        states.par_iter_mut().for_each(|state| {
+        let next = c1..n.min(c1 + chunk_len);
+        states.par_iter_mut().enumerate().for_each(|(b, state)| {
             if widened {
                 state.widen(bounds);
             }
-            scan(&mut state.packed, chunk, dim, distance, &mut state.tops);
+            // One block requests the next chunk's rows (see `KnnOptions::read_ahead`).
+            let mut ahead = (read_ahead && b == 0 && !next.is_empty())
+                .then(|| ReadAhead::new(base, next.clone(), tiles(&state.packed, chunk)));
+            scan(
+                &mut state.packed,
+                chunk,
+                dim,
+                distance,
+                &mut state.tops,
+                ahead.as_mut(),
+            );
             let rows = (state.tops.len() * (c1 - c0)) as u64;
             let total = scanned.fetch_add(rows, Ordering::Relaxed) + rows;
             on_progress((total / n as u64) as usize);
@@ -235,27 +243,28 @@ pub(super) fn knn_counted(
         }
     }
     drop(states);
-    pairs.par_sort_unstable();
-    let copied = rows_copy.as_deref();
-    let row_of = |entry: usize| -> &[f32] {
-        match copied {
-            Some(copy) => &copy[entry * dim..(entry + 1) * dim],
-            None => base.vector(entry),
-        }
-    };
+    if one_thread {
+        pairs.sort_unstable();
+    } else {
+        pairs.par_sort_unstable();
+    }
     let exact: Vec<f32> = pairs
         .par_iter()
         .enumerate()
+        .with_min_len(min_len)
         .map(|(i, &(entry, q))| {
             // The candidates' rows are scattered over the base (over the whole matrix for a
             // row selection): the row a few candidates ahead is requested now, once.
             if let Some(&(ahead, _)) = pairs.get(i + RERANK_AHEAD)
                 && pairs[i + RERANK_AHEAD - 1].0 != ahead
             {
-                prefetch(row_of(ahead as usize));
+                prefetch(base.vector(ahead as usize));
             }
             let q = q as usize;
-            distance.between(&queries[q * dim..(q + 1) * dim], row_of(entry as usize))
+            distance.between(
+                &queries[q * dim..(q + 1) * dim],
+                base.vector(entry as usize),
+            )
         })
         .collect();
     // Grouped by query (a counting sort), then each query's candidates sorted by
@@ -287,6 +296,7 @@ pub(super) fn knn_counted(
     ids.par_chunks_mut(k)
         .zip(dists.par_chunks_mut(k))
         .zip(per_query.into_par_iter())
+        .with_min_len(min_len)
         .for_each(|((ids_out, dists_out), exact)| {
             exact.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             for (slot, (d, id)) in exact.iter().take(k).enumerate() {

@@ -196,17 +196,14 @@ pub fn exact_knn_rows(
 #[derive(Default)]
 pub struct GroupScratch {
     packed: PackedBase,
-    /// The group's selected rows, copied in order while they are in cache after packing:
-    /// the re-rank reads them here instead of scattered over the matrix a second time.
-    rows: Vec<f32>,
 }
 
 /// [`exact_knn_rows`] for one of many small query groups that the caller searches in
 /// parallel (filtered truth: one group per predicate), all centred on one `centre`
-/// ([`rows_centre`]). The queries are one block (up to 256): each chunk of the selected rows
-/// is packed straight from the matrix (the next rows requested while one panel is packed)
-/// and scanned by all of them while it is in L2, and copied in order on the way, so that the
-/// candidates are re-ranked from that copy: every row is read from the matrix once.
+/// ([`rows_centre`]). The queries are one block (up to 256), and the whole call runs on the
+/// calling thread: each chunk of the selected rows is packed straight from the matrix and
+/// scanned by all of them while it is in L2, and the next chunk's rows, scattered over the
+/// matrix, are requested from memory during that scan.
 pub fn exact_knn_rows_group(
     base: &RowSelection<'_>,
     queries: &[f32],
@@ -220,17 +217,10 @@ pub fn exact_knn_rows_group(
         chunk_bytes: GROUP_CHUNK_BYTES,
         centre: Some(centre),
         packed: Some(&mut scratch.packed),
-        // A large selection would not stay in cache, and its copy would cost its size per
-        // thread: it is re-ranked from the matrix.
-        rows_copy: (base.rows.len() * base.dim * std::mem::size_of::<f32>() <= GROUP_COPY_BYTES)
-            .then_some(&mut scratch.rows),
+        read_ahead: true,
     };
     knn(&Base::Rows(base), queries, distance, k, options, &|_| {})
 }
-
-/// The largest selection (in bytes of rows) that [`exact_knn_rows_group`] copies for its
-/// re-rank: about the last-level cache of the machines this was measured on.
-const GROUP_COPY_BYTES: usize = 32 << 20;
 
 /// Bytes of packed base per chunk in [`exact_knn_rows_group`]: one query block scans each
 /// chunk right after it is packed, so the chunk stays in L2.

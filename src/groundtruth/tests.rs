@@ -691,8 +691,9 @@ fn exact_when_larger_norms_come_in_later_chunks() {
 fn groups_on_a_sampled_centre_are_exact() {
     // Filtered truth's path: each group packed straight from scattered rows of an offset
     // matrix, centred on the sampled mean of all groups' rows, over several chunks (5000
-    // rows of 128 bytes: three chunks of `GROUP_CHUNK_BYTES`), re-ranked from the copy the
-    // packing keeps, with one scratch reused by groups of different sizes.
+    // rows of 128 bytes: three chunks of `GROUP_CHUNK_BYTES`, the next one's rows requested
+    // during each scan), all on the calling thread, with one scratch reused by groups of
+    // different sizes.
     let dim = 32;
     let n = 15000;
     let base = gaussian(n, dim, 1000.0, 1.0, 1.0, 41);

@@ -80,7 +80,8 @@ pub(super) struct PackedBase {
 impl PackedBase {
     /// Packs entries `start..end` of `base`, minus `centre` if given (the same f32 subtraction
     /// as `push_centred`), with their squared norms and the score terms of `distance` that
-    /// follow from them, reusing the buffers. Panels are filled in parallel.
+    /// follow from them, reusing the buffers. Panels are filled in parallel tasks of at least
+    /// `panels_per_task` panels (`usize::MAX`: all on the calling thread).
     pub(super) fn pack(
         &mut self,
         base: &Base<'_>,
@@ -88,6 +89,7 @@ impl PackedBase {
         end: usize,
         centre: Option<&[f32]>,
         distance: Distance,
+        panels_per_task: usize,
     ) {
         let dim = base.dim();
         let rows = end - start;
@@ -105,7 +107,7 @@ impl PackedBase {
             .par_chunks_mut(NR * dim)
             .zip(self.norms2.par_chunks_mut(NR))
             .enumerate()
-            .with_min_len(16)
+            .with_min_len(panels_per_task)
             .for_each(|(p, (panel, norms))| {
                 let first = start + p * NR;
                 // The next panel's rows, which may be scattered over a large matrix, are
@@ -300,22 +302,61 @@ unsafe fn pack_panel_avx2(
     }
 }
 
+/// Base rows to request from memory while a chunk is scanned, a few per tile: the rows of
+/// the next chunk, scattered over a large matrix, then reach the cache while the product runs
+/// instead of stalling their packing (which otherwise waits on each row's memory latency).
+pub(super) struct ReadAhead<'r, 'b> {
+    base: &'r Base<'b>,
+    next: usize,
+    end: usize,
+    per_tile: usize,
+}
+
+impl<'r, 'b> ReadAhead<'r, 'b> {
+    /// Entries `rows` of `base`, spread over `tiles` tiles of the coming scan.
+    pub(super) fn new(base: &'r Base<'b>, rows: std::ops::Range<usize>, tiles: usize) -> Self {
+        ReadAhead {
+            base,
+            next: rows.start,
+            end: rows.end,
+            per_tile: rows.len().div_ceil(tiles.max(1)),
+        }
+    }
+
+    /// Requests the rows that fall to one tile.
+    #[inline(always)]
+    fn step(&mut self) {
+        let stop = self.end.min(self.next + self.per_tile);
+        while self.next < stop {
+            prefetch(self.base.vector(self.next));
+            self.next += 1;
+        }
+    }
+}
+
 /// Offers every score of the packed queries against the packed chunk to `tops` (one per real
-/// query row, in order), keeping `queries.thresholds` equal to each buffer's threshold.
+/// query row, in order), keeping `queries.thresholds` equal to each buffer's threshold, and
+/// requests the rows of `ahead` on the way.
 pub(super) fn scan(
     queries: &mut PackedQueries,
     chunk: &PackedBase,
     dim: usize,
     distance: Distance,
     tops: &mut [TopBuffer],
+    ahead: Option<&mut ReadAhead<'_, '_>>,
 ) {
     #[cfg(target_arch = "x86_64")]
     if avx2_fma() {
         // SAFETY: the CPU has AVX2 and FMA (checked just above).
-        unsafe { scan_avx2(queries, chunk, dim, distance, tops) };
+        unsafe { scan_avx2(queries, chunk, dim, distance, tops, ahead) };
         return;
     }
-    scan_portable(queries, chunk, dim, distance, tops);
+    scan_portable(queries, chunk, dim, distance, tops, ahead);
+}
+
+/// Tiles of one scan of `queries` over `chunk` (for [`ReadAhead::new`]).
+pub(super) fn tiles(queries: &PackedQueries, chunk: &PackedBase) -> usize {
+    queries.thresholds.len() / MR * (chunk.rows() / NR)
 }
 
 /// Offers one tile's scores whose row has at least one at or under its threshold (the buffer
@@ -347,6 +388,7 @@ fn scan_portable(
     dim: usize,
     distance: Distance,
     tops: &mut [TopBuffer],
+    mut ahead: Option<&mut ReadAhead<'_, '_>>,
 ) {
     let PackedQueries { panels, thresholds } = queries;
     let mut tile = [[0.0f32; NR]; MR];
@@ -357,6 +399,9 @@ fn scan_portable(
         .enumerate()
     {
         for (qp, a) in panels.chunks_exact(MR * dim).enumerate() {
+            if let Some(ahead) = ahead.as_deref_mut() {
+                ahead.step();
+            }
             let mut acc = [[0.0f32; NR]; MR];
             for (ak, bk) in a.chunks_exact(MR).zip(b.chunks_exact(NR)) {
                 for (row, x) in acc.iter_mut().zip(ak) {
@@ -390,6 +435,7 @@ unsafe fn scan_avx2(
     dim: usize,
     distance: Distance,
     tops: &mut [TopBuffer],
+    mut ahead: Option<&mut ReadAhead<'_, '_>>,
 ) {
     use std::arch::x86_64::*;
 
@@ -410,6 +456,9 @@ unsafe fn scan_avx2(
             (_mm256_loadu_ps(t), _mm256_loadu_ps(t.add(8)))
         };
         for qp in 0..qpanels {
+            if let Some(ahead) = ahead.as_deref_mut() {
+                ahead.step();
+            }
             let a = unsafe { panels.as_ptr().add(qp * MR * dim) };
             let z = _mm256_setzero_ps();
             let (mut c00, mut c01, mut c10, mut c11, mut c20, mut c21) = (z, z, z, z, z, z);
@@ -496,7 +545,14 @@ mod tests {
         queries: &[f32],
         dim: usize,
         k: usize,
-        run: fn(&mut PackedQueries, &PackedBase, usize, Distance, &mut [TopBuffer]),
+        run: fn(
+            &mut PackedQueries,
+            &PackedBase,
+            usize,
+            Distance,
+            &mut [TopBuffer],
+            Option<&mut ReadAhead<'_, '_>>,
+        ),
     ) -> Vec<Vec<u32>> {
         let set = BaseSet {
             vectors: base,
@@ -517,16 +573,23 @@ mod tests {
             .collect();
         let mut packed_queries = PackedQueries::new(queries, dim);
         let mut chunk = PackedBase::default();
-        // Two chunks, the second ending in a partial panel.
+        // Two chunks, the second ending in a partial panel; the first scan requests the
+        // second chunk's rows (more rows than tiles in one, fewer in the other).
         for (start, end) in [(0, 160), (160, n)] {
-            chunk.pack(&base_view, start, end, None, Distance::Euclidean);
+            chunk.pack(&base_view, start, end, None, Distance::Euclidean, 16);
+            let mut ahead = (end < n)
+                .then(|| ReadAhead::new(&base_view, end..n, tiles(&packed_queries, &chunk)));
             run(
                 &mut packed_queries,
                 &chunk,
                 dim,
                 Distance::Euclidean,
                 &mut tops,
+                ahead.as_mut(),
             );
+            if let Some(ahead) = ahead {
+                assert_eq!(ahead.next, n, "every row ahead was requested");
+            }
         }
         tops.iter_mut()
             .map(|t| {
@@ -553,7 +616,7 @@ mod tests {
             let view = Base::All(&set);
             for c in [None, Some(centre.as_slice())] {
                 let mut packed = PackedBase::default();
-                packed.pack(&view, 1, 50, c, Distance::Euclidean);
+                packed.pack(&view, 1, 50, c, Distance::Euclidean, 1);
                 let mut panels = vec![0.0f32; packed.panels.len()];
                 let mut norms = vec![0.0f32; panels.len() / dim];
                 for (p, (panel, norm)) in panels
