@@ -90,7 +90,7 @@ pub(super) enum Blocking {
     Spread,
     /// As few blocks as possible, and all of the call on the calling thread: for many small
     /// calls that the caller runs in parallel.
-    Fewest,
+    OneThread,
 }
 
 pub(super) fn knn(
@@ -153,7 +153,7 @@ pub(super) fn knn_counted(
     let threads = rayon::current_num_threads().max(1);
     let qblock = match blocks {
         Blocking::Spread => QUERY_BLOCK.min(nq.div_ceil(threads * 4)).max(8),
-        Blocking::Fewest => QUERY_BLOCK.min(nq),
+        Blocking::OneThread => QUERY_BLOCK.min(nq),
     };
 
     // One state per query block: its (centred) queries and the candidates kept so far.
@@ -191,8 +191,9 @@ pub(super) fn knn_counted(
     // Tasks no smaller than this: a call whose caller runs many in parallel stays on its
     // thread (work split off would be stolen by a thread busy with its own call, away from
     // the cache that holds this call's rows).
-    let one_thread = blocks == Blocking::Fewest;
+    let one_thread = blocks == Blocking::OneThread;
     let min_len = if one_thread { usize::MAX } else { 1 };
+    let panels_per_task = if one_thread { usize::MAX } else { 16 };
     let mut own_packed = PackedBase::default();
     let packed = reused.unwrap_or(&mut own_packed);
     // Query × base rows scored so far: progress in query-equivalents is this over n.
@@ -200,7 +201,7 @@ pub(super) fn knn_counted(
     let mut c0 = 0;
     while c0 < n {
         let c1 = n.min(c0 + chunk_len);
-        packed.pack(base, c0, c1, centre, distance, min_len.max(16));
+        packed.pack(base, c0, c1, centre, distance, panels_per_task);
         let chunk: &PackedBase = packed;
         let widened = chunk.max_norm2() > max_norm2;
         if widened {

@@ -213,7 +213,7 @@ pub fn exact_knn_rows_group(
     scratch: &mut GroupScratch,
 ) -> GroundTruth {
     let options = KnnOptions {
-        blocks: Blocking::Fewest,
+        blocks: Blocking::OneThread,
         chunk_bytes: GROUP_CHUNK_BYTES,
         centre: Some(centre),
         packed: Some(&mut scratch.packed),
