@@ -290,7 +290,9 @@ impl PassingSets {
 /// The live points of each group, each point in at most one group (`group_at`), in the order
 /// of `live`: counted, then written in place, both in parallel over slices of `live`. Pushing
 /// onto growing lists on one thread took 20–24 ms for 1M points in 100 groups, 7 % of the
-/// filtered truth at 10k queries (`scripts/filtered_gt_timing.sh`); this takes 3–4 ms.
+/// filtered truth at 10k queries (`scripts/filtered_gt_timing.sh`); here counting takes 1–2 ms
+/// and writing 8–20 ms, nearly all of it the first writes to the lists' 16 MB of fresh memory
+/// (huge pages for them were slower still on this VM: 12–27 ms).
 fn bucket_by_group(
     live: &[(PointId, usize)],
     groups: usize,
