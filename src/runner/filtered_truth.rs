@@ -192,7 +192,6 @@ fn level_truth(
                 live.iter().map(|(_, row)| *row),
             );
             let done = AtomicUsize::new(0);
-            debug_assert_eq!(passing.len(), groups.len());
             // Each group's answers go into the output as soon as they are found (one short
             // lock per group): kept until the end, all groups' answers were another output's
             // worth of fresh memory, and first writes to fresh memory are slow on a VM.
@@ -250,7 +249,8 @@ fn level_truth(
 }
 
 /// The live points that pass each group's predicate, all groups' lists in two flat buffers
-/// (one allocation each, written in parallel by [`bucket_by_group`]).
+/// (one allocation each: written in place by [`bucket_by_group`], concatenated from lists
+/// made per group by the other shapes).
 struct PassingSets {
     rows: Vec<usize>,
     ids: Vec<PointId>,
@@ -263,10 +263,6 @@ impl PassingSets {
     fn group(&self, g: usize) -> (&[usize], &[PointId]) {
         let range = self.starts[g]..self.starts[g + 1];
         (&self.rows[range.clone()], &self.ids[range])
-    }
-
-    fn len(&self) -> usize {
-        self.starts.len() - 1
     }
 
     /// Lists made group by group, concatenated.
