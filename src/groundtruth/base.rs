@@ -84,6 +84,30 @@ pub(super) fn base_mean(base: &Base<'_>) -> Vec<f32> {
     mean_of_sums(&sums, n)
 }
 
+/// Entries averaged by [`sampled_mean`] (and by `rows_centre`): the mean of 8k entries spread
+/// evenly over the base is within about 1 % of the data's spread from the full mean (the
+/// centred norms, and with them the candidate margin, grow by about 10⁻⁴ of themselves), and
+/// reading them takes about a millisecond where the full mean reads the whole base once more
+/// (100 MB at 200k × 128, a pass over the disk for a mapped base).
+pub(super) const CENTRE_SAMPLE: usize = 1 << 13;
+
+/// [`base_mean`] of at most [`CENTRE_SAMPLE`] entries spread evenly over the base: the
+/// euclidean centre where the caller gives none (any centre keeps the truth exact).
+pub(super) fn sampled_mean(base: &Base<'_>) -> Vec<f32> {
+    let step = base.len().div_ceil(CENTRE_SAMPLE).max(1);
+    let (vectors, rows): (&[f32], Vec<usize>) = match base {
+        Base::All(b) => (b.vectors, (0..base.len()).step_by(step).collect()),
+        Base::Rows(r) => (r.vectors, r.rows.iter().copied().step_by(step).collect()),
+    };
+    base_mean(&Base::Rows(&RowSelection {
+        vectors,
+        rows: &rows,
+        // The mean reads rows only.
+        ids: &[],
+        dim: base.dim(),
+    }))
+}
+
 /// The mean from per-dimension sums over `n` vectors, as an f32 centre.
 pub(super) fn mean_of_sums(sums: &[f64], n: usize) -> Vec<f32> {
     sums.iter()

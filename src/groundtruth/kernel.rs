@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::GroundTruth;
-use super::base::{Base, base_mean, push_centred};
+use super::base::{Base, push_centred, sampled_mean};
 use super::bounds::{ErrorBounds, norm2};
 use super::tile::{NR, PackedBase, PackedQueries, ReadAhead, prefetch, scan, tiles};
 use super::top::TopBuffer;
@@ -139,7 +139,7 @@ pub(super) fn knn_counted(
     // the origin, so they are scored as given.
     let centre = match (distance, given_centre) {
         (Distance::Euclidean, Some(c)) => Some(std::borrow::Cow::Borrowed(c)),
-        (Distance::Euclidean, None) => Some(std::borrow::Cow::Owned(base_mean(base))),
+        (Distance::Euclidean, None) => Some(std::borrow::Cow::Owned(sampled_mean(base))),
         (Distance::Angular | Distance::Dot, _) => None,
     };
     let centre = centre.as_deref();

@@ -227,16 +227,16 @@ pub fn exact_knn_rows_group(
 const GROUP_CHUNK_BYTES: usize = 256 << 10;
 
 /// The euclidean centre for [`exact_knn_rows_group`]: the mean of at most
-/// [`CENTRE_SAMPLE`] of `rows` (of `vectors`, `dim` wide) spread evenly over them (the rows of all
-/// groups). Any centre
-/// keeps the truth exact (see `base::base_mean`); a sample's mean keeps the norms about as
-/// small as the mean does, and reads a few MB instead of the whole matrix.
+/// `base::CENTRE_SAMPLE` of `rows` (of `vectors`, `dim` wide) spread evenly over them (the
+/// rows of all groups). Any centre keeps the truth exact (see `base::base_mean`); a sample's
+/// mean keeps the norms about as small as the mean does, and reads a few MB instead of the
+/// whole matrix.
 pub fn rows_centre(
     vectors: &[f32],
     dim: usize,
     rows: impl ExactSizeIterator<Item = usize>,
 ) -> Vec<f32> {
-    let step = rows.len().div_ceil(CENTRE_SAMPLE).max(1);
+    let step = rows.len().div_ceil(base::CENTRE_SAMPLE).max(1);
     let sample: Vec<usize> = rows.step_by(step).collect();
     base::base_mean(&Base::Rows(&RowSelection {
         vectors,
@@ -246,11 +246,6 @@ pub fn rows_centre(
         dim,
     }))
 }
-
-/// Rows averaged by [`rows_centre`]: the mean of 8k rows is within 1 % of the spread of
-/// the data from the full mean (the norms, and so the candidate margin, grow by about 10⁻⁴),
-/// and reading them (scattered over the matrix) takes about 1 ms where 32k took 4–5 ms.
-const CENTRE_SAMPLE: usize = 1 << 13;
 
 /// Brute force over explicit ids, used where the base is small or scattered (tests, live sets
 /// in mutation steps): distance to every vector, sorted by (distance, id).

@@ -442,3 +442,47 @@ fn passing_sets(
             .collect(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each group's points as `bucket_by_group` lists them, against a plain filter of `live`.
+    fn check_buckets(live: &[(PointId, usize)], groups: usize) {
+        let group_at = |id: PointId| (id % 7 != 3).then_some((id as usize * 31) % groups);
+        let sets = bucket_by_group(live, groups, group_at);
+        for g in 0..groups {
+            let (want_rows, want_ids): (Vec<usize>, Vec<PointId>) = live
+                .iter()
+                .filter(|(id, _)| group_at(*id) == Some(g))
+                .map(|(id, row)| (*row, *id))
+                .unzip();
+            let (rows, ids) = sets.group(g);
+            assert_eq!(rows, want_rows.as_slice(), "rows of group {g}");
+            assert_eq!(ids, want_ids.as_slice(), "ids of group {g}");
+        }
+    }
+
+    #[test]
+    fn buckets_hold_each_groups_points_in_live_order() {
+        // More points than one slice (4096), so that slices fill their shares in parallel.
+        let fresh: Vec<(PointId, usize)> = (0..20_000).map(|i| (i, i as usize)).collect();
+        check_buckets(&fresh, 13);
+        // After deletes and updates: ids skip, and some rows are not the id's own.
+        let moved: Vec<(PointId, usize)> = (0..20_000u64)
+            .filter(|i| i % 5 != 0)
+            .map(|i| {
+                (
+                    i,
+                    if i % 11 == 0 {
+                        20_000 + i as usize
+                    } else {
+                        i as usize
+                    },
+                )
+            })
+            .collect();
+        check_buckets(&moved, 13);
+        check_buckets(&[], 4);
+    }
+}
