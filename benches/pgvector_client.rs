@@ -13,7 +13,7 @@
 //!
 //! Run: `scripts/engine_vs_native.sh pgvector` (starts a server, finds pgbench, runs this with
 //! `--bench`). Env: PGVECTOR_URL (required), PGBENCH (default: the wheel's), ROUNDS (default 3),
-//! PAIRS per round and client count (default 8), SLICE_S seconds per slice (default 2),
+//! PAIRS per round and client count (default 12), SLICE_S seconds per slice (default 2),
 //! N (default 50000), DIM (default 50). Without `--bench` (as `cargo test` runs it) it makes
 //! one short round on a small set, and says so; without PGVECTOR_URL it says it is skipped.
 

@@ -11,7 +11,7 @@
 //!
 //! Run: `QDRANT_URL=http://127.0.0.1:6334 scripts/engine_vs_native.sh qdrant` (no script here
 //! starts a Qdrant server). Env: QDRANT_URL (required, the gRPC port), ROUNDS (default 3),
-//! PAIRS (default 8), SLICE_S (default 2), N (default 50000), DIM (default 50). Without
+//! PAIRS (default 12), SLICE_S (default 2), N (default 50000), DIM (default 50). Without
 //! `--bench` (as `cargo test` runs it) it makes one short round on a small set, and says so;
 //! without QDRANT_URL it says it is skipped.
 

@@ -10,7 +10,7 @@
 //! parsed into neighbours). The two sides alternate in short slices (`common::ab_rounds`).
 //!
 //! Run: `scripts/engine_vs_native.sh redis` (starts a server and runs this with `--bench`). Env:
-//! REDIS_URL (required), ROUNDS (default 3), PAIRS (default 8), SLICE_S (default 2), N
+//! REDIS_URL (required), ROUNDS (default 3), PAIRS (default 12), SLICE_S (default 2), N
 //! (default 50000), DIM (default 50). Without `--bench` (as `cargo test` runs it) it makes one
 //! short round on a small set, and says so; without REDIS_URL it says it is skipped.
 

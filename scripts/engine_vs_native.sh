@@ -11,7 +11,7 @@
 #                                              # against a minimal qdrant-client loop
 #   ./scripts/engine_vs_native.sh all          # the three with local servers, then qdrant
 #                                              # when QDRANT_URL is set
-#   ROUNDS=3 PAIRS=8 SLICE_S=2 N=50000 DIM=50 ./scripts/engine_vs_native.sh redis
+#   ROUNDS=3 PAIRS=12 SLICE_S=2 N=50000 DIM=50 ./scripts/engine_vs_native.sh redis
 #
 # Each engine's bench is benches/<engine>_client.rs. pgvector, Redis and Chroma get a local
 # server from scripts/servers/ unless PGVECTOR_URL, REDIS_URL or CHROMA_URL names one; no
