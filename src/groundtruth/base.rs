@@ -94,17 +94,27 @@ pub(super) const CENTRE_SAMPLE: usize = 1 << 13;
 /// [`base_mean`] of at most [`CENTRE_SAMPLE`] entries spread evenly over the base: the
 /// euclidean centre where the caller gives none (any centre keeps the truth exact).
 pub(super) fn sampled_mean(base: &Base<'_>) -> Vec<f32> {
-    let step = base.len().div_ceil(CENTRE_SAMPLE).max(1);
-    let (vectors, rows): (&[f32], Vec<usize>) = match base {
-        Base::All(b) => (b.vectors, (0..base.len()).step_by(step).collect()),
-        Base::Rows(r) => (r.vectors, r.rows.iter().copied().step_by(step).collect()),
-    };
+    match base {
+        Base::All(b) => sampled_rows_mean(b.vectors, b.dim, 0..base.len()),
+        Base::Rows(r) => sampled_rows_mean(r.vectors, r.dim, r.rows.iter().copied()),
+    }
+}
+
+/// The mean of at most [`CENTRE_SAMPLE`] of `rows` (of `vectors`, `dim` wide), spread evenly
+/// over them.
+pub(super) fn sampled_rows_mean(
+    vectors: &[f32],
+    dim: usize,
+    rows: impl ExactSizeIterator<Item = usize>,
+) -> Vec<f32> {
+    let step = rows.len().div_ceil(CENTRE_SAMPLE).max(1);
+    let sample: Vec<usize> = rows.step_by(step).collect();
     base_mean(&Base::Rows(&RowSelection {
         vectors,
-        rows: &rows,
+        rows: &sample,
         // The mean reads rows only.
         ids: &[],
-        dim: base.dim(),
+        dim,
     }))
 }
 

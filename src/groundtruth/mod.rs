@@ -236,15 +236,7 @@ pub fn rows_centre(
     dim: usize,
     rows: impl ExactSizeIterator<Item = usize>,
 ) -> Vec<f32> {
-    let step = rows.len().div_ceil(base::CENTRE_SAMPLE).max(1);
-    let sample: Vec<usize> = rows.step_by(step).collect();
-    base::base_mean(&Base::Rows(&RowSelection {
-        vectors,
-        rows: &sample,
-        // The mean reads rows only.
-        ids: &[],
-        dim,
-    }))
+    base::sampled_rows_mean(vectors, dim, rows)
 }
 
 /// Brute force over explicit ids, used where the base is small or scattered (tests, live sets
