@@ -125,7 +125,11 @@ fn hdf5_integer_sets_get_the_byte_type_their_values_fit() {
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, train: &[i32], test: &[i32]| -> std::path::PathBuf {
         let path = dir.path().join(name);
-        let file = ::hdf5::File::create(&path).unwrap();
+        // No file lock: a child another test thread spawns would inherit it.
+        let file = ::hdf5::File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .create(&path)
+            .unwrap();
         let v: VarLenUnicode = "euclidean".parse().unwrap();
         file.new_attr::<VarLenUnicode>()
             .shape(())

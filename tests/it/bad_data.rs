@@ -29,7 +29,7 @@ fn consistent_file(path: &Path) -> (dataset::Dataset, GroundTruth) {
 
 /// Replaces `neighbors` and `distances` of the file at `path`.
 fn replace_truth(path: &Path, write: impl FnOnce(&hdf5::File) -> hdf5::Result<()>) {
-    let file = hdf5::File::open_rw(path).unwrap();
+    let file = crate::common::hdf5_open_rw(path);
     file.unlink("neighbors").unwrap();
     file.unlink("distances").unwrap();
     write(&file).unwrap();
@@ -265,7 +265,7 @@ fn a_distance_attribute_of_the_wrong_type_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("attr.hdf5");
     consistent_file(&p);
-    let file = hdf5::File::open_rw(&p).unwrap();
+    let file = crate::common::hdf5_open_rw(&p);
     file.delete_attr("distance").unwrap();
     file.new_attr::<i64>()
         .shape(())
@@ -289,7 +289,7 @@ fn int64_vectors_that_f32_rounds_are_warned_about() {
     let write = |name: &str, offset: i64| {
         let p = dir.path().join(name);
         let (ds, _) = consistent_file(&p);
-        let file = hdf5::File::open_rw(&p).unwrap();
+        let file = crate::common::hdf5_open_rw(&p);
         for array in ["train", "neighbors", "distances"] {
             file.unlink(array).unwrap();
         }

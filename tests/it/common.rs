@@ -201,3 +201,23 @@ pub fn recall(
     }
     hits as f64 / (results.len() * K) as f64
 }
+
+/// Opens an HDF5 file for writing without HDF5's file lock. Tests run in parallel threads and
+/// spawn children: a child spawned by another test while this file is open inherits its
+/// descriptor and with it the lock, and the next open of the file in this process then
+/// fails with "unable to lock file, errno = 11". The binary turns locking off in `main`; the
+/// test process has no such `main`.
+pub fn hdf5_open_rw(path: &Path) -> hdf5::File {
+    hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open_rw(path)
+        .unwrap_or_else(|e| panic!("opening {} for writing: {e}", path.display()))
+}
+
+/// Creates an HDF5 file without HDF5's file lock: see [`hdf5_open_rw`].
+pub fn hdf5_create(path: &Path) -> hdf5::File {
+    hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .create(path)
+        .unwrap_or_else(|e| panic!("creating {}: {e}", path.display()))
+}

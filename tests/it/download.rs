@@ -534,7 +534,7 @@ fn vibe_file(path: &std::path::Path) -> ragdbeval::dataset::Dataset {
         &ragdbeval::types::Silent,
     )
     .unwrap();
-    let file = hdf5::File::create(path).unwrap();
+    let file = crate::common::hdf5_create(path);
     let put_str = |name: &str, value: &str| {
         let v: VarLenUnicode = value.parse().unwrap();
         file.new_attr::<VarLenUnicode>()

@@ -602,7 +602,7 @@ fn hdf5_attributes_serve_literal_predicates() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     {
-        let f = hdf5::File::open_rw(&file).unwrap();
+        let f = crate::common::hdf5_open_rw(&file);
         let g = f.create_group("attributes").unwrap();
         let colors: Vec<VarLenUnicode> = (0..1000)
             .map(|i| format!("c{}", i % 5).parse().unwrap())
@@ -647,7 +647,7 @@ fn hdf5_attributes_serve_literal_predicates() {
     assert_eq!((s.quality.recall, f.violations), (1.0, 0));
     // A float attribute is refused with the reason.
     {
-        let f = hdf5::File::open_rw(&file).unwrap();
+        let f = crate::common::hdf5_open_rw(&file);
         f.group("attributes")
             .unwrap()
             .new_dataset_builder()

@@ -85,12 +85,20 @@ fn exact_scores_recall_one_and_no_stale_hit_while_writes_run() {
         // Resources: over the step, and per second of it.
         assert!(s.resources.client.samples > 0, "{:?}", s.resources);
         assert!(
-            s.timeline
-                .iter()
-                .any(|t| t.client_cpu_percent > 0.0 && t.client_rss_mb > 0.0),
+            s.timeline.iter().any(|t| t.client_rss_mb > 0.0),
             "{:?}",
             s.timeline
         );
+        // CPU is read in clock ticks (10 ms at the usual 100 Hz): a step over in a few
+        // milliseconds may honestly read 0 ticks. A tenth of a second with two searchers
+        // busy is ~20 ticks.
+        if s.duration_s >= 0.1 {
+            assert!(
+                s.timeline.iter().any(|t| t.client_cpu_percent > 0.0),
+                "{:?}",
+                s.timeline
+            );
+        }
     }
     assert!(streams[0].updates > 0);
     // The first step writes at 2,000 points/s: it cannot have gone much faster.
