@@ -27,7 +27,29 @@ fn parses_resp2_and_resp3_scores() {
         Value::BulkString(b"x".to_vec()),
         Value::BulkString(b"1".to_vec()),
     ]);
-    assert!(parse_neighbors(&foreign, &mut out).is_err());
+    let err = parse_neighbors(&foreign, &mut out).unwrap_err();
+    assert!(err.contains("element `x`"), "{err}");
+    // Simple strings and integers are read too; a score that is no number is refused.
+    let simple = Value::Array(vec![
+        Value::Int(3),
+        Value::SimpleString("0.25".into()),
+        Value::BulkString(b"4".to_vec()),
+        Value::BulkString(b"0.125".to_vec()),
+    ]);
+    parse_neighbors(&simple, &mut out).unwrap();
+    assert_eq!(
+        out,
+        vec![
+            Neighbor { id: 3, score: 0.25 },
+            Neighbor { id: 4, score: 0.125 }
+        ]
+    );
+    let bad_score = Value::Array(vec![
+        Value::BulkString(b"4".to_vec()),
+        Value::BulkString(b"n/a".to_vec()),
+    ]);
+    let err = parse_neighbors(&bad_score, &mut out).unwrap_err();
+    assert!(err.contains("score `n/a`"), "{err}");
 }
 
 #[test]
