@@ -18,13 +18,9 @@ use crate::types::PointId;
 /// panels, 128 KB at d = 128, stay in L2 while a base panel streams through L1).
 const QUERY_BLOCK: usize = 256;
 /// Bytes of packed base per chunk: packed once, then scanned by every query block (so every
-/// base row is read once from memory or disk). Small enough to stay in each core's L2 beside
-/// its query block's panels: with 4 MB chunks (read from the shared last-level cache) the
-/// kernel at 2k × 200k × 128 moved between 0.56 and 0.80 s on the shared 2-core VM; with
-/// 512 KB, alternated with it over 20 rounds, its median went from 0.61-0.66 s to 0.58 s and
-/// its slowest run from 0.80 to 0.62 s (same fastest run, 0.56 s), and 10k × 1M was
-/// unchanged (12.7 s both; eleventh session, /tmp/fx/ab.sh).
-const BASE_CHUNK_BYTES: usize = 512 << 10;
+/// base row is read once from memory or disk), small enough to stay in the last-level cache
+/// while the query blocks pass over it.
+const BASE_CHUNK_BYTES: usize = 4 << 20;
 
 /// How many candidates ahead the exact re-rank requests a row (see `knn_counted`).
 const RERANK_AHEAD: usize = 16;
