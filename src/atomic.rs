@@ -13,8 +13,27 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Creates the temporary file next to `dest` (creating the directory if needed).
+    /// Creates the temporary file next to `dest` (creating the directory if needed). Refuses
+    /// a `dest` that exists and is not a regular file: the rename in [`AtomicFile::commit`]
+    /// would replace it (`--out /dev/null` run as root replaced the device with a file).
     pub fn create(dest: &Path) -> io::Result<AtomicFile> {
+        if let Ok(meta) = std::fs::metadata(dest)
+            && !meta.is_file()
+        {
+            let kind = if meta.is_dir() {
+                "a directory"
+            } else {
+                "not a regular file (a device, pipe or socket)"
+            };
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                // Callers name the path.
+                format!(
+                    "exists and is {kind}; outputs are written to a new file and renamed into \
+                     place, which would replace it: name a file instead"
+                ),
+            ));
+        }
         let dir = dest
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -85,5 +104,24 @@ mod tests {
         assert!(!dest2.exists());
         let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "only sub/ may remain: {leftovers:?}");
+    }
+
+    #[test]
+    fn refuses_to_replace_what_is_not_a_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = AtomicFile::create(dir.path())
+            .err()
+            .expect("a directory is refused");
+        assert!(err.to_string().contains("is a directory"), "{err}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            let err = AtomicFile::create(Path::new("/dev/null"))
+                .err()
+                .expect("a device is refused");
+            assert!(err.to_string().contains("not a regular file"), "{err}");
+            let meta = std::fs::metadata("/dev/null").unwrap();
+            assert!(meta.file_type().is_char_device());
+        }
     }
 }
