@@ -83,12 +83,11 @@ pub(super) fn parse_neighbors(reply: &Value, out: &mut Vec<Neighbor>) -> Result<
     // Parsed in place from the reply's bytes: this runs once per query in the timed loop, and
     // a `String` per value was a third of the client CPU the adapter spent beyond a bare loop.
     let element = |v: &Value| -> Result<PointId, String> {
-        let id = match v {
+        match v {
             Value::Int(i) => PointId::try_from(*i).ok(),
             other => borrowed_text(other).and_then(|t| t.parse::<PointId>().ok()),
-        };
-        id
-            .ok_or_else(|| {
+        }
+        .ok_or_else(|| {
                 format!(
                     "element `{}` is not a ragdbeval id (a decimal u64)",
                     value_text(v)

@@ -55,18 +55,40 @@ pub(super) fn push_centred(out: &mut Vec<f32>, x: &[f32], centre: Option<&[f32]>
     }
 }
 
-/// Per-dimension mean of the base, the translation applied before the euclidean scoring.
-/// Any centre is correct (distances are translation invariant, and the rounding of the
-/// subtraction is part of the error bound); the mean makes the norms, and with them the
-/// rounding of the scores, as small as the spread of the data allows.
-pub(super) fn base_mean(base: &Base<'_>) -> Vec<f32> {
-    let (n, dim) = (base.len(), base.dim());
-    let sums = (0..n)
-        .into_par_iter()
+/// Entries averaged by [`sampled_mean`] (and by `rows_centre`): the mean of 8k entries spread
+/// evenly over the base is within about 1 % of the data's spread from the full mean (the
+/// centred norms, and with them the candidate margin, grow by about 10⁻⁴ of themselves), and
+/// reading them takes about a millisecond where the full mean reads the whole base once more
+/// (100 MB at 200k × 128, a pass over the disk for a mapped base).
+pub(super) const CENTRE_SAMPLE: usize = 1 << 13;
+
+/// [`sampled_rows_mean`] of the base's entries: the euclidean centre where the caller gives
+/// none.
+pub(super) fn sampled_mean(base: &Base<'_>) -> Vec<f32> {
+    match base {
+        Base::All(b) => sampled_rows_mean(b.vectors, b.dim, 0..base.len()),
+        Base::Rows(r) => sampled_rows_mean(r.vectors, r.dim, r.rows.iter().copied()),
+    }
+}
+
+/// The per-dimension mean of at most [`CENTRE_SAMPLE`] of `rows` (of `vectors`, `dim` wide),
+/// spread evenly over them: the translation applied before the euclidean scoring. Any centre
+/// is correct (distances are translation invariant, and the rounding of the subtraction is
+/// part of the error bound); a mean makes the norms, and with them the rounding of the
+/// scores, about as small as the spread of the data allows.
+pub(super) fn sampled_rows_mean(
+    vectors: &[f32],
+    dim: usize,
+    rows: impl ExactSizeIterator<Item = usize>,
+) -> Vec<f32> {
+    let step = rows.len().div_ceil(CENTRE_SAMPLE).max(1);
+    let sample: Vec<usize> = rows.step_by(step).collect();
+    let sums = sample
+        .par_iter()
         .fold(
             || vec![0.0f64; dim],
-            |mut acc, e| {
-                for (a, v) in acc.iter_mut().zip(base.vector(e)) {
+            |mut acc, &row| {
+                for (a, v) in acc.iter_mut().zip(&vectors[row * dim..(row + 1) * dim]) {
                     *a += *v as f64;
                 }
                 acc
@@ -81,41 +103,7 @@ pub(super) fn base_mean(base: &Base<'_>) -> Vec<f32> {
                 a
             },
         );
-    mean_of_sums(&sums, n)
-}
-
-/// Entries averaged by [`sampled_mean`] (and by `rows_centre`): the mean of 8k entries spread
-/// evenly over the base is within about 1 % of the data's spread from the full mean (the
-/// centred norms, and with them the candidate margin, grow by about 10⁻⁴ of themselves), and
-/// reading them takes about a millisecond where the full mean reads the whole base once more
-/// (100 MB at 200k × 128, a pass over the disk for a mapped base).
-pub(super) const CENTRE_SAMPLE: usize = 1 << 13;
-
-/// [`base_mean`] of at most [`CENTRE_SAMPLE`] entries spread evenly over the base: the
-/// euclidean centre where the caller gives none (any centre keeps the truth exact).
-pub(super) fn sampled_mean(base: &Base<'_>) -> Vec<f32> {
-    match base {
-        Base::All(b) => sampled_rows_mean(b.vectors, b.dim, 0..base.len()),
-        Base::Rows(r) => sampled_rows_mean(r.vectors, r.dim, r.rows.iter().copied()),
-    }
-}
-
-/// The mean of at most [`CENTRE_SAMPLE`] of `rows` (of `vectors`, `dim` wide), spread evenly
-/// over them.
-pub(super) fn sampled_rows_mean(
-    vectors: &[f32],
-    dim: usize,
-    rows: impl ExactSizeIterator<Item = usize>,
-) -> Vec<f32> {
-    let step = rows.len().div_ceil(CENTRE_SAMPLE).max(1);
-    let sample: Vec<usize> = rows.step_by(step).collect();
-    base_mean(&Base::Rows(&RowSelection {
-        vectors,
-        rows: &sample,
-        // The mean reads rows only.
-        ids: &[],
-        dim,
-    }))
+    mean_of_sums(&sums, sample.len())
 }
 
 /// The mean from per-dimension sums over `n` vectors, as an f32 centre.

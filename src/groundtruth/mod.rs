@@ -228,7 +228,7 @@ const GROUP_CHUNK_BYTES: usize = 256 << 10;
 
 /// The euclidean centre for [`exact_knn_rows_group`]: the mean of at most
 /// `base::CENTRE_SAMPLE` of `rows` (of `vectors`, `dim` wide) spread evenly over them (the
-/// rows of all groups). Any centre keeps the truth exact (see `base::base_mean`); a sample's
+/// rows of all groups). Any centre keeps the truth exact (see `base::sampled_rows_mean`); a sample's
 /// mean keeps the norms about as small as the mean does, and reads a few MB instead of the
 /// whole matrix.
 pub fn rows_centre(
