@@ -418,12 +418,21 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
     let ds = dataset::load(&args.source.dataset, &opts)?;
     // The vectors go into the output file (and on to disk) on their own thread while the
     // truth is computed: at 200k × 128 (100 MB) the flush alone took 0.13 s when it came
-    // after the truth.
+    // after the truth, and 0.27 s on a VM whose free memory had been handed back to its host
+    // (free page reporting: every new page-cache page is then a fault on the host). That
+    // thread takes CPU from the truth: 0.02-0.1 s of its 0.6 s at that size, the more the
+    // more of its pages come fresh from the host. `--write-first` writes the vectors before
+    // the truth instead, so that the time printed is the truth's alone.
     let (gt, seconds) = std::thread::scope(|scope| -> anyhow::Result<_> {
         let writer = scope.spawn(|| {
             lower_thread_priority();
             hdf5::begin_write(out, ds.distance, &ds.train, &ds.test)
         });
+        let writer = if args.write_first {
+            Written::Before(join_writer(writer, out)?)
+        } else {
+            Written::Alongside(writer)
+        };
         let started = std::time::Instant::now();
         let gt = dataset::compute_ground_truth(
             &ds.train,
@@ -433,9 +442,10 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
             &*progress::terminal(args.quiet),
         );
         let seconds = started.elapsed().as_secs_f64();
-        let pending = writer
-            .join()
-            .map_err(|_| anyhow::anyhow!("the thread writing {} panicked", out.display()))??;
+        let pending = match writer {
+            Written::Before(pending) => pending,
+            Written::Alongside(writer) => join_writer(writer, out)?,
+        };
         let gt = gt?;
         pending.finish(&gt)?;
         Ok((gt, seconds))
@@ -451,6 +461,27 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
     );
     println!("wrote {}", out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the output's vectors are when the truth starts (see `--write-first`).
+enum Written<'scope> {
+    /// Already in the file.
+    Before(hdf5::PendingWrite),
+    /// Being written on this thread while the truth is computed.
+    Alongside(
+        std::thread::ScopedJoinHandle<'scope, Result<hdf5::PendingWrite, dataset::DatasetError>>,
+    ),
+}
+
+/// Waits for the thread writing `out`'s vectors.
+fn join_writer(
+    writer: std::thread::ScopedJoinHandle<'_, Result<hdf5::PendingWrite, dataset::DatasetError>>,
+    out: &std::path::Path,
+) -> anyhow::Result<hdf5::PendingWrite> {
+    let pending = writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the thread writing {} panicked", out.display()))??;
+    Ok(pending)
 }
 
 /// Gives the calling thread the lowest CPU priority (on Linux a thread's nice value is its

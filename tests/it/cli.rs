@@ -264,6 +264,33 @@ fn dataset_make_info_gt_subset() {
     assert!(gt.status.success(), "{}", stderr(&gt));
     let info = stdout(&ragdbeval(dir.path(), &["dataset", "info", "g.hdf5"]));
     assert!(info.contains("depth 50"), "{info}");
+    // Writing the vectors before the truth (to time the truth alone) writes the same file.
+    let first = ragdbeval(
+        dir.path(),
+        &[
+            "dataset",
+            "gt",
+            "--dataset",
+            "s.hdf5",
+            "-k",
+            "50",
+            "--out",
+            "g-first.hdf5",
+            "-q",
+            "--write-first",
+        ],
+    );
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        stdout(&first).contains("ground truth: k=50"),
+        "{}",
+        stdout(&first)
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("g.hdf5")).unwrap(),
+        std::fs::read(dir.path().join("g-first.hdf5")).unwrap(),
+        "--write-first wrote another file"
+    );
 
     let list = stdout(&ragdbeval(dir.path(), &["dataset", "list"]));
     assert!(
