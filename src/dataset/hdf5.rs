@@ -18,6 +18,7 @@ use std::path::Path;
 use hdf5::types::{FixedAscii, FixedUnicode, VarLenAscii, VarLenUnicode};
 
 use super::DatasetError;
+use super::direct_write::{self, DIRECT_ALIGN};
 use super::spill::{SpillNote, SpillTarget};
 use crate::atomic::AtomicFile;
 use crate::distance::Distance;
@@ -533,8 +534,12 @@ pub fn begin_write(
     hdf5::silence_errors(true);
     let mut tmp = AtomicFile::create(path).map_err(|e| DatasetError::io(path, e))?;
     let err = |what: &str, e: hdf5::Error| h5err(path, what, e);
+    // Large objects start on a block boundary, so that `train` can be written with O_DIRECT.
     let file = hdf5::File::with_options()
-        .with_fapl(|p| p.file_locking(false))
+        .with_fapl(|p| {
+            p.file_locking(false)
+                .alignment(DIRECT_MIN_BYTES as u64, DIRECT_ALIGN as u64)
+        })
         .create(tmp.temp_path())
         .map_err(|e| err("creating", e))?;
     let put_str = |name: &str, value: &str| -> Result<(), DatasetError> {
@@ -561,7 +566,7 @@ pub fn begin_write(
             .and_then(|d| d.write_raw(data))
             .map_err(|e| err(name, e))
     };
-    put("train", train.len(), train.dim(), train.as_flat())?;
+    put_large(&file, tmp.temp_path(), path, "train", train)?;
     put("test", test.len(), test.dim(), test.as_flat())?;
     file.flush().map_err(|e| err("flushing", e))?;
     tmp.file()
@@ -572,6 +577,55 @@ pub fn begin_write(
         tmp,
         file,
     })
+}
+
+/// Vector datasets at least this large are written with O_DIRECT (see `direct_write`).
+const DIRECT_MIN_BYTES: usize = 8 << 20;
+
+/// Writes `vectors` as the float dataset `name`: a large one as contiguous storage allocated
+/// up front and filled with O_DIRECT behind HDF5's back (HDF5 never writes or caches that
+/// raw data: no fill value, no chunk cache), else, or where the file system refuses O_DIRECT,
+/// through HDF5.
+fn put_large(
+    file: &hdf5::File,
+    temp: &Path,
+    path: &Path,
+    name: &str,
+    vectors: &Vectors,
+) -> Result<(), DatasetError> {
+    let data = vectors.as_flat();
+    let shape = [vectors.len(), vectors.dim()];
+    // SAFETY: an f32 has no padding and every byte pattern is a valid u8; the length is the
+    // slice's size in bytes. (The dataset's file type is the native float, so these are
+    // exactly the bytes HDF5 would write.)
+    let bytes: &[u8] = unsafe {
+        std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data))
+    };
+    let err = |what: &str, e: hdf5::Error| h5err(path, what, e);
+    if bytes.len() >= DIRECT_MIN_BYTES {
+        let dataset = file
+            .new_dataset::<f32>()
+            .shape(shape)
+            .no_chunk()
+            .alloc_time(Some(hdf5::plist::dataset_create::AllocTime::Early))
+            .fill_time(hdf5::plist::dataset_create::FillTime::Never)
+            .create(name)
+            .map_err(|e| err(name, e))?;
+        if let Some(offset) = dataset.offset() {
+            // HDF5's own buffers hold nothing of the file yet that the direct write could
+            // contradict; flushed, its metadata is on the file before the data goes around it.
+            file.flush().map_err(|e| err("flushing", e))?;
+            if direct_write::write_at(temp, offset, bytes).map_err(|e| DatasetError::io(path, e))? {
+                return Ok(());
+            }
+        }
+        return dataset.write_raw(data).map_err(|e| err(name, e));
+    }
+    file.new_dataset::<f32>()
+        .shape(shape)
+        .create(name)
+        .and_then(|d| d.write_raw(data))
+        .map_err(|e| err(name, e))
 }
 
 impl PendingWrite {

@@ -7,6 +7,7 @@
 //! taken on trust from the file).
 
 pub mod bigann;
+mod direct_write;
 pub mod download;
 pub mod hdf5;
 pub mod registry;
