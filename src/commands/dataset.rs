@@ -418,11 +418,10 @@ fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
     let ds = dataset::load(&args.source.dataset, &opts)?;
     // The vectors go into the output file (and on to disk) on their own thread while the
     // truth is computed: at 200k × 128 (100 MB) the flush alone took 0.13 s when it came
-    // after the truth, and 0.27 s on a VM whose free memory had been handed back to its host
-    // (free page reporting: every new page-cache page is then a fault on the host). That
-    // thread takes CPU from the truth: 0.02-0.1 s of its 0.6 s at that size, the more the
-    // more of its pages come fresh from the host. `--write-first` writes the vectors before
-    // the truth instead, so that the time printed is the truth's alone.
+    // after the truth. That thread shares the cores with the truth: through the page cache it
+    // took 0.1-0.15 s of the truth's 0.55 s on a VM whose new pages are host faults (free page
+    // reporting), hence O_DIRECT in `hdf5::begin_write` (now 1-3 %). `--write-first` writes
+    // the vectors before the truth instead, so that the time printed is the truth's alone.
     let (gt, seconds) = std::thread::scope(|scope| -> anyhow::Result<_> {
         let writer = scope.spawn(|| {
             lower_thread_priority();
@@ -486,9 +485,10 @@ fn join_writer(
 
 /// Gives the calling thread the lowest CPU priority (on Linux a thread's nice value is its
 /// own; elsewhere nothing changes). The output's vectors are written beside the truth, and
-/// copying them into the page cache takes CPU (0.25 s at 200k × 128 on the 2-core VM this
-/// was measured on): at equal priority that time came out of the truth's threads whenever
-/// every core was busy; at nice 19 the writer runs where they leave a core idle, and after.
+/// writing them takes CPU (0.25 s through the page cache at 200k × 128 on the 2-core VM this
+/// was measured on, before they were written with O_DIRECT): at equal priority that time came
+/// out of the truth's threads whenever every core was busy; at nice 19 the writer runs where
+/// they leave a core idle, and after.
 fn lower_thread_priority() {
     #[cfg(target_os = "linux")]
     // SAFETY: gettid has no preconditions; setpriority only reads its arguments, and a
