@@ -97,14 +97,17 @@ mod tests {
         let len = 3 * BUFFER + 1000;
         let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
         std::fs::write(&path, vec![0xAAu8; 2 * DIRECT_ALIGN + len + 10]).unwrap();
-        let direct = write_at(&path, 2 * DIRECT_ALIGN as u64, &bytes).unwrap();
+        // `false` would mean the temporary directory's file system refused O_DIRECT (and
+        // nothing was written): the direct path this test is for did not run.
+        assert!(
+            write_at(&path, 2 * DIRECT_ALIGN as u64, &bytes).unwrap(),
+            "the file system of {} refused O_DIRECT",
+            dir.path().display()
+        );
         let back = std::fs::read(&path).unwrap();
         assert_eq!(&back[2 * DIRECT_ALIGN..2 * DIRECT_ALIGN + len], &bytes[..]);
         assert!(back[..2 * DIRECT_ALIGN].iter().all(|&b| b == 0xAA));
         assert!(back[2 * DIRECT_ALIGN + len..].iter().all(|&b| b == 0xAA));
-        // The temporary directory of a Linux test host is a disk file system or tmpfs: say
-        // which path ran, so a run that never wrote directly is visible in the test's output.
-        eprintln!("written with O_DIRECT: {direct}");
         // An unaligned offset is refused (the caller writes as usual).
         assert!(!write_at(&path, 100, &bytes).unwrap());
     }

@@ -159,3 +159,30 @@ fn hdf5_integer_sets_get_the_byte_type_their_values_fit() {
     let generated = load("gen:uniform:n=20,dim=2,queries=2,seed=1", &opts()).unwrap();
     assert_eq!(generated.element_type, ElementType::Float32);
 }
+
+/// A train set large enough to be written with O_DIRECT (see `hdf5::put_large`) reads back
+/// exactly, beside a small test set and the neighbours written through HDF5.
+#[test]
+fn hdf5_large_train_written_directly_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.hdf5");
+    let (rows, dim) = (17_000, 129); // 8.8 MB: over the direct threshold, rows not block-sized
+    let train: Vec<f32> = (0..rows * dim).map(|i| (i as f32).sin()).collect();
+    let test: Vec<f32> = (0..3 * dim).map(|i| i as f32 * 0.5).collect();
+    let train = Vectors::new(train, dim).unwrap();
+    let test = Vectors::new(test, dim).unwrap();
+    let gt = GroundTruth {
+        k: 2,
+        ids: vec![5, 7, 1, 2, 16_999, 0],
+        distances: vec![0.5, 1.0, 0.25, 2.0, 3.0, 4.0],
+    };
+    hdf5::write(&path, Distance::Euclidean, &train, &test, &gt).unwrap();
+    let back = hdf5::read(&path, None).unwrap();
+    assert_eq!(back.train.as_flat(), train.as_flat());
+    assert_eq!(back.train_rows_in_file, rows);
+    assert_eq!(back.test.as_flat(), test.as_flat());
+    let (k, ids, distances) = back.neighbors.unwrap();
+    assert_eq!(k, 2);
+    assert_eq!(ids, vec![5, 7, 1, 2, 16_999, 0]);
+    assert_eq!(distances, gt.distances);
+}
