@@ -566,7 +566,11 @@ pub fn begin_write(
             .and_then(|d| d.write_raw(data))
             .map_err(|e| err(name, e))
     };
-    put_large(&file, tmp.temp_path(), path, "train", train)?;
+    if std::mem::size_of_val(train.as_flat()) >= DIRECT_MIN_BYTES {
+        put_direct(&file, tmp.temp_path(), path, "train", train)?;
+    } else {
+        put("train", train.len(), train.dim(), train.as_flat())?;
+    }
     put("test", test.len(), test.dim(), test.as_flat())?;
     file.flush().map_err(|e| err("flushing", e))?;
     tmp.file()
@@ -582,11 +586,11 @@ pub fn begin_write(
 /// Vector datasets at least this large are written with O_DIRECT (see `direct_write`).
 const DIRECT_MIN_BYTES: usize = 8 << 20;
 
-/// Writes `vectors` as the float dataset `name`: a large one as contiguous storage allocated
-/// up front and filled with O_DIRECT behind HDF5's back (HDF5 never writes or caches that
-/// raw data: no fill value, no chunk cache), else, or where the file system refuses O_DIRECT,
-/// through HDF5.
-fn put_large(
+/// Writes `vectors` (at least [`DIRECT_MIN_BYTES`]) as the float dataset `name`: contiguous
+/// storage allocated up front and filled with O_DIRECT behind HDF5's back (HDF5 never writes
+/// or caches that raw data: no fill value, no chunk cache); where the file system refuses
+/// O_DIRECT, through HDF5.
+fn put_direct(
     file: &hdf5::File,
     temp: &Path,
     path: &Path,
@@ -594,38 +598,30 @@ fn put_large(
     vectors: &Vectors,
 ) -> Result<(), DatasetError> {
     let data = vectors.as_flat();
-    let shape = [vectors.len(), vectors.dim()];
-    // SAFETY: an f32 has no padding and every byte pattern is a valid u8; the length is the
-    // slice's size in bytes. (The dataset's file type is the native float, so these are
-    // exactly the bytes HDF5 would write.)
-    let bytes: &[u8] = unsafe {
-        std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data))
-    };
     let err = |what: &str, e: hdf5::Error| h5err(path, what, e);
-    if bytes.len() >= DIRECT_MIN_BYTES {
-        let dataset = file
-            .new_dataset::<f32>()
-            .shape(shape)
-            .no_chunk()
-            .alloc_time(Some(hdf5::plist::dataset_create::AllocTime::Early))
-            .fill_time(hdf5::plist::dataset_create::FillTime::Never)
-            .create(name)
-            .map_err(|e| err(name, e))?;
-        if let Some(offset) = dataset.offset() {
-            // HDF5's own buffers hold nothing of the file yet that the direct write could
-            // contradict; flushed, its metadata is on the file before the data goes around it.
-            file.flush().map_err(|e| err("flushing", e))?;
-            if direct_write::write_at(temp, offset, bytes).map_err(|e| DatasetError::io(path, e))? {
-                return Ok(());
-            }
-        }
-        return dataset.write_raw(data).map_err(|e| err(name, e));
-    }
-    file.new_dataset::<f32>()
-        .shape(shape)
+    let dataset = file
+        .new_dataset::<f32>()
+        .shape([vectors.len(), vectors.dim()])
+        .no_chunk()
+        .alloc_time(Some(hdf5::plist::dataset_create::AllocTime::Early))
+        .fill_time(hdf5::plist::dataset_create::FillTime::Never)
         .create(name)
-        .and_then(|d| d.write_raw(data))
-        .map_err(|e| err(name, e))
+        .map_err(|e| err(name, e))?;
+    if let Some(offset) = dataset.offset() {
+        // SAFETY: an f32 has no padding and every byte pattern is a valid u8; the length is
+        // the slice's size in bytes. (The dataset's file type is the native float, so these
+        // are exactly the bytes HDF5 would write.)
+        let bytes: &[u8] = unsafe {
+            std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data))
+        };
+        // HDF5's own buffers hold nothing of the file yet that the direct write could
+        // contradict; flushed, its metadata is on the file before the data goes around it.
+        file.flush().map_err(|e| err("flushing", e))?;
+        if direct_write::write_at(temp, offset, bytes).map_err(|e| DatasetError::io(path, e))? {
+            return Ok(());
+        }
+    }
+    dataset.write_raw(data).map_err(|e| err(name, e))
 }
 
 impl PendingWrite {

@@ -160,7 +160,7 @@ fn hdf5_integer_sets_get_the_byte_type_their_values_fit() {
     assert_eq!(generated.element_type, ElementType::Float32);
 }
 
-/// A train set large enough to be written with O_DIRECT (see `hdf5::put_large`) reads back
+/// A train set large enough to be written with O_DIRECT (see `hdf5::put_direct`) reads back
 /// exactly, beside a small test set and the neighbours written through HDF5.
 #[test]
 fn hdf5_large_train_written_directly_reads_back() {
