@@ -5,7 +5,7 @@
 //! came from (a `.fbin` base): a mapped dataset can be larger than the machine's memory,
 //! since the kernel pages rows in as they are read and drops clean pages under pressure.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
@@ -26,6 +26,16 @@ enum Storage {
         map: Arc<memmap2::Mmap>,
         offset: usize,
         len: usize,
+    },
+    /// `rows` rows of `dim` little-endian f32 values read in place from records that carry a
+    /// header each (TEXMEX `.fvecs`): row `i` starts `4·stride·i` bytes after byte `offset`
+    /// of the map. `flat` is the contiguous copy, made only if a caller asks for one.
+    Records {
+        map: Arc<memmap2::Mmap>,
+        offset: usize,
+        rows: usize,
+        stride: usize,
+        flat: OnceLock<Vec<f32>>,
     },
 }
 
@@ -139,15 +149,73 @@ impl Vectors {
         })
     }
 
+    /// `rows` rows of `dim` little-endian f32 values read in place from a record file:
+    /// row `i` is the `dim` values at byte `offset + 4·stride·i` of `map` (the values between
+    /// rows, the records' headers, are not the caller's to check here). Nothing is copied
+    /// until a caller asks for the rows as one contiguous slice ([`Vectors::as_flat`]): the
+    /// exact ground truth ([`Vectors::strided`]) and the rows' bytes
+    /// ([`Vectors::copy_bytes`]) read them where they are.
+    pub fn mapped_records(
+        map: Arc<memmap2::Mmap>,
+        offset: usize,
+        rows: usize,
+        dim: usize,
+        stride: usize,
+    ) -> Result<Vectors, MapError> {
+        if dim == 0 {
+            return Err(VectorsError::ZeroDim.into());
+        }
+        if cfg!(target_endian = "big") {
+            return Err(MapError::BigEndian);
+        }
+        let map_len = map.len();
+        let out_of_bounds = || MapError::OutOfBounds {
+            rows,
+            dim,
+            offset,
+            map_len,
+        };
+        // The last row ends at `stride·(rows - 1) + dim` values; a stride below `dim` would
+        // make rows overlap, which no record file does.
+        let values = match rows.checked_sub(1) {
+            None => 0,
+            Some(last) => last
+                .checked_mul(stride.max(dim))
+                .and_then(|v| v.checked_add(dim))
+                .ok_or_else(out_of_bounds)?,
+        };
+        values
+            .checked_mul(4)
+            .and_then(|bytes| bytes.checked_add(offset))
+            .filter(|&end| end <= map_len)
+            .ok_or_else(out_of_bounds)?;
+        if !(map.as_ptr() as usize + offset).is_multiple_of(std::mem::align_of::<f32>()) {
+            return Err(MapError::Misaligned { offset });
+        }
+        Ok(Vectors {
+            storage: Storage::Records {
+                map,
+                offset,
+                rows,
+                stride: stride.max(dim),
+                flat: OnceLock::new(),
+            },
+            dim,
+        })
+    }
+
     /// Whether the rows are read in place from a memory-mapped file.
     pub fn is_mapped(&self) -> bool {
-        matches!(self.storage, Storage::Mapped { .. })
+        matches!(
+            self.storage,
+            Storage::Mapped { .. } | Storage::Records { .. }
+        )
     }
 
     /// Tells the kernel how the rows will be read (a no-op for rows in memory): sequential
     /// passes let it read ahead and drop pages behind.
     pub fn advise_sequential(&self) {
-        if let Storage::Mapped { map, .. } = &self.storage {
+        if let Storage::Mapped { map, .. } | Storage::Records { map, .. } = &self.storage {
             // Advice only: a refusal changes speed, never a result.
             let _ = map.advise(memmap2::Advice::Sequential);
         }
@@ -159,17 +227,72 @@ impl Vectors {
 
     /// Number of vectors.
     pub fn len(&self) -> usize {
-        self.as_flat().len().checked_div(self.dim).unwrap_or(0)
+        match &self.storage {
+            Storage::Records { rows, .. } => *rows,
+            _ => self.as_flat().len().checked_div(self.dim).unwrap_or(0),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.as_flat().is_empty()
+        self.len() == 0
     }
 
     /// Row `i`. Panics if out of range, like slice indexing.
     #[inline]
     pub fn row(&self, i: usize) -> &[f32] {
-        &self.as_flat()[i * self.dim..(i + 1) * self.dim]
+        let (data, stride) = self.strided();
+        &data[i * stride..i * stride + self.dim]
+    }
+
+    /// The rows where they are, and the distance in values from one row's start to the
+    /// next: row `i` is `data[i·stride..i·stride + dim]`. The stride is `dim` except for rows
+    /// read in place from a record file, whose headers sit between them; nothing is copied.
+    #[inline]
+    pub fn strided(&self) -> (&[f32], usize) {
+        match &self.storage {
+            Storage::Records {
+                map,
+                offset,
+                rows,
+                stride,
+                ..
+            } => {
+                let values = rows
+                    .checked_sub(1)
+                    .map_or(0, |last| last * stride + self.dim);
+                // SAFETY: `mapped_records` checked that `offset + 4·values` lies inside the
+                // map and that the start is f32-aligned; every bit pattern is a valid f32;
+                // the map is read-only and lives as long as `self` (the Arc).
+                let data = unsafe {
+                    std::slice::from_raw_parts(map.as_ptr().add(*offset).cast::<f32>(), values)
+                };
+                (data, *stride)
+            }
+            _ => (self.as_flat(), self.dim),
+        }
+    }
+
+    /// Copies bytes `start..start + out.len()` of the rows' contiguous little-endian image
+    /// (what [`Vectors::as_flat`] holds, as bytes) into `out`, without making that image
+    /// when the rows are read in place from a record file. Panics past the end, like slice
+    /// indexing.
+    pub fn copy_bytes(&self, start: usize, out: &mut [u8]) {
+        let (data, stride) = self.strided();
+        if stride == self.dim {
+            out.copy_from_slice(&as_bytes(data)[start..start + out.len()]);
+            return;
+        }
+        let row_bytes = self.dim * 4;
+        let mut at = start;
+        let mut done = 0;
+        while done < out.len() {
+            let (row, within) = (at / row_bytes, at % row_bytes);
+            let bytes = as_bytes(self.row(row));
+            let n = (row_bytes - within).min(out.len() - done);
+            out[done..done + n].copy_from_slice(&bytes[within..within + n]);
+            done += n;
+            at += n;
+        }
     }
 
     /// Rows `start..end` as one flat slice.
@@ -188,7 +311,19 @@ impl Vectors {
                 // changed while it is mapped, as for any benchmark input.
                 unsafe { std::slice::from_raw_parts(map.as_ptr().add(*offset).cast::<f32>(), *len) }
             }
+            // Made once, on the first call: a caller that needs one slice (an engine's
+            // batch, a test's comparison) pays the copy a loader would have made.
+            Storage::Records { flat, .. } => flat.get_or_init(|| self.gather()),
         }
+    }
+
+    /// The rows of a record file as one contiguous buffer.
+    fn gather(&self) -> Vec<f32> {
+        let mut out = matrix_with_capacity(self.len() * self.dim);
+        for i in 0..self.len() {
+            out.extend_from_slice(self.row(i));
+        }
+        out
     }
 
     /// The rows as an owned buffer (a copy when they are mapped).
@@ -196,6 +331,10 @@ impl Vectors {
         match self.storage {
             Storage::Owned(data) => data,
             Storage::Mapped { .. } => self.as_flat().to_vec(),
+            Storage::Records { ref flat, .. } => match flat.get() {
+                Some(data) => data.clone(),
+                None => self.gather(),
+            },
         }
     }
 
@@ -211,6 +350,12 @@ impl Vectors {
                 data.shrink_to_fit();
             }
             Storage::Mapped { len, .. } => *len = (*len).min(n * self.dim),
+            Storage::Records { rows, flat, .. } => {
+                *rows = (*rows).min(n);
+                if let Some(data) = flat.get_mut() {
+                    data.truncate(n * self.dim);
+                }
+            }
         }
     }
 
@@ -219,19 +364,23 @@ impl Vectors {
         // Fast path: a pass without early exit that the compiler vectorises (the sum of
         // `v * 0.0` that stood here is one chain of dependent additions: 35 ms for 100 MB);
         // only when it fails do we look for the culprit.
-        let data = self.as_flat();
-        let all_finite = data
-            .par_chunks(FINITE_CHUNK)
-            .all(|chunk| chunk.iter().fold(true, |ok, v| ok & v.is_finite()));
+        let finite = |values: &[f32]| values.iter().fold(true, |ok, v| ok & v.is_finite());
+        let all_finite = match self.strided() {
+            (data, stride) if stride == self.dim => data.par_chunks(FINITE_CHUNK).all(finite),
+            _ => (0..self.len())
+                .into_par_iter()
+                .with_min_len(FINITE_CHUNK / self.dim + 1)
+                .all(|i| finite(self.row(i))),
+        };
         if all_finite {
             return Ok(());
         }
-        for (i, v) in data.iter().enumerate() {
-            if !v.is_finite() {
+        for i in 0..self.len() {
+            if let Some((col, v)) = self.row(i).iter().enumerate().find(|(_, v)| !v.is_finite()) {
                 return Err(VectorsError::NonFinite {
                     what: what.to_string(),
-                    row: i / self.dim,
-                    col: i % self.dim,
+                    row: i,
+                    col,
                     value: *v,
                 });
             }
@@ -242,7 +391,7 @@ impl Vectors {
     /// Fails on the first all-zero row: under the angular metric its distance is undefined
     /// (engines normalise vectors and would divide by zero, each in its own way).
     pub fn check_nonzero_norm(&self, what: &str) -> Result<(), VectorsError> {
-        match self.iter().position(|row| row.iter().all(|v| *v == 0.0)) {
+        match (0..self.len()).position(|i| self.row(i).iter().all(|v| *v == 0.0)) {
             Some(row) => Err(VectorsError::ZeroNorm {
                 what: what.to_string(),
                 row,
@@ -253,7 +402,15 @@ impl Vectors {
 
     /// Size of the vector payload in bytes.
     pub fn byte_len(&self) -> usize {
-        std::mem::size_of_val(self.as_flat())
+        self.len() * self.dim * std::mem::size_of::<f32>()
+    }
+}
+
+/// The bytes of `values` (an f32 has no padding and every byte is a valid u8).
+fn as_bytes(values: &[f32]) -> &[u8] {
+    // SAFETY: the length is the slice's size in bytes, within the same allocation.
+    unsafe {
+        std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
     }
 }
 
@@ -354,6 +511,81 @@ mod tests {
             file.write_all(&f.to_le_bytes()).unwrap();
         }
         Arc::new(unsafe { memmap2::Mmap::map(&file) }.unwrap())
+    }
+
+    /// Rows read in place between records' headers: each row, the contiguous image, its bytes
+    /// from any offset and the checks are those of the same rows in memory.
+    #[test]
+    fn records_read_in_place_match_the_rows_in_memory() {
+        let (rows, dim, stride) = (5, 3, 4);
+        // Each record: a header value (here -1, never a row's) then `dim` values.
+        let file: Vec<f32> = (0..rows * stride)
+            .map(|i| {
+                if i % stride == 0 {
+                    -1.0
+                } else {
+                    i as f32 * 0.5
+                }
+            })
+            .collect();
+        let flat: Vec<f32> = file.iter().copied().filter(|&x| x != -1.0).collect();
+        let owned = Vectors::new(flat.clone(), dim).unwrap();
+        let map = map_of(&file, 8);
+        let mut v = Vectors::mapped_records(map.clone(), 12, rows, dim, stride).unwrap();
+        assert!(v.is_mapped());
+        assert_eq!((v.len(), v.byte_len()), (rows, rows * dim * 4));
+        assert_eq!(v.row(4), owned.row(4));
+        let (data, s) = v.strided();
+        assert_eq!((s, data.len()), (stride, (rows - 1) * stride + dim));
+        // Bytes from every start and length, across row boundaries.
+        let image: Vec<u8> = flat.iter().flat_map(|x| x.to_le_bytes()).collect();
+        for start in 0..image.len() {
+            for len in [0, 1, 5, 12, 13, image.len() - start] {
+                let len = len.min(image.len() - start);
+                let mut out = vec![0u8; len];
+                v.copy_bytes(start, &mut out);
+                assert_eq!(out, image[start..start + len], "start {start}, len {len}");
+            }
+        }
+        assert!(v.check_finite("train").is_ok());
+        assert!(v.check_nonzero_norm("train").is_ok());
+        assert_eq!(v, owned);
+        assert_eq!(v.as_flat(), flat.as_slice());
+        v.truncate(2);
+        assert_eq!(v.len(), 2);
+        assert_eq!(v.as_flat(), &flat[..6]);
+        assert_eq!(v.clone().into_flat(), flat[..6].to_vec());
+        // A non-finite value or an all-zero row is found where it is.
+        let mut bad = file.clone();
+        bad[2 * stride + 3] = f32::NAN;
+        bad[3 * stride + 1..4 * stride].fill(0.0);
+        let v = Vectors::mapped_records(map_of(&bad, 0), 4, rows, dim, stride).unwrap();
+        match v.check_finite("train") {
+            Err(VectorsError::NonFinite { row, col, .. }) => assert_eq!((row, col), (2, 2)),
+            other => panic!("expected NonFinite, got {other:?}"),
+        }
+        match v.check_nonzero_norm("train") {
+            Err(VectorsError::ZeroNorm { row, .. }) => assert_eq!(row, 3),
+            other => panic!("expected ZeroNorm, got {other:?}"),
+        }
+        // Bounds: the last row must end inside the map; no rows is empty, not an error.
+        assert!(matches!(
+            Vectors::mapped_records(map.clone(), 12, rows + 1, dim, stride),
+            Err(MapError::OutOfBounds { .. })
+        ));
+        assert!(matches!(
+            Vectors::mapped_records(map.clone(), 12, usize::MAX / 2, dim, stride),
+            Err(MapError::OutOfBounds { .. })
+        ));
+        assert!(
+            Vectors::mapped_records(map.clone(), 12, 0, dim, stride)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            Vectors::mapped_records(map, 10, 1, dim, stride).unwrap_err(),
+            MapError::Misaligned { offset: 10 }
+        );
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub(crate) fn load_options(
         quiet,
         progress: crate::output::progress::terminal(quiet),
         spill_above: None,
+        train_in_place: false,
     })
 }
 

@@ -38,6 +38,7 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         quiet: false,
         progress: crate::output::progress::terminal(false),
         spill_above: None,
+        train_in_place: false,
     };
     let source = args.dataset.clone().unwrap_or_else(|| info.source.clone());
     let ds = dataset::load(&source, &opts).with_context(|| {

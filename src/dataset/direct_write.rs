@@ -16,18 +16,25 @@ pub(super) const DIRECT_ALIGN: usize = 4096;
 /// Bytes per write through the aligned buffer.
 const BUFFER: usize = 4 << 20;
 
-/// Writes `bytes` at `offset` (a multiple of [`DIRECT_ALIGN`]) of the file at `path` with
-/// `O_DIRECT`, the last partial block through the page cache. Returns `Ok(false)`, having
-/// written nothing, where the file system refuses `O_DIRECT` (tmpfs, some network file
-/// systems): the caller then writes the bytes as usual.
-pub(super) fn write_at(path: &Path, offset: u64, bytes: &[u8]) -> io::Result<bool> {
+/// Writes `len` bytes at `offset` (a multiple of [`DIRECT_ALIGN`]) of the file at `path` with
+/// `O_DIRECT`, the last partial block through the page cache; `fill(start, out)` puts bytes
+/// `start..start + out.len()` of what is written into `out` (so that the source need not be
+/// one slice: rows read in place from a record file are gathered block by block). Returns
+/// `Ok(false)`, having written nothing, where the file system refuses `O_DIRECT` (tmpfs,
+/// some network file systems): the caller then writes the bytes as usual.
+pub(super) fn write_at(
+    path: &Path,
+    offset: u64,
+    len: usize,
+    mut fill: impl FnMut(usize, &mut [u8]),
+) -> io::Result<bool> {
     if !(offset as usize).is_multiple_of(DIRECT_ALIGN) {
         return Ok(false);
     }
     let Some(direct) = open_direct(path)? else {
         return Ok(false);
     };
-    let whole = bytes.len() / DIRECT_ALIGN * DIRECT_ALIGN;
+    let whole = len / DIRECT_ALIGN * DIRECT_ALIGN;
     if whole == 0 {
         return Ok(false);
     }
@@ -37,20 +44,22 @@ pub(super) fn write_at(path: &Path, offset: u64, bytes: &[u8]) -> io::Result<boo
     let buffer = &mut storage[start..start + size];
     let mut done = 0;
     while done < whole {
-        let len = buffer.len().min(whole - done);
-        buffer[..len].copy_from_slice(&bytes[done..done + len]);
-        match write_all_at(&direct, &buffer[..len], offset + done as u64) {
+        let n = buffer.len().min(whole - done);
+        fill(done, &mut buffer[..n]);
+        match write_all_at(&direct, &buffer[..n], offset + done as u64) {
             Ok(()) => {}
             // A file system that opens with O_DIRECT but refuses the first write: nothing
             // was written, the caller writes as usual.
             Err(e) if done == 0 && e.raw_os_error() == Some(libc::EINVAL) => return Ok(false),
             Err(e) => return Err(e),
         }
-        done += len;
+        done += n;
     }
-    if whole < bytes.len() {
+    if whole < len {
+        let mut tail = vec![0u8; len - whole];
+        fill(whole, &mut tail);
         let plain = std::fs::OpenOptions::new().write(true).open(path)?;
-        write_all_at(&plain, &bytes[whole..], offset + whole as u64)?;
+        write_all_at(&plain, &tail, offset + whole as u64)?;
     }
     Ok(true)
 }
@@ -99,8 +108,11 @@ mod tests {
         std::fs::write(&path, vec![0xAAu8; 2 * DIRECT_ALIGN + len + 10]).unwrap();
         // `false` would mean the temporary directory's file system refused O_DIRECT (and
         // nothing was written): the direct path this test is for did not run.
+        let from_bytes = |start: usize, out: &mut [u8]| {
+            out.copy_from_slice(&bytes[start..start + out.len()]);
+        };
         assert!(
-            write_at(&path, 2 * DIRECT_ALIGN as u64, &bytes).unwrap(),
+            write_at(&path, 2 * DIRECT_ALIGN as u64, len, from_bytes).unwrap(),
             "the file system of {} refused O_DIRECT",
             dir.path().display()
         );
@@ -109,6 +121,6 @@ mod tests {
         assert!(back[..2 * DIRECT_ALIGN].iter().all(|&b| b == 0xAA));
         assert!(back[2 * DIRECT_ALIGN + len..].iter().all(|&b| b == 0xAA));
         // An unaligned offset is refused (the caller writes as usual).
-        assert!(!write_at(&path, 100, &bytes).unwrap());
+        assert!(!write_at(&path, 100, len, from_bytes).unwrap());
     }
 }

@@ -566,7 +566,7 @@ pub fn begin_write(
             .and_then(|d| d.write_raw(data))
             .map_err(|e| err(name, e))
     };
-    if std::mem::size_of_val(train.as_flat()) >= DIRECT_MIN_BYTES {
+    if train.byte_len() >= DIRECT_MIN_BYTES {
         put_direct(&file, tmp.temp_path(), path, "train", train)?;
     } else {
         put("train", train.len(), train.dim(), train.as_flat())?;
@@ -597,7 +597,6 @@ fn put_direct(
     name: &str,
     vectors: &Vectors,
 ) -> Result<(), DatasetError> {
-    let data = vectors.as_flat();
     let err = |what: &str, e: hdf5::Error| h5err(path, what, e);
     let dataset = file
         .new_dataset::<f32>()
@@ -608,20 +607,22 @@ fn put_direct(
         .create(name)
         .map_err(|e| err(name, e))?;
     if let Some(offset) = dataset.offset() {
-        // SAFETY: an f32 has no padding and every byte pattern is a valid u8; the length is
-        // the slice's size in bytes. (The dataset's file type is the native float, so these
-        // are exactly the bytes HDF5 would write.)
-        let bytes: &[u8] = unsafe {
-            std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data))
-        };
         // HDF5's own buffers hold nothing of the file yet that the direct write could
         // contradict; flushed, its metadata is on the file before the data goes around it.
+        // (The dataset's file type is the native float, so the rows' little-endian bytes are
+        // exactly what HDF5 would write.)
         file.flush().map_err(|e| err("flushing", e))?;
-        if direct_write::write_at(temp, offset, bytes).map_err(|e| DatasetError::io(path, e))? {
+        let written = direct_write::write_at(temp, offset, vectors.byte_len(), |start, out| {
+            vectors.copy_bytes(start, out)
+        })
+        .map_err(|e| DatasetError::io(path, e))?;
+        if written {
             return Ok(());
         }
     }
-    dataset.write_raw(data).map_err(|e| err(name, e))
+    dataset
+        .write_raw(vectors.as_flat())
+        .map_err(|e| err(name, e))
 }
 
 impl PendingWrite {

@@ -168,6 +168,11 @@ pub struct LoadOptions {
     /// Decoded train bytes above which the rows are written to a memory-mapped spill file
     /// instead of memory ([`spill`]); `None`: [`spill::threshold`].
     pub spill_above: Option<u64>,
+    /// Read a TEXMEX `.fvecs` train set in place from its mapped file instead of copying it
+    /// (see [`texmex::read_vectors_in_place`]): for a caller that reads the rows one at a
+    /// time or through `Vectors::strided` (`dataset gt`). Off by default: anything that asks
+    /// for the rows as one slice would make the copy later, perhaps inside a timed phase.
+    pub train_in_place: bool,
 }
 
 impl Default for LoadOptions {
@@ -183,6 +188,7 @@ impl Default for LoadOptions {
             quiet: true,
             progress: ProgressHandle::silent(),
             spill_above: None,
+            train_in_place: false,
         }
     }
 }
@@ -399,7 +405,11 @@ fn load_texmex(source: &str, dir: &Path, opts: &LoadOptions) -> Result<Dataset, 
         paths.push(g);
     }
     let (sha256, digests) = digest_files(&paths, opts.observer())?;
-    let train = texmex::read_vectors(&files.base, None)?;
+    let train = if opts.train_in_place {
+        texmex::read_vectors_in_place(&files.base, None)?
+    } else {
+        texmex::read_vectors(&files.base, None)?
+    };
     let test = texmex::read_vectors(&files.query, None)?;
     // TEXMEX directories carry no metric; their ground truth is euclidean by convention, so
     // another metric means recomputing it.

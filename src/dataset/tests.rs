@@ -185,4 +185,13 @@ fn hdf5_large_train_written_directly_reads_back() {
     assert_eq!(k, 2);
     assert_eq!(ids, vec![5, 7, 1, 2, 16_999, 0]);
     assert_eq!(distances, gt.distances);
+    // The same rows read in place from an `.fvecs` file (as `dataset gt` reads a base) are
+    // gathered block by block into the same file, byte for byte.
+    let fvecs = dir.path().join("x_base.fvecs");
+    texmex::write_fvecs(&fvecs, &train).unwrap();
+    let in_place = texmex::read_vectors_in_place(&fvecs, None).unwrap();
+    assert_ne!(in_place.strided().1, dim, "read in place");
+    let again = dir.path().join("again.hdf5");
+    hdf5::write(&again, Distance::Euclidean, &in_place, &test, &gt).unwrap();
+    assert!(std::fs::read(&path).unwrap() == std::fs::read(&again).unwrap());
 }

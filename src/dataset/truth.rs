@@ -5,7 +5,9 @@ use rayon::prelude::*;
 
 use super::DatasetError;
 use crate::distance::Distance;
-use crate::groundtruth::{BaseSet, GroundTruth, exact_knn, prefetch};
+use crate::groundtruth::{
+    BaseSet, GroundTruth, StridedBase, exact_knn, exact_knn_strided, prefetch,
+};
 use crate::types::{PointId, Progress, ProgressUnit};
 use crate::vectors::Vectors;
 
@@ -137,10 +139,13 @@ pub fn compute_ground_truth(
     }
     let k = k.min(train.len());
     let bar = progress.task("ground truth", Some(test.len() as u64), ProgressUnit::Items);
-    let gt = exact_knn(
-        &BaseSet {
-            vectors: train.as_flat(),
-            ids: None,
+    // Where the rows are (in place, for a `.fvecs` file read without a copy).
+    let (vectors, stride) = train.strided();
+    let gt = exact_knn_strided(
+        &StridedBase {
+            vectors,
+            rows: train.len(),
+            stride,
             dim: train.dim(),
         },
         test.as_flat(),

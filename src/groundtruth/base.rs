@@ -3,12 +3,13 @@
 
 use rayon::prelude::*;
 
-use super::{BaseSet, RowSelection};
+use super::{BaseSet, RowSelection, StridedBase};
 use crate::types::PointId;
 
 /// Either form, as the kernel sees it.
 pub(super) enum Base<'a> {
     All(&'a BaseSet<'a>),
+    Strided(&'a StridedBase<'a>),
     Rows(&'a RowSelection<'a>),
 }
 
@@ -16,6 +17,7 @@ impl Base<'_> {
     pub(super) fn len(&self) -> usize {
         match self {
             Base::All(b) => b.vectors.len() / b.dim,
+            Base::Strided(b) => b.rows,
             Base::Rows(r) => r.rows.len(),
         }
     }
@@ -23,6 +25,7 @@ impl Base<'_> {
     pub(super) fn dim(&self) -> usize {
         match self {
             Base::All(b) => b.dim,
+            Base::Strided(b) => b.dim,
             Base::Rows(r) => r.dim,
         }
     }
@@ -31,17 +34,19 @@ impl Base<'_> {
     pub(super) fn id(&self, entry: usize) -> PointId {
         match self {
             Base::All(b) => b.ids.map_or(entry as PointId, |ids| ids[entry]),
+            Base::Strided(_) => entry as PointId,
             Base::Rows(r) => r.ids[entry],
         }
     }
 
     #[inline]
     pub(super) fn vector(&self, entry: usize) -> &[f32] {
-        let (data, row, dim) = match self {
-            Base::All(b) => (b.vectors, entry, b.dim),
-            Base::Rows(r) => (r.vectors, r.rows[entry], r.dim),
+        let (data, start, dim) = match self {
+            Base::All(b) => (b.vectors, entry * b.dim, b.dim),
+            Base::Strided(b) => (b.vectors, entry * b.stride, b.dim),
+            Base::Rows(r) => (r.vectors, r.rows[entry] * r.dim, r.dim),
         };
-        &data[row * dim..(row + 1) * dim]
+        &data[start..start + dim]
     }
 }
 
@@ -66,19 +71,21 @@ pub(super) const CENTRE_SAMPLE: usize = 1 << 13;
 /// none.
 pub(super) fn sampled_mean(base: &Base<'_>) -> Vec<f32> {
     match base {
-        Base::All(b) => sampled_rows_mean(b.vectors, b.dim, 0..base.len()),
-        Base::Rows(r) => sampled_rows_mean(r.vectors, r.dim, r.rows.iter().copied()),
+        Base::All(b) => sampled_rows_mean(b.vectors, b.dim, b.dim, 0..base.len()),
+        Base::Strided(b) => sampled_rows_mean(b.vectors, b.dim, b.stride, 0..base.len()),
+        Base::Rows(r) => sampled_rows_mean(r.vectors, r.dim, r.dim, r.rows.iter().copied()),
     }
 }
 
-/// The per-dimension mean of at most [`CENTRE_SAMPLE`] of `rows` (of `vectors`, `dim` wide),
-/// spread evenly over them: the translation applied before the euclidean scoring. Any centre
+/// The per-dimension mean of at most [`CENTRE_SAMPLE`] of `rows` (of `vectors`, `dim` wide,
+/// each `stride` values after the last), spread evenly over them: the translation applied before the euclidean scoring. Any centre
 /// is correct (distances are translation invariant, and the rounding of the subtraction is
 /// part of the error bound); a mean makes the norms, and with them the rounding of the
 /// scores, about as small as the spread of the data allows.
 pub(super) fn sampled_rows_mean(
     vectors: &[f32],
     dim: usize,
+    stride: usize,
     rows: impl ExactSizeIterator<Item = usize>,
 ) -> Vec<f32> {
     let step = rows.len().div_ceil(CENTRE_SAMPLE).max(1);
@@ -88,7 +95,10 @@ pub(super) fn sampled_rows_mean(
         .fold(
             || vec![0.0f64; dim],
             |mut acc, &row| {
-                for (a, v) in acc.iter_mut().zip(&vectors[row * dim..(row + 1) * dim]) {
+                for (a, v) in acc
+                    .iter_mut()
+                    .zip(&vectors[row * stride..row * stride + dim])
+                {
                     *a += *v as f64;
                 }
                 acc

@@ -142,6 +142,15 @@ pub struct BaseSet<'a> {
     pub dim: usize,
 }
 
+/// Rows `vectors[i·stride..i·stride + dim]` for `i < rows`, with id `i`: a base read in
+/// place from a file whose records carry a header each (TEXMEX `.fvecs`, stride `dim + 1`).
+pub struct StridedBase<'a> {
+    pub vectors: &'a [f32],
+    pub rows: usize,
+    pub stride: usize,
+    pub dim: usize,
+}
+
 /// Selected rows of a matrix: entry `i` is vector `rows[i]` with id `ids[i]`. A live set is
 /// searched in place, without copying the dataset. Ids must be ascending.
 pub struct RowSelection<'a> {
@@ -165,6 +174,25 @@ pub fn exact_knn(
 ) -> GroundTruth {
     knn(
         &Base::All(base),
+        queries,
+        distance,
+        k,
+        KnnOptions::default(),
+        on_progress,
+    )
+}
+
+/// [`exact_knn`] over rows `stride` values apart. Panics if `vectors` is shorter than its
+/// rows, like slice indexing.
+pub fn exact_knn_strided(
+    base: &StridedBase<'_>,
+    queries: &[f32],
+    distance: Distance,
+    k: usize,
+    on_progress: &(dyn Fn(usize) + Sync),
+) -> GroundTruth {
+    knn(
+        &Base::Strided(base),
         queries,
         distance,
         k,
@@ -236,7 +264,7 @@ pub fn rows_centre(
     dim: usize,
     rows: impl ExactSizeIterator<Item = usize>,
 ) -> Vec<f32> {
-    base::sampled_rows_mean(vectors, dim, rows)
+    base::sampled_rows_mean(vectors, dim, dim, rows)
 }
 
 /// Brute force over explicit ids, used where the base is small or scattered (tests, live sets

@@ -167,6 +167,35 @@ fn row_selection_matches_a_copied_subset() {
     }
 }
 
+/// Rows read in place between records' headers give the truth of the same rows copied out.
+#[test]
+fn strided_rows_match_the_copied_rows() {
+    let dim = 9;
+    let stride = dim + 1;
+    let rows = 3000;
+    let file = random(rows * stride, 1, 11);
+    let queries = random(13, dim, 12);
+    let copy: Vec<f32> = file
+        .chunks_exact(stride)
+        .flat_map(|r| r[1..].iter().copied())
+        .collect();
+    for d in [Distance::Euclidean, Distance::Angular, Distance::Dot] {
+        let strided = StridedBase {
+            vectors: &file[1..],
+            rows,
+            stride,
+            dim,
+        };
+        let a = exact_knn_strided(&strided, &queries, d, 20, &|_| {});
+        let copied = BaseSet {
+            vectors: &copy,
+            ids: None,
+            dim,
+        };
+        assert_eq!(a, exact_knn(&copied, &queries, d, 20, &|_| {}), "{d}");
+    }
+}
+
 #[test]
 fn explicit_ids_and_short_base() {
     let dim = 2;

@@ -291,6 +291,47 @@ fn dataset_make_info_gt_subset() {
         std::fs::read(dir.path().join("g-first.hdf5")).unwrap(),
         "--write-first wrote another file"
     );
+    // The same vectors as a TEXMEX directory, whose base `dataset gt` reads in place from
+    // the mapped `.fvecs` (not copied, as from HDF5): the same file again.
+    let sub = ragdbeval::dataset::load(
+        &dir.path().join("s.hdf5").display().to_string(),
+        &ragdbeval::dataset::LoadOptions {
+            compute_missing_gt: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let texmex = dir.path().join("tx");
+    std::fs::create_dir(&texmex).unwrap();
+    ragdbeval::dataset::texmex::write_fvecs(&texmex.join("s_base.fvecs"), &sub.train).unwrap();
+    ragdbeval::dataset::texmex::write_fvecs(&texmex.join("s_query.fvecs"), &sub.test).unwrap();
+    let from_texmex = ragdbeval(
+        dir.path(),
+        &[
+            "dataset",
+            "gt",
+            "--dataset",
+            "tx",
+            "--distance",
+            sub.distance.as_str(),
+            "-k",
+            "50",
+            "--out",
+            "g-tx.hdf5",
+            "-q",
+        ],
+    );
+    assert!(from_texmex.status.success(), "{}", stderr(&from_texmex));
+    assert!(
+        stdout(&from_texmex).contains("phases: load"),
+        "{}",
+        stdout(&from_texmex)
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("g.hdf5")).unwrap(),
+        std::fs::read(dir.path().join("g-tx.hdf5")).unwrap(),
+        "a TEXMEX base read in place gave another file"
+    );
 
     let list = stdout(&ragdbeval(dir.path(), &["dataset", "list"]));
     assert!(
