@@ -3,13 +3,15 @@
 //! The dataset is held once and borrowed by every phase and client; nothing in the hot path
 //! copies it. The rows live either in memory or in a read-only memory map of the file they
 //! came from (a `.fbin` base): a mapped dataset can be larger than the machine's memory,
-//! since the kernel pages rows in as they are read and drops clean pages under pressure.
+//! since the kernel pages rows in as they are read and drops clean pages under pressure. For
+//! `dataset gt` a `.fvecs` base is mapped too, its rows a record apart ([`Vectors::strided`]).
 
 use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
-/// `len()` vectors of `dim` floats each, stored contiguously.
+/// `len()` vectors of `dim` floats each, stored contiguously (or, read in place from a record
+/// file, a fixed stride apart: see [`Vectors::mapped_records`]).
 #[derive(Debug, Clone, Default)]
 pub struct Vectors {
     storage: Storage,
