@@ -319,6 +319,13 @@ impl Vectors {
         }
     }
 
+    /// Whether rows read in place from a record file have been copied into one buffer (by a
+    /// call of [`Vectors::as_flat`]): for tests that hold a path to reading them in place.
+    #[cfg(test)]
+    pub(crate) fn records_copied(&self) -> bool {
+        matches!(&self.storage, Storage::Records { flat, .. } if flat.get().is_some())
+    }
+
     /// The rows of a record file as one contiguous buffer.
     fn gather(&self) -> Vec<f32> {
         let mut out = matrix_with_capacity(self.len() * self.dim);
@@ -551,7 +558,12 @@ mod tests {
         }
         assert!(v.check_finite("train").is_ok());
         assert!(v.check_nonzero_norm("train").is_ok());
+        assert!(
+            !v.records_copied(),
+            "nothing above needs the rows as one slice"
+        );
         assert_eq!(v, owned);
+        assert!(v.records_copied());
         assert_eq!(v.as_flat(), flat.as_slice());
         v.truncate(2);
         assert_eq!(v.len(), 2);

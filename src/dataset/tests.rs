@@ -194,4 +194,11 @@ fn hdf5_large_train_written_directly_reads_back() {
     let again = dir.path().join("again.hdf5");
     hdf5::write(&again, Distance::Euclidean, &in_place, &test, &gt).unwrap();
     assert!(std::fs::read(&path).unwrap() == std::fs::read(&again).unwrap());
+    // Neither the writer nor the truth copied the rows (`dataset gt`'s whole point in
+    // reading them in place), and the truth is that of the rows in memory.
+    let progress = crate::types::Silent;
+    let truth = |v: &Vectors| compute_ground_truth(v, &test, Distance::Euclidean, 5, &progress);
+    let from_place = truth(&in_place).unwrap();
+    assert!(!in_place.records_copied(), "the rows were copied");
+    assert_eq!(from_place, truth(&train).unwrap());
 }
