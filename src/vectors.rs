@@ -274,10 +274,10 @@ impl Vectors {
         }
     }
 
-    /// Copies bytes `start..start + out.len()` of the rows' contiguous little-endian image
-    /// (what [`Vectors::as_flat`] holds, as bytes) into `out`, without making that image
-    /// when the rows are read in place from a record file. Panics past the end, like slice
-    /// indexing.
+    /// Copies bytes `start..start + out.len()` of the rows' contiguous image in memory (what
+    /// [`Vectors::as_flat`] holds, as native-endian bytes: little-endian wherever rows are
+    /// read in place) into `out`, without making that image when the rows are read in place
+    /// from a record file. Panics past the end, like slice indexing.
     pub fn copy_bytes(&self, start: usize, out: &mut [u8]) {
         let (data, stride) = self.strided();
         if stride == self.dim {
