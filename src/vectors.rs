@@ -123,28 +123,7 @@ impl Vectors {
         rows: usize,
         dim: usize,
     ) -> Result<Vectors, MapError> {
-        if dim == 0 {
-            return Err(VectorsError::ZeroDim.into());
-        }
-        if cfg!(target_endian = "big") {
-            return Err(MapError::BigEndian);
-        }
-        let map_len = map.len();
-        let out_of_bounds = || MapError::OutOfBounds {
-            rows,
-            dim,
-            offset,
-            map_len,
-        };
-        let len = rows.checked_mul(dim).ok_or_else(out_of_bounds)?;
-        len.checked_mul(4)
-            .and_then(|bytes| bytes.checked_add(offset))
-            .filter(|&end| end <= map_len)
-            .ok_or_else(out_of_bounds)?;
-        // A map starts on a page boundary, so the offset decides the alignment.
-        if !(map.as_ptr() as usize + offset).is_multiple_of(std::mem::align_of::<f32>()) {
-            return Err(MapError::Misaligned { offset });
-        }
+        let len = mapped_values(&map, offset, rows, dim, dim)?;
         Ok(Vectors {
             storage: Storage::Mapped { map, offset, len },
             dim,
@@ -164,42 +143,15 @@ impl Vectors {
         dim: usize,
         stride: usize,
     ) -> Result<Vectors, MapError> {
-        if dim == 0 {
-            return Err(VectorsError::ZeroDim.into());
-        }
-        if cfg!(target_endian = "big") {
-            return Err(MapError::BigEndian);
-        }
-        let map_len = map.len();
-        let out_of_bounds = || MapError::OutOfBounds {
-            rows,
-            dim,
-            offset,
-            map_len,
-        };
-        // The last row ends at `stride·(rows - 1) + dim` values; a stride below `dim` would
-        // make rows overlap, which no record file does.
-        let values = match rows.checked_sub(1) {
-            None => 0,
-            Some(last) => last
-                .checked_mul(stride.max(dim))
-                .and_then(|v| v.checked_add(dim))
-                .ok_or_else(out_of_bounds)?,
-        };
-        values
-            .checked_mul(4)
-            .and_then(|bytes| bytes.checked_add(offset))
-            .filter(|&end| end <= map_len)
-            .ok_or_else(out_of_bounds)?;
-        if !(map.as_ptr() as usize + offset).is_multiple_of(std::mem::align_of::<f32>()) {
-            return Err(MapError::Misaligned { offset });
-        }
+        // A stride below `dim` would make rows overlap, which no record file does.
+        let stride = stride.max(dim);
+        mapped_values(&map, offset, rows, dim, stride)?;
         Ok(Vectors {
             storage: Storage::Records {
                 map,
                 offset,
                 rows,
-                stride: stride.max(dim),
+                stride,
                 flat: OnceLock::new(),
             },
             dim,
@@ -413,6 +365,48 @@ impl Vectors {
     pub fn byte_len(&self) -> usize {
         self.len() * self.dim * std::mem::size_of::<f32>()
     }
+}
+
+/// Checks that `rows` rows of `dim` f32 values, each `stride` values after the last, fit in
+/// `map` from byte `offset` and can be read there; returns how many values they span.
+fn mapped_values(
+    map: &memmap2::Mmap,
+    offset: usize,
+    rows: usize,
+    dim: usize,
+    stride: usize,
+) -> Result<usize, MapError> {
+    if dim == 0 {
+        return Err(VectorsError::ZeroDim.into());
+    }
+    if cfg!(target_endian = "big") {
+        return Err(MapError::BigEndian);
+    }
+    let map_len = map.len();
+    let out_of_bounds = || MapError::OutOfBounds {
+        rows,
+        dim,
+        offset,
+        map_len,
+    };
+    // The last row ends `stride·(rows - 1) + dim` values after the first one starts.
+    let values = match rows.checked_sub(1) {
+        None => 0,
+        Some(last) => last
+            .checked_mul(stride)
+            .and_then(|v| v.checked_add(dim))
+            .ok_or_else(out_of_bounds)?,
+    };
+    values
+        .checked_mul(4)
+        .and_then(|bytes| bytes.checked_add(offset))
+        .filter(|&end| end <= map_len)
+        .ok_or_else(out_of_bounds)?;
+    // A map starts on a page boundary, so the offset decides the alignment.
+    if !(map.as_ptr() as usize + offset).is_multiple_of(std::mem::align_of::<f32>()) {
+        return Err(MapError::Misaligned { offset });
+    }
+    Ok(values)
 }
 
 /// The bytes of `values` (an f32 has no padding and every byte is a valid u8).
