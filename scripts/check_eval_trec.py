@@ -12,8 +12,11 @@ must equal trec_eval's own value per query to 1e-6:
     r_precision               Rprec
     rr                        recip_rank
 
-trec_eval evaluates the queries a run has; ragdbeval also scores judged queries missing
-from the run (as empty answers): those are left out of the comparison and counted.
+The means are held to trec_eval's too, to 1e-9: by default over the judged queries the run
+answers, queries judged only non-relevant included (as trec_eval averages); with
+`--means trec_eval-c` over every judged query, those missing from the run counted as 0 (as
+trec_eval -c). The generated case has queries judged only non-relevant and judged queries
+missing from the run, so a convention that left either out would differ.
 
 Usage: python3 scripts/check_eval_trec.py [path/to/ragdbeval]
        (needs pytrec_eval: pip install pytrec_eval-terrier)
@@ -33,6 +36,7 @@ except ImportError:
 
 KS = [1, 3, 5, 10, 20, 100]
 TOL = 1e-6
+MEAN_TOL = 1e-9
 MEASURES = {
     "P." + ",".join(map(str, KS)),
     "recall." + ",".join(map(str, KS)),
@@ -75,7 +79,10 @@ def generated(seed=7, queries=1500):
         judged = {}
         for d in docs:
             judged[d] = rng.choice([0, 0, 1, 1, 2, 3])
-        if not any(g >= 1 for g in judged.values()):
+        # Every 37th query is judged only non-relevant (trec_eval counts it in its means).
+        if i % 37 == 0:
+            judged = {d: 0 for d in judged}
+        elif not any(g >= 1 for g in judged.values()):
             judged[docs[0]] = 1
         qrels[qid] = judged
         if i % 50 == 0:
@@ -107,14 +114,39 @@ def write(tmp, name, qrels, run):
     return qpath, rpath
 
 
-def check(binary, tmp, name, qrels, run):
-    qpath, rpath = write(tmp, name, qrels, run)
-    out = os.path.join(tmp, f"{name}.json")
+def evaluate(binary, tmp, name, qpath, rpath, means):
+    out = os.path.join(tmp, f"{name}.{means}.json")
     subprocess.run([binary, "eval", "--qrels", qpath, "--run", rpath, "-k",
-                    ",".join(map(str, KS)), "--json", out, "--full-precision"],
+                    ",".join(map(str, KS)), "--json", out, "--full-precision",
+                    "--means", means],
                    check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
-        ours = {q["query_id"]: q["metrics"] for q in json.load(f)["per_query"]}
+        return json.load(f)
+
+
+def check_means(name, doc, theirs, judged_queries):
+    """ragdbeval's means against the mean of trec_eval's per-query values over
+    `judged_queries` (a query trec_eval has no value for counts as 0, as with -c)."""
+    bad = 0
+    means = doc["aggregate"]["metrics"]
+    if doc["aggregate"]["scored"] != len(judged_queries):
+        print(f"DIFF {name} {doc['averaging']}: means over {doc['aggregate']['scored']} "
+              f"queries, trec_eval over {len(judged_queries)}")
+        bad += 1
+    for name_ours, name_theirs in NAMES.items():
+        expected = sum(theirs.get(q, {}).get(name_theirs, 0.0)
+                       for q in judged_queries) / len(judged_queries)
+        if abs(means[name_ours] - expected) > MEAN_TOL:
+            bad += 1
+            print(f"DIFF {name} mean {doc['averaging']} {name_ours}: ragdbeval "
+                  f"{means[name_ours]}, trec_eval {expected}")
+    return bad
+
+
+def check(binary, tmp, name, qrels, run):
+    qpath, rpath = write(tmp, name, qrels, run)
+    doc = evaluate(binary, tmp, name, qpath, rpath, "trec_eval")
+    ours = {q["query_id"]: q["metrics"] for q in doc["per_query"]}
     theirs = pytrec_eval.RelevanceEvaluator(qrels, MEASURES).evaluate(run)
     compared, worst, bad = 0, 0.0, 0
     for qid, measures in theirs.items():
@@ -131,6 +163,12 @@ def check(binary, tmp, name, qrels, run):
     print(f"{name}: {len(theirs)} queries, {compared} values compared "
           f"({missing} judged queries without results left out), {bad} differ "
           f"(largest difference {worst:.2e})")
+    bad += check_means(name, doc, theirs, list(theirs))
+    complete = evaluate(binary, tmp, name, qpath, rpath, "trec_eval-c")
+    bad += check_means(name, complete, theirs, list(qrels))
+    non_relevant = sum(1 for q in qrels.values() if not any(g >= 1 for g in q.values()))
+    print(f"{name}: means over {len(theirs)} queries (trec_eval) and {len(qrels)} (-c), "
+          f"{non_relevant} judged only non-relevant: {'agree' if not bad else 'differ'}")
     return bad
 
 

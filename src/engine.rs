@@ -170,6 +170,58 @@ impl EngineError {
 
 pub type EngineResult<T> = Result<T, EngineError>;
 
+/// The cause of a failed connection in words, read from a client library's message (which
+/// can be a `Debug` dump of nested transport errors); `None` when no known cause is in it.
+pub fn connection_cause(raw: &str) -> Option<&'static str> {
+    let m = raw.to_ascii_lowercase();
+    let has = |needles: &[&str]| needles.iter().any(|n| m.contains(n));
+    let cause = if has(&["connection refused", "connectionrefused", "os error 111"]) {
+        "connection refused (nothing listens on that port)"
+    } else if has(&[
+        "failed to lookup address",
+        "dns error",
+        "name or service not known",
+        "no such host",
+        "hostnotfound",
+        "host not found",
+        "temporary failure in name resolution",
+        "nodename nor servname",
+        "could not translate host name",
+    ]) {
+        "no such host (the name does not resolve)"
+    } else if has(&["network is unreachable", "os error 101", "no route to host"]) {
+        "the network or host is unreachable"
+    } else if has(&[
+        "timed out",
+        "timedout",
+        "deadline has elapsed",
+        "elapsed(())",
+    ]) {
+        "timed out (no answer)"
+    } else if has(&["connection reset", "connectionreset", "broken pipe"]) {
+        "the server closed the connection"
+    } else if has(&[
+        "invalid authority",
+        "invalid uri",
+        "invalid url",
+        "invalid port",
+    ]) {
+        "invalid URL"
+    } else {
+        return None;
+    };
+    Some(cause)
+}
+
+/// A client library's connection failure as one line: the cause in words when it is a known
+/// one, else the message's first line.
+pub fn worded_connection_failure(raw: &str) -> String {
+    match connection_cause(raw) {
+        Some(cause) => cause.to_string(),
+        None => raw.lines().next().unwrap_or(raw).to_string(),
+    }
+}
+
 /// The engine's own count of points and of vectors in its index (see
 /// [`VectorEngine::index_progress`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

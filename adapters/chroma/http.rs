@@ -1,6 +1,7 @@
 //! The HTTP client: one request with a size-capped answer, and the mapping of transport
 //! and API failures to [`EngineError`]s that say what to do.
 
+use crate::engine::worded_connection_failure;
 use std::io::Read as _;
 
 use super::server::LOCAL_SERVER;
@@ -186,8 +187,13 @@ pub(super) fn engine_error(url: &str, operation: &str, err: CallError) -> Engine
             engine: ENGINE.into(),
             target: url.into(),
             message: if operation == "connect" {
-                format!("{message}; {}", LOCAL_SERVER.hint())
+                format!(
+                    "{}; {}",
+                    worded_connection_failure(&message),
+                    LOCAL_SERVER.hint()
+                )
             } else {
+                let message = worded_connection_failure(&message);
                 format!(
                     "lost the connection during {operation} ({message}); the server may have \
                      stopped, restarted or run out of memory: check its log \
@@ -212,6 +218,12 @@ pub(super) fn engine_error(url: &str, operation: &str, err: CallError) -> Engine
             };
             EngineError::op(ENGINE, operation, message)
         }
+        // Before anything was sent, the client refusing the URL itself.
+        CallError::Other(message) if operation == "connect" => EngineError::bad_param(
+            ENGINE,
+            "url",
+            format!("`{url}` is not a usable URL ({message}): expected http://HOST:PORT"),
+        ),
         CallError::Other(message) => EngineError::op(ENGINE, operation, message),
     }
 }

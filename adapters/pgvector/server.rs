@@ -21,7 +21,10 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
         EngineError::bad_param(
             ENGINE,
             "url",
-            format!("not a PostgreSQL URL ({e}); expected postgres://USER@HOST:PORT/DATABASE"),
+            format!(
+                "`{}` is not a PostgreSQL URL ({e}); expected postgres://USER@HOST:PORT/DATABASE",
+                crate::adapters::support::url::redact(&url)
+            ),
         )
     })?;
     // The API key option doubles as the password, so that it never has to appear in a URL.
@@ -43,7 +46,11 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
     let mut client = connect_within(&config).map_err(|e| EngineError::Unreachable {
         engine: ENGINE.into(),
         target: target.clone(),
-        message: format!("{e}; {}", LOCAL_SERVER.hint()),
+        message: format!(
+            "{}; {}",
+            crate::engine::worded_connection_failure(&e),
+            LOCAL_SERVER.hint()
+        ),
     })?;
     client
         .batch_execute("CREATE EXTENSION IF NOT EXISTS vector")

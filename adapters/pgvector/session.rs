@@ -11,7 +11,17 @@ use super::*;
 pub(super) fn pg_message(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => server_words(db.message(), db.detail(), db.hint()),
-        None => e.to_string(),
+        // The client's own errors keep their cause in `source` ("error connecting to
+        // server" alone does not say that the connection was refused).
+        None => {
+            let mut words = e.to_string();
+            let mut cause = std::error::Error::source(e);
+            while let Some(c) = cause {
+                let _ = write!(words, ": {c}");
+                cause = c.source();
+            }
+            words
+        }
     }
 }
 

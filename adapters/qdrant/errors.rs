@@ -2,6 +2,7 @@
 
 use super::endpoint::Endpoint;
 use super::*;
+use crate::engine::worded_connection_failure;
 
 /// What to do when no server answers at the URL.
 pub(super) fn start_hint(endpoint: &Endpoint) -> String {
@@ -74,7 +75,10 @@ pub(super) fn classify(url: &str, operation: &str, err: QdrantError) -> EngineEr
             return EngineError::Unreachable {
                 engine: ENGINE.into(),
                 target: url.into(),
-                message: format!("I/O error during {operation}: {e}"),
+                message: format!(
+                    "{} (during {operation})",
+                    worded_connection_failure(&e.to_string())
+                ),
             };
         }
         other => return EngineError::op(ENGINE, operation, other),
@@ -82,11 +86,13 @@ pub(super) fn classify(url: &str, operation: &str, err: QdrantError) -> EngineEr
     let code = status.code() as i32;
     let message = status.message();
     if is_transport_failure(code, message) {
+        // The transport's message is a `Debug` dump of nested errors: its cause in words.
+        let cause = worded_connection_failure(message);
         let message = if operation == "connect" {
-            message.to_string()
+            cause
         } else {
             format!(
-                "lost the connection during {operation} ({message}); the server may have \
+                "lost the connection during {operation} ({cause}); the server may have \
                  stopped, restarted or run out of memory: check its log"
             )
         };

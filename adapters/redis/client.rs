@@ -21,8 +21,13 @@ impl RedisEngine {
             target: target.clone(),
             message,
         };
-        let mut info = redis::IntoConnectionInfo::into_connection_info(url.as_str())
-            .map_err(|e| EngineError::bad_param(ENGINE, "url", format!("`{target}`: {e}")))?;
+        let mut info = redis::IntoConnectionInfo::into_connection_info(url.as_str()).map_err(|e| {
+            EngineError::bad_param(
+                ENGINE,
+                "url",
+                format!("`{target}` is not a Redis URL ({e}); expected redis://HOST:PORT"),
+            )
+        })?;
         if let Some(key) = &opts.api_key {
             let settings = info.redis_settings().clone().set_password(key);
             info = info.set_redis_settings(settings);
@@ -68,7 +73,11 @@ impl RedisEngine {
                          is it running?"
                     ))
                 } else if broken(&e) || e.code().is_none() {
-                    unreachable(format!("{e}; {}", LOCAL_SERVER.hint()))
+                    unreachable(format!(
+                        "{}; {}",
+                        crate::engine::worded_connection_failure(&e.to_string()),
+                        LOCAL_SERVER.hint()
+                    ))
                 } else {
                     EngineError::op(ENGINE, "connect", e)
                 }

@@ -9,9 +9,10 @@ use super::parse_alpha;
 const EVAL_EXAMPLES: &str = "\
 Examples:
   ragdbeval eval --qrels qrels.txt --run run.trec
-      TREC qrels and run: every metric at k = 1,3,5,10,20, as trec_eval computes them.
+      TREC qrels and run: every metric at k = 1,3,5,10,20, and the means, as trec_eval
+      computes them (--means trec_eval-c: as trec_eval -c).
   ragdbeval eval --qrels ground_truth.jsonl --run results.jsonl --bands --md eval.md
-      Seed-001 ground truth (document + page ±1, rejection queries, categories) against a
+      RAG ground-truth JSONL (document + page ±1, rejection queries, categories) against a
       JSONL run; the interpretation bands beside Hit@5, MRR@5 and NDCG@5.
   ragdbeval eval --qrels steps.qrels --run run.trec --json eval.json --csv per-query.csv
       An ANN benchmark's run (`bench --trec-run`) against its exact truth
@@ -35,7 +36,7 @@ Examples:
 pub struct EvalArgs {
     #[command(subcommand)]
     pub command: Option<EvalCommand>,
-    /// Relevance judgments: TREC qrels (`qid 0 docid grade`) or seed-001 JSONL ground truth
+    /// Relevance judgments: TREC qrels (`qid 0 docid grade`) or RAG ground-truth JSONL
     /// (`query_id`, `category`, `difficulty`, `is_rejection`, `gold_references`).
     #[arg(long, required = true)]
     pub qrels: Option<PathBuf>,
@@ -46,7 +47,7 @@ pub struct EvalArgs {
     pub run: Option<PathBuf>,
     #[command(flatten)]
     pub scoring: ScoringArgs,
-    /// Add seed 001's interpretation bands (e.g. Hit@5 > 0.90: excellent).
+    /// Add the RAG ground-truth format's interpretation bands (e.g. Hit@5 > 0.90: excellent).
     #[arg(long)]
     pub bands: bool,
     /// Also list every query's values on the terminal.
@@ -83,6 +84,13 @@ pub struct ScoringArgs {
     /// only when the run returns nothing).
     #[arg(long, value_name = "SCORE", allow_negative_numbers = true)]
     pub reject_below: Option<f64>,
+    /// Which judged queries the means average over. `trec_eval`: those the run answers,
+    /// queries judged only non-relevant included (trec_eval's default); `trec_eval-c`: every
+    /// judged query, those missing from the run as empty answers (trec_eval -c);
+    /// `answerable`: queries with a relevant judgment, missing ones as empty answers.
+    /// Default: `trec_eval` for TREC qrels, `answerable` for RAG ground-truth JSONL.
+    #[arg(long, value_name = "CONVENTION", value_parser = ["trec_eval", "trec_eval-c", "answerable"])]
+    pub means: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

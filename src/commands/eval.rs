@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::cli::{EvalArgs, EvalCommand, EvalCompareArgs, ScoringArgs};
 use crate::eval::evaluate::{
-    ANSWER_METRICS, EvalOptions, Evaluation, QueryScore, evaluate, higher_is_better,
+    ANSWER_METRICS, Averaging, EvalOptions, Evaluation, QueryScore, evaluate, higher_is_better,
 };
 use crate::eval::parse::{read_qrels, read_run};
 use crate::eval::score::{AT_K_METRICS, Gain};
@@ -65,6 +65,11 @@ fn options(scoring: &ScoringArgs) -> EvalOptions {
             Gain::Linear
         },
         reject_below: scoring.reject_below,
+        averaging: scoring.means.as_deref().map(|m| match m {
+            "trec_eval-c" => Averaging::TrecEvalComplete,
+            "answerable" => Averaging::Answerable,
+            _ => Averaging::TrecEval,
+        }),
     }
 }
 
@@ -95,8 +100,7 @@ fn write(path: &Path, text: &str) -> anyhow::Result<()> {
 }
 
 /// Per-query values for comparing, the metrics `names` picked from `side`: retrieval metrics
-/// only where they apply (not rejection queries, at least one relevant judgment), answer
-/// metrics and latency where present.
+/// only for the queries the means count, answer metrics and latency where present.
 fn run_values(label: String, side: &Side, names: &[String]) -> RunValues {
     let metrics = names
         .iter()
@@ -113,7 +117,7 @@ fn run_values(label: String, side: &Side, names: &[String]) -> RunValues {
         .queries
         .iter()
         .map(|q| {
-            let retrieval_applies = !q.is_rejection && q.relevant > 0;
+            let retrieval_applies = q.counted;
             let values = names
                 .iter()
                 .zip(&columns)
@@ -186,6 +190,10 @@ struct SavedQuery {
     is_rejection: bool,
     relevant: usize,
     returned: usize,
+    /// Absent in files written before the means named their convention: those counted the
+    /// queries with a relevant judgment.
+    #[serde(default)]
+    counted: Option<bool>,
     metrics: BTreeMap<String, Option<f64>>,
     first_relevant_rank: Option<usize>,
     relevant_returned: Vec<String>,
@@ -210,6 +218,7 @@ fn side(path: &Path, args: &EvalCompareArgs) -> anyhow::Result<Side> {
             .per_query
             .into_iter()
             .map(|q| QueryScore {
+                counted: q.counted.unwrap_or(!q.is_rejection && q.relevant > 0),
                 metrics: names
                     .iter()
                     .map(|n| q.metrics.get(n).copied().flatten().unwrap_or(f64::NAN))

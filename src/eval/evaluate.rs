@@ -12,8 +12,60 @@ use super::score::{
     AT_K_METRICS, Gain, at_k, ideal_grades, match_results, percentile, r_precision,
     reciprocal_rank, score_discrimination,
 };
-use super::{JudgedQuery, Judgments, Run, RunQuery};
+use super::{JudgedQuery, Judgments, Matching, Run, RunQuery};
 use crate::metrics::answers::{AnswerInput, score_answer};
+
+/// Which judged queries the retrieval means average over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Averaging {
+    /// trec_eval's default: every judged query the run answers, those judged only
+    /// non-relevant included (their values are trec_eval's: 0, recall too).
+    TrecEval,
+    /// trec_eval's `-c`: every judged query, those missing from the run scored as empty
+    /// answers.
+    TrecEvalComplete,
+    /// The RAG ground-truth JSONL convention: queries with at least one relevant judgment
+    /// (rejection queries apart), those missing from the run scored as empty answers.
+    Answerable,
+}
+
+impl Averaging {
+    /// The name the CLI takes and the outputs print.
+    pub fn name(self) -> &'static str {
+        match self {
+            Averaging::TrecEval => "trec_eval",
+            Averaging::TrecEvalComplete => "trec_eval-c",
+            Averaging::Answerable => "answerable",
+        }
+    }
+
+    /// The convention of a judgments format: trec_eval's for TREC qrels, answerable queries
+    /// for the RAG ground-truth JSONL.
+    pub fn default_for(matching: Matching) -> Averaging {
+        match matching {
+            Matching::Exact => Averaging::TrecEval,
+            Matching::Fuzzy => Averaging::Answerable,
+        }
+    }
+
+    /// Whether a query counts in the retrieval means.
+    fn counts(self, judged: &JudgedQuery, relevant: usize, in_run: bool) -> bool {
+        match self {
+            Averaging::TrecEval => in_run,
+            Averaging::TrecEvalComplete => true,
+            Averaging::Answerable => !judged.is_rejection && relevant > 0,
+        }
+    }
+
+    /// Recall of a query without a relevant judgment: 0 as trec_eval computes it, 1
+    /// (vacuous) where such queries are left out of the means anyway.
+    fn recall_without_relevant(self) -> f64 {
+        match self {
+            Averaging::Answerable => 1.0,
+            Averaging::TrecEval | Averaging::TrecEvalComplete => 0.0,
+        }
+    }
+}
 
 /// How to score.
 #[derive(Debug, Clone)]
@@ -23,6 +75,9 @@ pub struct EvalOptions {
     /// A rejection query is rejected when no result scores at least this (default: when the
     /// run returns nothing).
     pub reject_below: Option<f64>,
+    /// Which queries the means average over; `None`: the judgments format's convention
+    /// ([`Averaging::default_for`]).
+    pub averaging: Option<Averaging>,
 }
 
 /// One query's values.
@@ -35,6 +90,8 @@ pub struct QueryScore {
     /// Relevant judgments (R).
     pub relevant: usize,
     pub returned: usize,
+    /// Whether the query counts in the retrieval means ([`Averaging`]).
+    pub counted: bool,
     /// One value per [`Evaluation::metric_names`] (NaN: not defined for this query, `null`
     /// in JSON).
     pub metrics: Vec<f64>,
@@ -52,7 +109,7 @@ pub struct QueryScore {
 #[derive(Debug, Clone, Serialize)]
 pub struct Aggregate {
     pub queries: usize,
-    /// Queries the retrieval metrics average over (not rejections, at least one relevant).
+    /// Queries the retrieval metrics average over ([`Averaging`]).
     pub scored: usize,
     pub metrics: BTreeMap<String, f64>,
     pub rejection_queries: usize,
@@ -67,6 +124,8 @@ pub struct Evaluation {
     pub metric_names: Vec<String>,
     pub gain: &'static str,
     pub matching: &'static str,
+    /// Which queries the retrieval means average over ([`Averaging::name`]).
+    pub averaging: &'static str,
     pub reject_below: Option<f64>,
     pub aggregate: Aggregate,
     pub by_category: BTreeMap<String, Aggregate>,
@@ -120,6 +179,7 @@ struct Layout {
     len: usize,
     latency: bool,
     answers: bool,
+    averaging: Averaging,
 }
 
 fn score_query(
@@ -138,7 +198,13 @@ fn score_query(
     let at: Vec<_> = options
         .ks
         .iter()
-        .map(|k| at_k(&matched.grades, &ideal, *k, options.gain))
+        .map(|k| {
+            let mut a = at_k(&matched.grades, &ideal, *k, options.gain);
+            if ideal.is_empty() {
+                a.recall = layout.averaging.recall_without_relevant();
+            }
+            a
+        })
         .collect();
     for mi in 0..AT_K_METRICS.len() {
         metrics.extend(at.iter().map(|a| a.values()[mi]));
@@ -193,6 +259,9 @@ fn score_query(
         is_rejection: judged.is_rejection,
         relevant: ideal.len(),
         returned: hits.len(),
+        counted: layout
+            .averaging
+            .counts(judged, ideal.len(), answer.is_some()),
         metrics,
         first_relevant_rank,
         relevant_returned,
@@ -209,19 +278,15 @@ fn reference_key(judged: &JudgedQuery, r: usize) -> String {
     }
 }
 
-/// Means of each metric over the queries it applies to: retrieval metrics over the scored
-/// queries (not rejections, R ≥ 1), answer metrics and latency over the queries that have
-/// them, NaN where no query has a value.
+/// Means of each metric over the queries it applies to: retrieval metrics over the counted
+/// queries ([`Averaging`]), answer metrics and latency over the queries that have them, NaN
+/// where no query has a value.
 fn aggregate(queries: &[&QueryScore], names: &[String], retrieval: usize) -> Aggregate {
-    let scored = queries
-        .iter()
-        .filter(|q| !q.is_rejection && q.relevant > 0)
-        .count();
+    let scored = queries.iter().filter(|q| q.counted).count();
     let mut sums = vec![(0.0f64, 0usize); names.len()];
     for q in queries {
-        let counts_for_retrieval = !q.is_rejection && q.relevant > 0;
         for (i, v) in q.metrics.iter().enumerate() {
-            if (i < retrieval && !counts_for_retrieval) || !v.is_finite() {
+            if (i < retrieval && !q.counted) || !v.is_finite() {
                 continue;
             }
             sums[i].0 += v;
@@ -267,10 +332,14 @@ pub fn evaluate(judgments: &Judgments, run: &Run, options: &EvalOptions) -> Eval
     if answers {
         metric_names.extend(ANSWER_METRICS.iter().map(|s| s.to_string()));
     }
+    let averaging = options
+        .averaging
+        .unwrap_or(Averaging::default_for(judgments.matching));
     let layout = Layout {
         len: metric_names.len(),
         latency,
         answers,
+        averaging,
     };
     let per_query: Vec<QueryScore> = {
         use rayon::prelude::*;
@@ -333,9 +402,10 @@ pub fn evaluate(judgments: &Judgments, run: &Run, options: &EvalOptions) -> Eval
             Gain::Exponential => "exp",
         },
         matching: match judgments.matching {
-            super::Matching::Exact => "exact",
-            super::Matching::Fuzzy => "fuzzy",
+            Matching::Exact => "exact",
+            Matching::Fuzzy => "fuzzy",
         },
+        averaging: averaging.name(),
         reject_below: options.reject_below,
         aggregate: aggregate_all,
         by_category,
@@ -348,7 +418,7 @@ pub fn evaluate(judgments: &Judgments, run: &Run, options: &EvalOptions) -> Eval
     }
 }
 
-/// Seed 001's interpretation bands, for the metrics it gives them.
+/// Interpretation bands of the RAG ground-truth JSONL format, for the metrics it gives them.
 pub fn band(metric: &str, value: f64) -> Option<&'static str> {
     let thresholds: [(f64, &str); 3] = match metric {
         "hit@5" => [(0.90, "excellent"), (0.75, "good"), (0.50, "needs work")],

@@ -4,7 +4,7 @@
 //!
 //! Two worlds meet here. TREC files (qrels `qid 0 docid grade`, runs `qid Q0 docid rank score
 //! tag`) are matched exactly on document ids and scored as trec_eval scores them; the JSONL
-//! ground truth of seed 001 (`gold_references` of document + page + relevance) is matched
+//! ground truth of RAG evaluations (`gold_references` of document + page + relevance) is matched
 //! fuzzily on the document's normalised name and the page within ±1, each gold reference at
 //! most once.
 
@@ -44,7 +44,7 @@ pub struct JudgedQuery {
     pub gold_answers: Vec<String>,
 }
 
-/// One judged document: a TREC docid, or a seed-001 document and page.
+/// One judged document: a TREC docid, or a RAG ground-truth document and page.
 #[derive(Debug, Clone)]
 pub struct Reference {
     pub document: String,
@@ -58,7 +58,8 @@ pub struct Reference {
 pub enum Matching {
     /// Document ids compared as they are (TREC).
     Exact,
-    /// Normalised document name and page within ±1, each reference matched once (seed 001).
+    /// Normalised document name and page within ±1, each reference matched once (RAG ground-truth
+    /// JSONL).
     Fuzzy,
 }
 

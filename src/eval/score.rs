@@ -1,17 +1,18 @@
 //! Matching a run to the judgments, and every retrieval metric per query.
 //!
-//! Conventions (the README's `ragdbeval eval` section lists them with the seeds' variants):
+//! Conventions (the README's `ragdbeval eval` section lists them with their variants):
 //! - relevant means grade ≥ 1 (trec_eval's default); R is the number of relevant references;
-//! - P@k divides by k even when fewer results came back, as trec_eval does (seed 001's sketch
-//!   divides by the results returned: that is `context_precision@k` here);
+//! - P@k divides by k even when fewer results came back, as trec_eval does (the RAG
+//!   ground-truth convention divides by the results returned: that is `context_precision@k` here);
 //! - NDCG@k: gain = grade (linear, trec_eval's `ndcg_cut`; `--gain exp`: 2^grade − 1),
 //!   discount log2(rank + 1), ideal ranking from all the query's judgments;
 //! - MAP@k = Σ over relevant results at rank i ≤ k of P@i, divided by R (trec_eval's
 //!   `map_cut`); R-precision = relevant in the top R / R; `rr` is the reciprocal rank of the
 //!   first relevant result at any depth (trec_eval's `recip_rank`), `mrr@k` the same cut at k;
-//! - recall@k with R = 0 is vacuously 1 (seed 000); such queries are kept out of the averages;
+//! - recall@k with R = 0 is vacuously 1 here; trec_eval's 0 is set by the caller where such
+//!   queries count in the means (`evaluate::Averaging`);
 //! - AQWV@k = 1 − P_miss − β·P_FA with P_miss = 1 − recall@k and P_FA the fraction of the
-//!   results in the top k that are not relevant (seed 002: no detection threshold, β = 40).
+//!   results in the top k that are not relevant (no detection threshold, β = 40).
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -36,10 +37,10 @@ impl Gain {
     }
 }
 
-/// Seed 002's cost of a false alarm relative to a miss.
+/// AQWV's cost of a false alarm relative to a miss.
 pub const AQWV_BETA: f64 = 40.0;
 
-/// A document name as seed 001 compares them: lowercase, one trailing file extension
+/// A document name as the RAG ground-truth JSONL format compares them: lowercase, one trailing file extension
 /// dropped (`.pdf`, `.md`, …: up to 5 alphanumerics after the last dot), whitespace runs made
 /// one space, trimmed.
 pub fn normalize_document(name: &str) -> String {
@@ -63,7 +64,7 @@ pub fn normalize_document(name: &str) -> String {
 pub struct Matched {
     pub grades: Vec<i64>,
     pub reference: Vec<Option<usize>>,
-    /// Results that could have matched more than one unmatched reference (seed 001: logged
+    /// Results that could have matched more than one unmatched reference (logged
     /// for review; the first in the judgments' order is taken).
     pub ambiguous: Vec<usize>,
 }

@@ -1,5 +1,5 @@
 //! How `ragdbeval eval` writes its scores: a terminal summary, Markdown, a per-query CSV and
-//! JSON. Stored values are rounded to 4 decimals (seed 004: stable snapshots) and a value a
+//! JSON. Stored values are rounded to 4 decimals (stable snapshots) and a value a
 //! query or set does not have (NaN) is `null` in JSON and empty in CSV.
 
 use std::collections::BTreeMap;
@@ -41,15 +41,26 @@ fn breakdown_k(e: &Evaluation) -> usize {
 
 fn counts_line(e: &Evaluation) -> String {
     let a = &e.aggregate;
-    let rejections = a.rejection_queries;
-    let without = a.queries - a.scored - rejections;
+    let without = e.per_query.iter().filter(|q| q.relevant == 0).count();
+    let (without_rel, missing) = match e.averaging {
+        "trec_eval" => (
+            "in the means",
+            "left out of the means, as trec_eval does without -c",
+        ),
+        "trec_eval-c" => (
+            "in the means",
+            "in the means as empty answers, as trec_eval -c",
+        ),
+        _ => ("left out of the means", "in the means as empty answers"),
+    };
     format!(
-        "{} judged queries: {} scored, {} rejection, {} without a relevant judgment (left out \
-         of the means); {} missing from the run (scored as empty); {} run queries without \
+        "{} judged queries, means over {} ({}): {} rejection, {} without a relevant judgment \
+         ({without_rel}); {} missing from the run ({missing}); {} run queries without \
          judgments (ignored); {} ambiguous matches; matching {}, gain {}",
         a.queries,
         a.scored,
-        rejections,
+        e.averaging,
+        a.rejection_queries,
         without,
         e.missing_from_run.len(),
         e.not_judged.len(),
@@ -239,6 +250,7 @@ pub fn csv(e: &Evaluation, full: bool) -> String {
         "is_rejection",
         "relevant",
         "returned",
+        "counted",
         "first_relevant_rank",
     ];
     head.extend(names.iter().map(|n| n.as_str()));
@@ -251,6 +263,7 @@ pub fn csv(e: &Evaluation, full: bool) -> String {
             q.is_rejection.to_string(),
             q.relevant.to_string(),
             q.returned.to_string(),
+            q.counted.to_string(),
             q.first_relevant_rank
                 .map_or(String::new(), |r| r.to_string()),
         ];
@@ -340,6 +353,7 @@ struct QueryJson<'a> {
     is_rejection: bool,
     relevant: usize,
     returned: usize,
+    counted: bool,
     metrics: Values<'a>,
     first_relevant_rank: Option<usize>,
     relevant_returned: &'a [String],
@@ -355,6 +369,7 @@ struct EvalJson<'a> {
     ks: &'a [usize],
     gain: &'a str,
     matching: &'a str,
+    averaging: &'a str,
     reject_below: Option<f64>,
     aggregate: AggregateJson<'a>,
     by_category: BTreeMap<&'a str, AggregateJson<'a>>,
@@ -382,6 +397,7 @@ pub fn json(e: &Evaluation, qrels: &str, run: &str, full: bool) -> String {
         ks: &e.ks,
         gain: e.gain,
         matching: e.matching,
+        averaging: e.averaging,
         reject_below: e.reject_below,
         aggregate: AggregateJson::of(&e.aggregate, full),
         by_category: groups(&e.by_category, full),
@@ -400,6 +416,7 @@ pub fn json(e: &Evaluation, qrels: &str, run: &str, full: bool) -> String {
                 is_rejection: q.is_rejection,
                 relevant: q.relevant,
                 returned: q.returned,
+                counted: q.counted,
                 metrics: Values {
                     names: &e.metric_names,
                     values: &q.metrics,

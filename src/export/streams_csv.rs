@@ -35,7 +35,7 @@ fn stage(t: &StreamStep, stage: u32) -> Option<f64> {
     t.recall_at_stage
         .iter()
         .find(|s| s.stage == stage && s.searches > 0)
-        .map(|s| s.recall)
+        .and_then(|s| s.recall)
 }
 
 fn seen(count: usize, value: f64) -> Option<f64> {
@@ -186,7 +186,7 @@ mod tests {
             recall_at_stage: vec![crate::results::StageRecall {
                 stage: 50,
                 searches: 0,
-                recall: 0.0,
+                recall: None,
             }],
             ..StreamStep::default()
         };

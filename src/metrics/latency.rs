@@ -32,18 +32,49 @@ pub fn record(h: &mut Histogram<u64>, d: Duration) {
 /// The unit of the values in [`new_histogram`]'s histograms, as interval logs name it.
 pub const HISTOGRAM_UNIT: &str = "nanoseconds";
 
-/// Percentiles of a latency distribution, in milliseconds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Percentiles of a latency distribution, in milliseconds. Without any call (`count` 0) every
+/// figure is undefined: NaN here, `null` in JSON (never 0, which would read as instant).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     pub count: u64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub mean_ms: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub p50_ms: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub p90_ms: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub p95_ms: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub p99_ms: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub p999_ms: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub max_ms: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub min_ms: f64,
+}
+
+/// The summary of no calls: every figure undefined.
+impl Default for LatencySummary {
+    fn default() -> Self {
+        LatencySummary {
+            count: 0,
+            mean_ms: f64::NAN,
+            p50_ms: f64::NAN,
+            p90_ms: f64::NAN,
+            p95_ms: f64::NAN,
+            p99_ms: f64::NAN,
+            p999_ms: f64::NAN,
+            max_ms: f64::NAN,
+            min_ms: f64::NAN,
+        }
+    }
+}
+
+/// serde_json writes NaN as `null`: read back as NaN (undefined, not 0).
+pub fn null_is_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 impl LatencySummary {
@@ -108,6 +139,24 @@ mod tests {
         assert_eq!(h.min(), 1);
         record(&mut h, Duration::from_secs(10_000));
         assert!(h.max() >= MAX_NANOS / 2);
-        assert_eq!(LatencySummary::from_histogram(&new_histogram()).count, 0);
+        let empty = LatencySummary::from_histogram(&new_histogram());
+        assert_eq!(empty.count, 0);
+        assert!(empty.p50_ms.is_nan() && empty.p999_ms.is_nan() && empty.mean_ms.is_nan());
+    }
+
+    #[test]
+    fn a_summary_of_no_calls_is_null_in_json_and_reads_back_undefined() {
+        let json = serde_json::to_value(LatencySummary::default()).unwrap();
+        assert_eq!(json["count"], 0);
+        assert!(
+            json["p99_ms"].is_null() && json["mean_ms"].is_null(),
+            "{json}"
+        );
+        let back: LatencySummary = serde_json::from_value(json).unwrap();
+        assert!(back.p99_ms.is_nan());
+        let full = LatencySummary::of([Duration::from_millis(2)]);
+        let back: LatencySummary =
+            serde_json::from_str(&serde_json::to_string(&full).unwrap()).unwrap();
+        assert_eq!(back, full);
     }
 }

@@ -45,6 +45,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::latency::null_is_nan;
 use crate::types::PointId;
 
 /// ann-benchmarks' tolerance for the distance form of recall.
@@ -85,8 +86,13 @@ pub struct QueryQuality {
     pub hit: bool,
     /// An id repeats within the first K entries.
     pub had_duplicates: bool,
-    /// Fewer than K distinct results within the first K entries.
+    /// Fewer than K distinct results within the first K entries (fewer than the live points,
+    /// when the truth says there are fewer than K).
     pub short: bool,
+    /// The truth has at least one point (and K ≥ 1): every figure above is defined. A query
+    /// over an empty truth (nothing live, or nothing passing its filter) has nothing to find:
+    /// it is left out of the step's means, and its per-query figures are `null`.
+    pub defined: bool,
 }
 
 /// One query's inputs: ground truth (sorted by distance then id, as ragdbeval stores it) and
@@ -134,7 +140,10 @@ pub fn score_query_marking(
         .map(|(id, d)| seen.insert(*id).then_some(*d))
         .collect();
     let had_duplicates = answer.iter().any(Option::is_none);
-    let short = seen.len() < k;
+    // Short only against what exists: a truth padded past its last point says the live set
+    // (or the points passing the filter) is smaller than K, and those cannot fill K.
+    let available = if depth < input.gt_ids.len() { depth } else { k };
+    let short = seen.len() < k.min(available);
 
     // ann-benchmarks' forms depend on K only, not on r.
     let m = k.min(depth);
@@ -171,6 +180,10 @@ pub fn score_query_marking(
     if k == 0 || r == 0 {
         return distance_forms;
     }
+    let distance_forms = QueryQuality {
+        defined: true,
+        ..distance_forms
+    };
 
     // The relevant set R (module doc): points strictly closer than b are in; the r − (their
     // count) remaining slots go to tie partners at b, returned ones first.
@@ -253,7 +266,14 @@ pub struct QualitySummary {
     pub k: usize,
     pub relevant: usize,
     pub queries: usize,
+    /// Queries whose truth is empty (nothing live, or nothing passing the filter): nothing to
+    /// find, so they are left out of every mean below. When every query is such, the means
+    /// are undefined: NaN here, `null` in JSON.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub queries_without_truth: usize,
+    #[serde(deserialize_with = "null_is_nan")]
     pub recall: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub recall_distance: f64,
     /// ann-benchmarks' "epsilon" recall (ε = 0.01), mean over queries; absent in files
     /// written before it existed.
@@ -271,13 +291,20 @@ pub struct QualitySummary {
         deserialize_with = "null_is_infinite"
     )]
     pub relative_distance_error: Option<f64>,
+    #[serde(deserialize_with = "null_is_nan")]
     pub precision: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub f1: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub mrr: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub ndcg: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub map: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub hit_rate: f64,
     /// Lowest per-query recall, to spot a tail of bad queries behind a good mean.
+    #[serde(deserialize_with = "null_is_nan")]
     pub recall_min: f64,
     pub queries_with_duplicates: usize,
     pub queries_short: usize,
@@ -289,6 +316,10 @@ fn null_is_infinite<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64
     Ok(Some(
         Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY),
     ))
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// ann-benchmarks' `rel` over all queries: Σ returned distances / Σ true distances, +inf when
@@ -303,34 +334,42 @@ pub fn relative_distance_error(per_query: &[QueryQuality]) -> f64 {
     }
 }
 
-/// Averages per-query scores. F1 is the mean of per-query F1 (not F1 of the means); the
-/// relative distance error is a ratio of sums ([`relative_distance_error`]).
+/// Averages per-query scores over the queries whose truth is not empty
+/// ([`QueryQuality::defined`]); NaN where there are none. F1 is the mean of per-query F1 (not
+/// F1 of the means); the relative distance error is a ratio of sums
+/// ([`relative_distance_error`]).
 pub fn summarize(per_query: &[QueryQuality], k: usize, relevant: usize) -> QualitySummary {
-    let n = per_query.len();
-    if n == 0 {
-        return QualitySummary {
-            k,
-            relevant,
-            ..QualitySummary::default()
-        };
-    }
-    let mean = |f: &dyn Fn(&QueryQuality) -> f64| per_query.iter().map(f).sum::<f64>() / n as f64;
+    let scored: Vec<&QueryQuality> = per_query.iter().filter(|q| q.defined).collect();
+    let n = scored.len();
+    let mean = |f: &dyn Fn(&QueryQuality) -> f64| {
+        if n == 0 {
+            return f64::NAN;
+        }
+        scored.iter().map(|q| f(q)).sum::<f64>() / n as f64
+    };
     QualitySummary {
         k,
         relevant,
-        queries: n,
+        queries: per_query.len(),
+        queries_without_truth: per_query.len() - n,
         recall: mean(&|q| q.recall),
         recall_distance: mean(&|q| q.recall_distance),
-        recall_epsilon: Some(mean(&|q| q.recall_epsilon)),
-        recall_large_epsilon: Some(mean(&|q| q.recall_large_epsilon)),
-        relative_distance_error: Some(relative_distance_error(per_query)),
+        // Optional figures are left out (not NaN) when undefined: a missing `rel` must not
+        // read back as ann-benchmarks' +inf. A query without truth adds 0 to both of its sums.
+        recall_epsilon: (n > 0).then(|| mean(&|q| q.recall_epsilon)),
+        recall_large_epsilon: (n > 0).then(|| mean(&|q| q.recall_large_epsilon)),
+        relative_distance_error: (n > 0).then(|| relative_distance_error(per_query)),
         precision: mean(&|q| q.precision),
         f1: mean(&|q| q.f1),
         mrr: mean(&|q| q.reciprocal_rank),
         ndcg: mean(&|q| q.ndcg),
         map: mean(&|q| q.average_precision),
         hit_rate: mean(&|q| if q.hit { 1.0 } else { 0.0 }),
-        recall_min: per_query.iter().map(|q| q.recall).fold(1.0, f64::min),
+        recall_min: if n == 0 {
+            f64::NAN
+        } else {
+            scored.iter().map(|q| q.recall).fold(1.0, f64::min)
+        },
         queries_with_duplicates: per_query.iter().filter(|q| q.had_duplicates).count(),
         queries_short: per_query.iter().filter(|q| q.short).count(),
     }

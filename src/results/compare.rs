@@ -237,9 +237,9 @@ fn read_steps(
         rows.sort_by_key(|r| r.query);
         let mut q = StepQueries::default();
         for r in rows {
-            let (Some(recall), Some(ndcg), Some(rr), Some(relevant)) =
-                (r.recall, r.ndcg, r.rr, r.relevant)
-            else {
+            // A line without `relevant` predates per-query figures; with it, a `null` figure is
+            // a query over an empty truth (NaN: left out of the paired statistics).
+            let Some(relevant) = r.relevant else {
                 return Err(bad(
                     "its lines carry no per-query recall (written before ragdbeval recorded it): \
                      run the benchmark again to compare it"
@@ -251,9 +251,9 @@ fn read_steps(
                 .filter_map(|&p| r.ids.get(p as usize).copied())
                 .collect();
             let first = relevant.first().map(|&p| p as usize + 1);
-            q.recall.push(recall);
-            q.ndcg.push(ndcg);
-            q.rr.push(rr);
+            q.recall.push(r.recall.unwrap_or(f64::NAN));
+            q.ndcg.push(r.ndcg.unwrap_or(f64::NAN));
+            q.rr.push(r.rr.unwrap_or(f64::NAN));
             q.latency_ms.push(r.latency_us.map(|us| us / 1000.0));
             q.relevant.push((ids, first));
         }
@@ -512,6 +512,14 @@ pub fn metric_with(
     resamples: usize,
     seed: u64,
 ) -> MetricComparison {
+    // Pairs where either side is undefined (NaN: a query with nothing to find) are left out.
+    let (a, b): (Vec<f64>, Vec<f64>) = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| !x.is_nan() && !y.is_nan())
+        .map(|(x, y)| (*x, *y))
+        .unzip();
+    let (a, b) = (a.as_slice(), b.as_slice());
     let diffs: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
     let t = paired_t(&diffs);
     let w = wilcoxon(&diffs);

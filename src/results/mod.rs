@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Footprint, IndexReport, SourcedBytes};
 use crate::metrics::bands::DifficultyBands;
-use crate::metrics::latency::LatencySummary;
+use crate::metrics::latency::{LatencySummary, null_is_nan};
 use crate::metrics::quality::QualitySummary;
 use crate::params::ParamMap;
 use crate::resources::PhaseResources;
@@ -114,10 +114,12 @@ pub struct BuildStep {
     pub total_s: f64,
     pub insert_s: f64,
     pub ready_wait_s: f64,
-    /// Points ÷ `total_s` (load plus index-ready wait), as for mutation steps.
+    /// Points ÷ `total_s` (load plus index-ready wait), as for mutation steps; NaN (`null`)
+    /// when no time was measured.
+    #[serde(deserialize_with = "null_is_nan")]
     pub vectors_per_s: f64,
     /// Points ÷ `insert_s` (the load calls alone), as `write_vectors_per_s` of mutations.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_nan")]
     pub write_vectors_per_s: f64,
     /// Latency of each bulk-load request.
     pub batch_latency: LatencySummary,
@@ -177,16 +179,18 @@ pub struct MutationStep {
     /// Latency of each call (one point in single mode, one batch in batch mode).
     pub latency: LatencySummary,
     /// Sum of write-call times plus the index-ready wait after them (read-after-write polling
-    /// excluded), like the build's `total_s`. Files written before 2026-11 held the call
-    /// times only (now `write_s`).
+    /// excluded), like the build's `total_s`. Older result files held the call times only
+    /// (now `write_s`).
     pub total_s: f64,
-    /// Points ÷ `total_s`: the same definition as the build's `vectors_per_s`.
+    /// Points ÷ `total_s`: the same definition as the build's `vectors_per_s` (NaN, `null`,
+    /// when no time was measured).
+    #[serde(deserialize_with = "null_is_nan")]
     pub vectors_per_s: f64,
     /// Sum of write-call times alone.
     #[serde(default)]
     pub write_s: f64,
     /// Points ÷ `write_s`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_nan")]
     pub write_vectors_per_s: f64,
     /// Ids returned by a read-after-write probe that were deleted by an earlier step.
     #[serde(default)]
@@ -432,15 +436,18 @@ pub struct StreamStep {
     pub deletes: usize,
     /// From the first write issued to the last acknowledged.
     pub duration_s: f64,
-    /// Points written ÷ `duration_s`.
+    /// Points written ÷ `duration_s` (NaN, `null`, when no time passed).
+    #[serde(deserialize_with = "null_is_nan")]
     pub write_points_per_s: f64,
     /// Latency of each write call.
     pub write_latency: LatencySummary,
     pub searches: usize,
     /// Searches ÷ `duration_s` (only searches sent while writes ran are counted).
+    #[serde(deserialize_with = "null_is_nan")]
     pub qps: f64,
     pub latency: LatencySummary,
-    /// Mean over searches of the streaming recall.
+    /// Mean over searches of the streaming recall (NaN, `null`, without searches).
+    #[serde(deserialize_with = "null_is_nan")]
     pub recall: f64,
     /// Returned ids whose delete was acknowledged before the search was sent.
     pub stale_hits: usize,
@@ -501,7 +508,8 @@ pub struct StageRecall {
     /// Percentage of the writes acknowledged (50, 80, 100).
     pub stage: u32,
     pub searches: usize,
-    pub recall: f64,
+    /// Mean recall of those searches; `null` when the stage had none.
+    pub recall: Option<f64>,
 }
 
 /// One second of a stream step.
@@ -509,19 +517,27 @@ pub struct StageRecall {
 pub struct StreamSecond {
     /// Seconds from the step's start (the second `[second, second + 1)`).
     pub second: u64,
+    /// Searches sent in this second; without any, their latency and recall are undefined
+    /// (NaN, `null` in JSON), as are the write latencies of a second without writes.
     pub searches: usize,
+    #[serde(deserialize_with = "null_is_nan")]
     pub p50_ms: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub p99_ms: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub recall: f64,
     pub stale_hits: usize,
     /// Points whose write was acknowledged in this second.
     pub points_written: usize,
+    #[serde(deserialize_with = "null_is_nan")]
     pub write_p50_ms: f64,
+    #[serde(deserialize_with = "null_is_nan")]
     pub write_p99_ms: f64,
-    /// The client's mean CPU (100 = one core) and peak RSS over this second.
-    #[serde(default)]
+    /// The client's mean CPU (100 = one core) and peak RSS over this second; undefined (NaN)
+    /// for a second the resource sampler has no figure for.
+    #[serde(default, deserialize_with = "null_is_nan")]
     pub client_cpu_percent: f64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_nan")]
     pub client_rss_mb: f64,
     /// The engine server's, when it runs on this host (PSS or RSS, see the step's resources).
     #[serde(default, skip_serializing_if = "Option::is_none")]

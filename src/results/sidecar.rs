@@ -23,10 +23,11 @@ pub struct QueryRecord<'a> {
     pub ids: &'a [PointId],
     pub scores: &'a [f32],
     pub distances: &'a [f32],
-    /// This query's recall@K, NDCG@K and reciprocal rank, as the step's means average them.
-    pub recall: f64,
-    pub ndcg: f64,
-    pub rr: f64,
+    /// This query's recall@K, NDCG@K and reciprocal rank, as the step's means average them;
+    /// `null` for a query whose truth is empty (nothing to find: out of the means).
+    pub recall: Option<f64>,
+    pub ndcg: Option<f64>,
+    pub rr: Option<f64>,
     /// Positions (0-based) in `ids` of the results counted as relevant.
     pub relevant: &'a [u32],
     /// The query's relative contrast and local intrinsic dimensionality at K against the

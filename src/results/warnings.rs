@@ -65,6 +65,15 @@ pub enum Warning {
         level: String,
         runbook_step: usize,
     },
+    /// Queries of a search step whose truth is empty (nothing live, or nothing passing the
+    /// filter): there is nothing to find, so recall and the rank figures are undefined for
+    /// them and left out of the means; when every query is such, the step's figures are null.
+    NothingToFind {
+        runbook_step: usize,
+        search_params: String,
+        queries: usize,
+        of: usize,
+    },
     /// Anything else an adapter or phase wants the reader to know.
     Note { detail: String },
 }
@@ -75,6 +84,28 @@ impl std::fmt::Display for Warning {
             Warning::PossibleFullScan { detail } => write!(
                 f,
                 "searches may have been answered by a full scan, not the index: {detail}"
+            ),
+            Warning::NothingToFind {
+                runbook_step,
+                search_params,
+                queries,
+                of,
+            } if queries == of => write!(
+                f,
+                "search at runbook step {runbook_step} ({search_params}) ran over an empty live \
+                 set: no query has anything to find, so recall, NDCG and the other rank \
+                 figures are undefined (null)"
+            ),
+            Warning::NothingToFind {
+                runbook_step,
+                search_params,
+                queries,
+                of,
+            } => write!(
+                f,
+                "search at runbook step {runbook_step} ({search_params}): {queries} of {of} \
+                 queries have an empty truth (nothing live passes them): left out of recall \
+                 and the rank figures"
             ),
             Warning::DuplicateIds { queries } => write!(
                 f,

@@ -115,5 +115,6 @@ pub(crate) fn per_vector(size: Option<&SourcedBytes>, points: usize) -> Option<f
 
 fn per_second(count: usize, d: Duration) -> f64 {
     let s = d.as_secs_f64();
-    if s > 0.0 { count as f64 / s } else { 0.0 }
+    // No time measured: the rate is undefined, not 0.
+    if s > 0.0 { count as f64 / s } else { f64::NAN }
 }

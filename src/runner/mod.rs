@@ -681,11 +681,14 @@ fn run_config(
                                 )
                             })
                             .unwrap_or_default();
+                        let recall = match step.quality.recall {
+                            r if r.is_nan() => "– (nothing to find)".to_string(),
+                            r => format!("{r:.4}"),
+                        };
                         plan.observer().message(&format!(
-                            "[{}] search after {after} {}{filtered}: recall {:.4}, {:.0} QPS, p99 {:.3} ms",
+                            "[{}] search after {after} {}{filtered}: recall {recall}, {:.0} QPS, p99 {:.3} ms",
                             plan.entry.name,
                             params.label(),
-                            step.quality.recall,
                             step.qps,
                             step.latency.p99_ms
                         ));
@@ -737,8 +740,10 @@ pub fn compute_curves(result: &mut RunResult) {
                 .iter()
                 .flat_map(|c| {
                     let level = level.clone();
+                    // A step with nothing to find has no recall: no point on the curve.
                     c.searches()
                         .filter(move |s| s.runbook_step == n && level_of(s) == level)
+                        .filter(|s| !s.quality.recall.is_nan())
                         .map(move |s| CurvePoint {
                             recall: s.quality.recall,
                             qps: s.qps,

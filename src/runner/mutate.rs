@@ -206,10 +206,14 @@ pub fn run_mutation(
         vectors_per_s: if total_s > 0.0 {
             n as f64 / total_s
         } else {
-            0.0
+            f64::NAN
         },
         write_s: busy_s,
-        write_vectors_per_s: if busy_s > 0.0 { n as f64 / busy_s } else { 0.0 },
+        write_vectors_per_s: if busy_s > 0.0 {
+            n as f64 / busy_s
+        } else {
+            f64::NAN
+        },
         stale_hits,
         visibility,
         ready_wait_s: ready.as_secs_f64(),

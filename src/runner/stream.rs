@@ -447,13 +447,13 @@ pub fn run_stream(
         if duration_s > 0.0 {
             n as f64 / duration_s
         } else {
-            0.0
+            f64::NAN
         }
     };
     let latency_of = |s: &SearchEvent| Duration::from_nanos(s.received - s.sent);
     let mean = |v: &mut dyn Iterator<Item = f64>| {
         let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-        if n == 0 { 0.0 } else { sum / n as f64 }
+        if n == 0 { f64::NAN } else { sum / n as f64 }
     };
 
     // Progress of the stream at an instant: the share of writes acknowledged before it.
@@ -475,7 +475,7 @@ pub fn run_stream(
             StageRecall {
                 stage,
                 searches: picked.len(),
-                recall: mean(&mut picked.iter().copied()),
+                recall: (!picked.is_empty()).then(|| mean(&mut picked.iter().copied())),
             }
         })
         .collect();
@@ -508,9 +508,10 @@ pub fn run_stream(
                 points_written: calls.len(),
                 write_p50_ms: wlat.p50_ms,
                 write_p99_ms: wlat.p99_ms,
-                client_cpu_percent: used.map_or(0.0, |u| u.resources.client.mean_cpu_percent),
-                client_rss_mb: used
-                    .map_or(0.0, |u| u.resources.client.peak_memory_bytes() as f64 / 1e6),
+                client_cpu_percent: used.map_or(f64::NAN, |u| u.resources.client.mean_cpu_percent),
+                client_rss_mb: used.map_or(f64::NAN, |u| {
+                    u.resources.client.peak_memory_bytes() as f64 / 1e6
+                }),
                 server_cpu_percent: used
                     .and_then(|u| u.resources.engine.as_ref())
                     .map(|e| e.mean_cpu_percent),

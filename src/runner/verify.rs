@@ -328,7 +328,11 @@ fn push_differences(pairs: &[(&str, f64, f64)], out: &mut Vec<(String, f64, f64)
     }
 }
 
+/// Two figures differ beyond rounding; an undefined figure (NaN) equals only another.
 fn differs(a: f64, b: f64) -> bool {
+    if a.is_nan() || b.is_nan() {
+        return a.is_nan() != b.is_nan();
+    }
     (a - b).abs() > TOLERANCE * a.abs().max(b.abs()).max(1e-12)
 }
 

@@ -85,6 +85,17 @@ pub(super) fn check_repeat_warnings(result: &mut RunResult, step: &SearchStep) {
 
 pub(super) fn check_search_warnings(result: &mut RunResult, step: &SearchStep, in_process: bool) {
     let q = &step.quality;
+    if q.queries_without_truth > 0 {
+        push_warning(
+            result,
+            Warning::NothingToFind {
+                runbook_step: step.runbook_step,
+                search_params: step.search_params.label(),
+                queries: q.queries_without_truth,
+                of: q.queries,
+            },
+        );
+    }
     if q.queries_with_duplicates > 0 {
         push_warning(
             result,

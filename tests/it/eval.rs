@@ -145,7 +145,8 @@ fn trec_inputs_and_every_output() {
     assert_eq!(q1["precision@1"], 0.0, "d5 ranks first");
     assert_eq!(q1["rr"], 0.5);
     assert_eq!(q1["recall@3"], 1.0);
-    // q2 is judged but missing from the run: scored as empty; q3 is not judged: ignored.
+    // q2 is judged but missing from the run: scored as empty (out of trec_eval's means); q3
+    // is not judged: ignored.
     assert_eq!(e["missing_from_run"][0], "q2");
     assert_eq!(e["not_judged"][0], "q3");
     assert_eq!(e["per_query"][1]["metrics"]["hit@3"], 0.0);
@@ -157,6 +158,72 @@ fn trec_inputs_and_every_output() {
     assert_eq!(csv.lines().count(), 3);
     let md = std::fs::read_to_string(&m).unwrap();
     assert!(md.contains("| precision |"), "{md}");
+}
+
+/// Which queries the means average over: trec_eval's default (the judged queries the run
+/// answers, one judged only non-relevant included, its recall 0), trec_eval -c (every judged
+/// query) and the answerable queries; each named in the JSON and on the terminal.
+#[test]
+fn trec_means_follow_trec_eval_and_name_their_convention() {
+    let dir = tempfile::tempdir().unwrap();
+    // q1: two relevant; q2: judged, missing from the run; q4: judged only non-relevant.
+    let qrels = write(
+        dir.path(),
+        "q.txt",
+        "q1 0 d1 2\nq1 0 d2 1\nq2 0 d3 1\nq4 0 d7 0\n",
+    );
+    let run = write(
+        dir.path(),
+        "r.trec",
+        "q1 Q0 d1 1 0.9 t\nq1 Q0 d5 2 0.8 t\nq4 Q0 d7 1 0.9 t\n",
+    );
+    let j = dir.path().join("e.json");
+    // precision@1: q1 1, q2 0 (empty), q4 0; recall@3: q1 0.5, q2 0, q4 0 (trec_eval's).
+    for (means, scored, p1, r3, counted) in [
+        (None, 2, 0.5, 0.25, [true, false, true]),
+        (
+            Some("trec_eval-c"),
+            3,
+            1.0 / 3.0,
+            0.5 / 3.0,
+            [true, true, true],
+        ),
+        (Some("answerable"), 2, 0.5, 0.25, [true, true, false]),
+    ] {
+        let mut args = vec!["eval", "--qrels", &qrels, "--run", &run, "-k", "1,3"];
+        args.extend(["--full-precision", "--json", j.to_str().unwrap()]);
+        if let Some(m) = means {
+            args.extend(["--means", m]);
+        }
+        let o = ragdbeval(dir.path(), &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let name = means.unwrap_or("trec_eval");
+        assert!(stdout(&o).contains(&format!("({name})")), "{}", stdout(&o));
+        let e = json(&j);
+        assert_eq!(e["averaging"], name);
+        assert_eq!(e["aggregate"]["scored"], scored, "{name}");
+        let m = &e["aggregate"]["metrics"];
+        assert!(
+            (m["precision@1"].as_f64().unwrap() - p1).abs() < 1e-12,
+            "{name}: {m}"
+        );
+        assert!(
+            (m["recall@3"].as_f64().unwrap() - r3).abs() < 1e-12,
+            "{name}: {m}"
+        );
+        let flags: Vec<bool> = e["per_query"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q["counted"].as_bool().unwrap())
+            .collect();
+        assert_eq!(flags, counted, "{name}");
+        let q4 = &e["per_query"][2]["metrics"]["recall@3"];
+        assert_eq!(
+            q4.as_f64().unwrap(),
+            if name == "answerable" { 1.0 } else { 0.0 }
+        );
+    }
 }
 
 /// Per query `n` relevant documents d0..; run B finds them higher than run A on most queries.

@@ -17,6 +17,7 @@ mod chroma;
 mod cli;
 mod compare;
 mod conformance;
+mod connect_errors;
 mod datasets;
 mod deadlines;
 mod download;

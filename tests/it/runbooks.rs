@@ -82,8 +82,90 @@ fn check_exact_run(dir: &Path, runbook: &str, dataset: &str) -> RunResult {
             "{runbook} on {dataset}: stream step {}",
             t.runbook_step
         );
+        // A stage without searches has no recall: null, never 0.
+        for stage in &t.recall_at_stage {
+            assert_eq!(
+                stage.recall.is_some(),
+                stage.searches > 0,
+                "{runbook} on {dataset}: stream step {} stage {}",
+                t.runbook_step,
+                stage.stage
+            );
+        }
     }
     r
+}
+
+/// A search over an empty live set has nothing to find: recall and NDCG are null in the
+/// result (not 0), `–` on the terminal, and one warning names the step.
+#[test]
+fn a_search_after_everything_is_deleted_has_no_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let runbook = dir.path().join("empty.toml");
+    std::fs::write(
+        &runbook,
+        "name = \"empty\"\n[[steps]]\nkind = \"build\"\nend = \"100%\"\n[[steps]]\nkind = \"search\"\n\
+         [[steps]]\nkind = \"delete\"\nids = { start = 0, end = \"100%\" }\n\
+         [[steps]]\nkind = \"search\"\n",
+    )
+    .unwrap();
+    let out = ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "--dataset",
+            "gen:uniform:n=300,dim=4,queries=7",
+            "--runbook",
+            runbook.to_str().unwrap(),
+            "--name",
+            "empty",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(dir.path().join("results/empty.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let steps = doc["configs"][0]["steps"].as_array().unwrap();
+    let searches: Vec<&serde_json::Value> = steps
+        .iter()
+        .filter(|s| s.get("quality").is_some())
+        .collect();
+    assert_eq!(searches.len(), 2);
+    assert_eq!(searches[0]["quality"]["recall"], 1.0);
+    let empty = &searches[1]["quality"];
+    for figure in [
+        "recall",
+        "ndcg",
+        "mrr",
+        "map",
+        "precision",
+        "hit_rate",
+        "recall_min",
+    ] {
+        assert!(empty[figure].is_null(), "{figure}: {empty}");
+    }
+    assert_eq!(empty["queries_without_truth"], 7);
+    let warnings: Vec<&serde_json::Value> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "nothing_to_find")
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", doc["warnings"]);
+    assert_eq!(warnings[0]["runbook_step"], 4);
+    // Short answers are no fault when nothing is live.
+    assert!(
+        !doc["warnings"].to_string().contains("short_results"),
+        "{}",
+        doc["warnings"]
+    );
+    let err = stderr(&out) + &crate::common::stdout(&out);
+    assert!(err.contains("empty live set"), "{err}");
+    // Reading the result back keeps the figures undefined.
+    let back = RunResult::load(&dir.path().join("results/empty.json")).unwrap();
+    let last = back.configs[0].searches().last().unwrap();
+    assert!(last.quality.recall.is_nan());
 }
 
 /// The exact engine reproduces the ground truth exactly on every dataset shape that breaks

@@ -437,7 +437,9 @@ fn padded_ground_truth_of_a_tiny_base() {
     let g = [0, 1, 2, PointId::MAX, PointId::MAX];
     let gd = [1.0, 2.0, 3.0, f32::INFINITY, f32::INFINITY];
     let q = score_with(&g, &gd, &[0, 1, 2], &[1.0, 2.0, 3.0], 5, 5);
-    assert!(q.short);
+    // Every live point came back: not short (three points cannot fill five slots).
+    assert!(!q.short);
+    assert!(score_with(&g, &gd, &[0, 1], &[1.0, 2.0], 5, 5).short);
     check(
         &q,
         &Want {
@@ -449,6 +451,39 @@ fn padded_ground_truth_of_a_tiny_base() {
             average_precision: 1.0,
         },
     );
+}
+
+/// An empty truth (nothing live, nothing passing the filter) has nothing to find: the query
+/// is left out of the means, and a step of only such queries has undefined (NaN) means.
+#[test]
+fn queries_over_an_empty_truth_are_left_out_of_the_means() {
+    let g = [PointId::MAX; 3];
+    let gd = [f32::INFINITY; 3];
+    let empty = score_with(&g, &gd, &[], &[], 3, 3);
+    assert!(!empty.defined && !empty.short);
+    let found = score(&[0, 1], 2, 2);
+    assert!(found.defined);
+    let s = summarize(&[found, empty], 2, 2);
+    assert_eq!((s.queries, s.queries_without_truth), (2, 1));
+    assert!(close(s.recall, 1.0) && close(s.ndcg, 1.0) && close(s.recall_min, 1.0));
+    let none = summarize(&[empty, empty], 3, 3);
+    assert_eq!(none.queries_without_truth, 2);
+    for v in [
+        none.recall,
+        none.ndcg,
+        none.mrr,
+        none.map,
+        none.precision,
+        none.hit_rate,
+    ] {
+        assert!(v.is_nan());
+    }
+    assert!(none.recall_min.is_nan() && none.relative_distance_error.is_none());
+    // Undefined means are `null` in JSON and read back undefined.
+    let json = serde_json::to_value(&none).unwrap();
+    assert!(json["recall"].is_null() && json["ndcg"].is_null(), "{json}");
+    let back: QualitySummary = serde_json::from_value(json).unwrap();
+    assert!(back.recall.is_nan() && back.queries_without_truth == 2);
 }
 
 #[test]
