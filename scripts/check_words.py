@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The tree says what ragdbeval is, never how it was made.
 
-Greps every tracked file (`git ls-files`; binary files and Cargo.lock files skipped) for
+Greps every file of the checkout that git tracks or would track (`git ls-files --cached
+--others --exclude-standard`; binary files and Cargo.lock files skipped) for
 words that describe the project's own making rather than the software:
 
   work sessions      an ordinal or "this/that/previous/next/earlier/later" before
@@ -107,7 +108,10 @@ def hits_in_text(text, path):
 
 
 def tracked_files(root, selected):
-    command = ["git", "-C", str(root), "ls-files", "-z", "--"] + selected
+    # Tracked files and new ones not yet added (ignored files stay out), so that a check
+    # before a commit sees what the commit will hold.
+    command = ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
+               "--exclude-standard", "--"] + selected
     listing = subprocess.run(command, capture_output=True, check=False)
     if listing.returncode != 0:
         message = listing.stderr.decode(errors="replace").strip()
@@ -225,7 +229,8 @@ def main():
         for folder, count in sorted(counts.items()):
             print(f"  {folder}: {count}", file=sys.stderr)
     if hits:
-        print(f"check_words: {len(hits)} lines about how the project was made, in {scope}",
+        lines = "line" if len(hits) == 1 else "lines"
+        print(f"check_words: {len(hits)} {lines} about how the project was made, in {scope}",
               file=sys.stderr)
         return 1
     print(f"check_words: no words about how the project was made in {scope}")
