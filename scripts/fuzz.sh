@@ -40,6 +40,12 @@ fi
 cd "$RAGDBEVAL_ROOT/fuzz"
 # Its own target dir: the instrumented build must not evict the normal one's artifacts.
 export CARGO_TARGET_DIR="${RAGDBEVAL_FUZZ_TARGET_DIR:-$HOME/.cache/ragdbeval/fuzz-target}"
+# The committed fuzz/Cargo.lock decides what is fuzzed: refuse to resolve afresh (which would
+# rewrite it and fuzz whatever the registry serves that day).
+if ! cargo metadata --locked --format-version 1 >/dev/null; then
+  echo "error: fuzz/Cargo.lock is not current; run 'cargo metadata --format-version 1 >/dev/null' in fuzz/ and commit it" >&2
+  exit 2
+fi
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
 cargo fuzz build -O >&2
 scratch="$CARGO_TARGET_DIR/corpus"
