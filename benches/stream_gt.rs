@@ -1,4 +1,4 @@
-//! Streaming ground truth against static ground truth (issue 17's target: at most 2×).
+//! Streaming ground truth against static ground truth (target: at most 2×).
 //!
 //! Generates a uniform base of `N` × `D` (default 1M × 128), a stream of `W` writes (default
 //! 100k: half inserts of new rows, half deletes of random initial points, interleaved, one

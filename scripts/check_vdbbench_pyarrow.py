@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ragdbeval reads VectorDBBench directories as pyarrow writes them (issue 16).
+"""ragdbeval reads VectorDBBench directories as pyarrow writes them.
 
 The Rust tests write their Parquet files with ragdbeval's own writer; this check writes them
 the way VectorDBBench's files are made (pandas/pyarrow: `id` int64 and `emb` as a list of

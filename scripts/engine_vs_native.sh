@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ragdbeval's closed loop against the engine's fastest native client on one server (issue 18):
+# ragdbeval's closed loop against the engine's fastest native client on one server:
 # the same collection, queries, search parameter and k, at 1 and 2 clients, the two sides
 # alternating in short slices (ABBA). Prints each round's QPS, client CPU per query and QPS
 # ratio, then per client count the mean ratio and its spread over the rounds.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times `ragdbeval eval` on a TREC run of Q queries × R results (default 20,000 × 100, about
 # 60 MB) against graded qrels (J judgments per query, default 30), whole process, parsing
-# included: the best of RUNS (default 3) wall-clock times. Issue 13's target: under 1 s.
+# included: the best of RUNS (default 3) wall-clock times. Target: under 1 s.
 #
 #   ./scripts/eval_timing.sh
 #   Q=100000 ./scripts/eval_timing.sh

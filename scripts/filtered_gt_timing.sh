@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Filtered ground truth against unfiltered ground truth over the points that pass.
 #
-# Issue 12's target: the exact truth of Q queries over N × D points under a filter passing a
+# Target: the exact truth of Q queries over N × D points under a filter passing a
 # fraction S of the points must cost no more than an unfiltered truth over those N·S points.
 # Both sides use generated uniform data (same generator, same dimension and depth):
 #   - filtered:   `dataset gt --runbook build-search --filter label:S` over N points (queries

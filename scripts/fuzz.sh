@@ -53,7 +53,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$scratch/$t" "corpus/$t"
   echo "ragdbeval: fuzzing $t (${limit[*]})" >&2
   # -rss_limit_mb: an input that makes a parser allocate beyond what its bytes justify is a
-  # finding (issue 14, class 2), not a slow run. -timeout: per input, a hang is a finding.
+  # finding, not a slow run. -timeout: per input, a hang is a finding.
   cargo fuzz run -O "$t" "$scratch/$t" "corpus/$t" -- \
     "${limit[@]}" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len=65536 \
     -print_final_stats=1 >&2

@@ -14,7 +14,7 @@
 # All on all cores, each side after the VM has settled (see `settle`). A round runs the
 # sides REPS times in turn and keeps each side's fastest run (one run of a multi-threaded
 # process moves by 10-20 % on a shared 2-core machine, and only ever slower). Prints every
-# run, then per side the median of the rounds, the two ratios issue 18 asks for (kernel /
+# run, then per side the median of the rounds, the two ratios the performance targets name (kernel /
 # SGEMM, target ≤ 1.15; whole process / faiss add + search, target ≤ 1.0) and the spread of
 # each ratio over the rounds; the second also against faiss's fastest run of all rounds,
 # since faiss's own time moves in stretches; then the same ratios from each round's median
@@ -25,7 +25,7 @@
 #   N=200000 Q=2000 RUNS=3 ./scripts/gt_vs_faiss.sh
 #   REPS=1 ./scripts/gt_vs_faiss.sh        # one run of each side per round
 #   MAPPED=1 RUNS=3 ./scripts/gt_vs_faiss.sh   # also the same data as big-ann .fbin, which
-#                                              # ragdbeval memory-maps (issue 16: within 5 %)
+#                                              # ragdbeval memory-maps (within 5 %)
 #   BASELINE_BIN=/path/to/older/ragdbeval RUNS=3 ./scripts/gt_vs_faiss.sh
 #                                              # also an older build on the same data, in the
 #                                              # same rounds (a before/after comparison)
@@ -77,7 +77,7 @@ PY
 # to its host. On a VM with free page reporting (virtio-balloon), pages freed in large blocks
 # are reported 2-3 s later, by the guest's kernel on the same vCPUs: after SGEMM freed its
 # 1 GB output, that work fell into whichever side ran next and slowed it by up to 15 %
-# (2026-11-27: ragdbeval's kernel 0.54-0.58 s, or 0.60-1.07 s when it came 2-3 s after
+# (measured: ragdbeval's kernel 0.54-0.58 s, or 0.60-1.07 s when it came 2-3 s after
 # SGEMM). Waits for 3 s without a report, at most 15 s; nothing on a machine without it.
 reported=/sys/module/page_reporting/parameters/reported_kib
 settle() {
@@ -235,7 +235,7 @@ for line in open(sys.argv[1]):
 # A round's value is the fastest of its runs, for every side alike: on a shared 2-core VM
 # noise only ever slows a run (another tenant, the host's own work), so the fastest run is
 # the closest to what the code costs (the practice of Python's timeit and ann-benchmarks).
-# 2026-11-27, three runs of this script: with the median of three runs per round one round
+# Over three runs of this script, with the median of three runs per round one round
 # in three moved a ratio by 6-12 % (a stretch that slowed two of three kernel runs from
 # 0.55 to 0.64 s while SGEMM held still); the medians are printed too.
 fastest = {name: [min(v) for _, v in sorted(by_round.items())] for name, by_round in runs.items()}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A dataset larger than the memory ragdbeval may use: ground truth and an exact benchmark of
 # N × D float32 vectors (default 4M × 768, 12 GB) inside a memory cgroup of LIMIT (default
-# 4 GB), as issue 16 asks.
+# 4 GB).
 #
 # The base is a big-ann `.fbin` file, which ragdbeval memory-maps: the kernel pages rows in as
 # they are read and, under the cgroup's limit, drops clean pages instead of failing. The limit

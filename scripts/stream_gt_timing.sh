@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Streaming ground truth against static ground truth (issue 17: at most 2×), on generated data:
+# Streaming ground truth against static ground truth (target: at most 2×), on generated data:
 # a 1M × 128 base, 100k streamed inserts and deletes, 10k searches, against the static truth
 # of 10k queries over 1.1M points. See benches/stream_gt.rs for what is timed.
 #

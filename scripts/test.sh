@@ -70,7 +70,7 @@ fi
 
 cargo test --release --locked --all-targets --no-fail-fast "$@"
 
-# The short fuzz pass (issue 14): every target in fuzz/ for 20 s, when the toolchain can build
+# The short fuzz pass: every target in fuzz/ for 20 s, when the toolchain can build
 # it (sanitizers need a nightly) and the whole suite was asked for (not a filtered run).
 if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
   if rustc --version | grep -q nightly; then
@@ -82,7 +82,14 @@ if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
   fi
 fi
 
-# The paired tests of `compare` held to scipy.stats (issue 11): in the project's .venv (scipy
+# Calls and types go one way along the data path, and the tree and --help speak of the
+# software, never of how it was made: both fail the run on a hit.
+if [ $# -eq 0 ]; then
+  python3 "$here/check_layers.py" >&2
+  python3 "$here/check_words.py" --binary "$CARGO_TARGET_DIR/release/ragdbeval" >&2
+fi
+
+# The paired tests of `compare` held to scipy.stats: in the project's .venv (scipy
 # from PyPI) when the servers' Python is there, else the system one; skipped, and said, only if
 # scipy cannot be installed.
 if [ $# -eq 0 ]; then
@@ -93,7 +100,7 @@ if [ $# -eq 0 ]; then
   else
     echo "ragdbeval: scipy check SKIPPED: scipy could not be installed for $py" >&2
   fi
-  # `eval` and the `bench --trec-run` / `dataset qrels` files held to trec_eval (issue 13),
+  # `eval` and the `bench --trec-run` / `dataset qrels` files held to trec_eval,
   # through pytrec_eval from PyPI, installed the same way.
   if "$py" -c 'import pytrec_eval' 2>/dev/null || "$py" -m pip install -q 'pytrec_eval-terrier>=0.5' >&2; then
     bin="$CARGO_TARGET_DIR/release/ragdbeval"
@@ -102,7 +109,7 @@ if [ $# -eq 0 ]; then
   else
     echo "ragdbeval: trec_eval checks SKIPPED: pytrec_eval could not be installed for $py" >&2
   fi
-  # VectorDBBench directories as pyarrow writes them (issue 16): the Rust tests use
+  # VectorDBBench directories as pyarrow writes them: the Rust tests use
   # ragdbeval's own Parquet writer, this one the writer VectorDBBench's files come from.
   if "$py" -c 'import pyarrow, numpy' 2>/dev/null || "$py" -m pip install -q 'pyarrow>=14' numpy >&2; then
     "$py" "$here/check_vdbbench_pyarrow.py" "$CARGO_TARGET_DIR/release/ragdbeval" >&2
@@ -110,7 +117,7 @@ if [ $# -eq 0 ]; then
     echo "ragdbeval: VectorDBBench pyarrow check SKIPPED: pyarrow could not be installed for $py" >&2
   fi
   # ann-benchmarks' distance-based recall, ε-recall and rel held to its own functions, and
-  # the query difficulty (RC, LID) to a numpy reference with VIBE's code (issue 16): numpy only.
+  # the query difficulty (RC, LID) to a numpy reference with VIBE's code: numpy only.
   if "$py" -c 'import numpy' 2>/dev/null || "$py" -m pip install -q numpy >&2; then
     bin="$CARGO_TARGET_DIR/release/ragdbeval"
     "$py" "$here/check_metrics_annb.py" "$bin" >&2

@@ -109,7 +109,7 @@ pub enum Command {
     /// Recompute a result's quality metrics and latency percentiles from its per-query sidecar
     /// and the dataset, and say whether the file agrees with itself.
     Verify(VerifyArgs),
-    /// Score a retrieval run against relevance judgments (TREC qrels or seed-001 JSONL):
+    /// Score a retrieval run against relevance judgments (TREC qrels or RAG ground-truth JSONL):
     /// Hit, MRR, P, R, F1, MAP, NDCG @k, R-precision, rejection accuracy, answer metrics;
     /// `eval compare` A/B-tests two runs.
     Eval(EvalArgs),

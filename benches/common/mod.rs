@@ -121,7 +121,7 @@ pub fn settings(bench: &str) -> Settings {
             rounds: env("ROUNDS", 3).max(1),
             // 12: with 8 the rounds of pgvector and Redis at 2 clients moved by ±5.6 % and
             // ±8.9 % on the 2-core VM (single slice pairs 0.67–1.40), with 12 by ±2.5 % and
-            // ±1.9 % (tenth session); a round's figure is a mean over its pairs.
+            // ±1.9 %; a round's figure is a mean over its pairs.
             pairs: env("PAIRS", 12).max(2),
             slice_s: env("SLICE_S", 2).max(1) as u64,
             n: env("N", 50_000),

@@ -9,7 +9,7 @@
 //! A dataset is a directory holding one `*base*` vector file, one `*query*` vector file and
 //! optionally one ground-truth file. The files carry no metric.
 //!
-//! Issue 14's rule holds throughout: a header is checked against the file's size before
+//! One rule holds throughout: a header is checked against the file's size before
 //! anything is allocated, and only the rows that `--limit` / `--max-queries` keep are read, so
 //! a prefix of a billion-row file costs what the prefix costs.
 

@@ -3,7 +3,7 @@
 //! `dataset gt` writes the output's vectors (100 MB at 200k × 128) while the truth is
 //! computed. Through the page cache that takes a fresh page per 4 KB: on a VM that hands its
 //! free memory back to the host (virtio-balloon free page reporting) each one is a fault on the
-//! host, and the copy took 0.15 s of the truth's 0.55 s on two cores (2026-11-27). With
+//! host, and the copy took 0.15 s of the truth's 0.55 s on two cores. With
 //! `O_DIRECT` the disk reads the data from one small buffer that stays mapped.
 
 use std::fs::File;

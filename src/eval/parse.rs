@@ -1,6 +1,6 @@
 //! Reading qrels and runs. The format is told by the content: a file whose first non-blank
 //! character is `{` is JSON lines (one object per line, or objects spread over several lines
-//! as seed 001 prints them), anything else TREC's whitespace-separated columns.
+//! as RAG ground-truth files print them), anything else TREC's whitespace-separated columns.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
@@ -54,7 +54,7 @@ fn lines<'a>(path: &Path, bytes: &'a [u8]) -> Result<Vec<(usize, &'a str)>, Eval
         .collect())
 }
 
-/// Reads judgments: TREC qrels or seed-001 JSONL ground truth.
+/// Reads judgments: TREC qrels or RAG ground-truth JSONL.
 pub fn read_qrels(path: &Path) -> Result<Judgments, EvalError> {
     let bytes = read(path)?;
     let judgments = if is_json(&bytes) {
@@ -126,7 +126,7 @@ struct GoldReferenceLine {
     document: String,
     #[serde(default)]
     page: Option<i64>,
-    /// Seed 001's scale is 1–3; a reference without one is relevant (1).
+    /// The RAG ground-truth scale is 1–3; a reference without one is relevant (1).
     #[serde(default = "one")]
     relevance: i64,
 }
@@ -189,10 +189,10 @@ fn json_objects<T: serde::de::DeserializeOwned>(
     Ok(out)
 }
 
-/// Seed 001's ground truth: `query_id`, `query`, `category`, `difficulty`, `is_rejection`,
+/// RAG ground-truth JSONL: `query_id`, `query`, `category`, `difficulty`, `is_rejection`,
 /// `gold_references` of `{document, page, relevance}`, and optionally `gold_answers` (or one
 /// `answer`) for the answer metrics. A query of category `rejection` is a rejection query
-/// even without the flag (the seed's own sample lines leave it out).
+/// even without the flag (the format's own sample lines leave it out).
 fn qrels_jsonl(path: &Path, bytes: &[u8]) -> Result<Judgments, EvalError> {
     let mut queries = Vec::new();
     let mut ids: HashMap<String, usize> = HashMap::default();

@@ -1,5 +1,5 @@
 //! How `ragdbeval eval compare` prints: aligned text for the terminal, and Markdown in the
-//! shape of seed 001's A/B report (Summary with the winner, the metrics table with p-values,
+//! shape of the RAG A/B report format (Summary with the winner, the metrics table with p-values,
 //! the per-category breakdown). JSON is the [`EvalComparison`] itself.
 
 use std::fmt::Write as _;
@@ -66,7 +66,7 @@ fn summary(c: &EvalComparison) -> Vec<String> {
     lines
 }
 
-/// The metrics table with the seed's significance stars on the Wilcoxon p-value.
+/// The metrics table with the A/B report's significance stars on the Wilcoxon p-value.
 fn metric_rows(metrics: &[MetricComparison]) -> Vec<Vec<String>> {
     metrics
         .iter()
@@ -118,7 +118,7 @@ pub fn text(c: &EvalComparison) -> String {
     out
 }
 
-/// Seed 001's A/B report: Summary, Metrics Comparison, Per-Category Breakdown.
+/// The A/B report: Summary, Metrics Comparison, Per-Category Breakdown.
 pub fn markdown(c: &EvalComparison) -> String {
     let mut out = format!("# A/B Test Report: {} vs {}\n\n## Summary\n\n", c.a, c.b);
     for line in summary(c) {

@@ -1,4 +1,4 @@
-//! Answer metrics of a retrieval-augmented generation run (seed 002, "Generation Metrics"):
+//! Answer metrics of a retrieval-augmented generation run (RAG evaluation clients' "Generation Metrics"):
 //! a generated answer against gold answers, against the question, and against the text that
 //! was retrieved for it. Pure functions over strings: no I/O, no model.
 //!
@@ -10,7 +10,7 @@
 //!
 //! - [`exact_match`]: 1 if the normalised answer equals the normalised gold answer, else 0.
 //! - [`token_f1`]: SQuAD's bag-of-tokens F1 (overlap counted with multiplicity).
-//! - [`rouge_l_f1`]: `2·LCS / (len gen + len gold)` over normalised tokens (seed 002's
+//! - [`rouge_l_f1`]: `2·LCS / (len gen + len gold)` over normalised tokens (the RAG clients'
 //!   formula: with precision `LCS/len gen` and recall `LCS/len gold`, their harmonic mean).
 //! - [`answer_relevance`]: [`token_f1`] between the answer and the question.
 //! - [`support_coverage`]: the fraction of the answer's content words (tokens not in
@@ -172,7 +172,7 @@ fn lcs_len(a: &[String], b: &[String]) -> usize {
 
 /// ROUGE-L F1 of `prediction` against `gold`: `2·LCS / (len prediction + len gold)`, LCS
 /// being the longest common subsequence of their normalised tokens (order-preserving, gaps
-/// allowed). Seed 002's formula, the balanced F-measure of ROUGE-L (β = 1, no stemming).
+/// allowed). The RAG clients' formula, the balanced F-measure of ROUGE-L (β = 1, no stemming).
 ///
 /// Edge cases as [`token_f1`]: both without tokens → 1.0; exactly one → 0.0.
 pub fn rouge_l_f1(prediction: &str, gold: &str) -> f64 {
@@ -201,7 +201,7 @@ pub fn best_over_golds<S: AsRef<str>>(
         .reduce(f64::max)
 }
 
-/// Answer relevance (seed 002): [`token_f1`] between the answer and the question, a lexical
+/// Answer relevance: [`token_f1`] between the answer and the question, a lexical
 /// proxy for staying on topic. An answer that repeats the question scores high; a correct
 /// answer in other words scores low. Edge cases as [`token_f1`].
 pub fn answer_relevance(answer: &str, question: &str) -> f64 {
@@ -235,7 +235,7 @@ fn fraction_supported<'a>(
     (total > 0).then(|| found as f64 / total as f64)
 }
 
-/// Support coverage (seed 002): the fraction of the answer's content words — normalised
+/// Support coverage: the fraction of the answer's content words — normalised
 /// tokens that are not [`STOPWORDS`], counted with repetition — that occur as tokens of the
 /// retrieved text (all passages given, normalised the same way). A word counts as supported
 /// when it occurs anywhere in the retrieved text, whatever its context.
@@ -248,7 +248,7 @@ pub fn support_coverage<S: AsRef<str>>(answer: &str, retrieved: &[S]) -> Option<
     fraction_supported(tokens.iter().filter(|t| !is_stopword(t)), &vocabulary)
 }
 
-/// Support density (seed 002): the fraction of all the answer's normalised tokens, counted
+/// Support density: the fraction of all the answer's normalised tokens, counted
 /// with repetition and stopwords included, that occur as tokens of the retrieved text.
 ///
 /// `None` when the answer has no token.
@@ -257,7 +257,7 @@ pub fn support_density<S: AsRef<str>>(answer: &str, retrieved: &[S]) -> Option<f
     fraction_supported(answer_tokens(answer).iter(), &vocabulary)
 }
 
-/// Hallucination rate (seed 002): `1 − support density`, the fraction of the answer's tokens
+/// Hallucination rate: `1 − support density`, the fraction of the answer's tokens
 /// that the retrieved text does not contain. `None` when the answer has no token.
 pub fn hallucination_rate<S: AsRef<str>>(answer: &str, retrieved: &[S]) -> Option<f64> {
     support_density(answer, retrieved).map(|d| 1.0 - d)

@@ -47,7 +47,7 @@ pub use sanity::{Implausible, MachineLimits, check};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryMethod {
-    /// Files written before 2026-11 (no `memory_method` field): `peak_rss_bytes` summed RSS
+    /// Older files (no `memory_method` field): `peak_rss_bytes` summed RSS
     /// over every task the sampler listed, threads included, so a multi-threaded server's
     /// figure was multiplied by its thread count. Not comparable with newer files.
     #[default]

@@ -148,7 +148,7 @@ pub struct QueryOutcome {
     pub recall_b: f64,
 }
 
-/// Classifies one query (the seeds' rule, `../shared/seeds/004…`): relevant ids each side
+/// Classifies one query (the A/B comparison's Win / Loss / Draw / Regression rule): relevant ids each side
 /// returned, and the rank of each side's first relevant result.
 pub fn classify(
     a_relevant: &[PointId],
@@ -502,7 +502,7 @@ pub fn metric(
 }
 
 /// [`metric`] with the bootstrap's resamples and seed chosen by the caller (`eval compare`
-/// takes both as options; the seeds' A/B framework resamples 1000 times).
+/// takes both as options; the A/B report format resamples 1000 times).
 pub fn metric_with(
     name: &str,
     higher_is_better: bool,

@@ -2,7 +2,7 @@
 //! (`ragdbeval eval compare`): per metric the means, the paired t-test, the Wilcoxon
 //! signed-rank test, a seeded bootstrap interval of the mean difference and the effect size
 //! (the statistics of `ragdbeval compare`, [`super::compare::metric_with`]); per query Win /
-//! Loss / Draw / Regression (seed 004's rule, [`super::compare::classify`]); per category the
+//! Loss / Draw / Regression ([`super::compare::classify`]'s rule); per category the
 //! mean of each metric on both sides; and a winner on the primary metric.
 //!
 //! The inputs are plain per-query values, whatever produced them: `eval` scores each run and

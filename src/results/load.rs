@@ -38,7 +38,7 @@ pub struct LoadLevel {
     /// Open loop: scheduled queries never sent because the backlog outlasted the level's grace
     /// period (see `runner::load::open_loop`); `completed + errors + dropped = intended`. Their latency is
     /// unknown, so the percentiles leave them out: any count above 0 is warned about. Absent
-    /// in files written before 2026-11 and for closed loops.
+    /// in older files and for closed loops.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub dropped: Option<u64>,
     /// CPU time of the sender threads (the harness's own cost, plus an in-process engine's

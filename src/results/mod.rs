@@ -134,11 +134,11 @@ pub struct BuildStep {
     /// `footprint.index` ÷ points: the index structure's share per vector.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub index_bytes_per_vector: Option<f64>,
-    /// Files written before 2026-11 only: one size whose meaning differed per engine (see
+    /// Older files only: one size whose meaning differed per engine (see
     /// its `source`). Never written now and not shown under the new labels.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub index_size: Option<SourcedBytes>,
-    /// Files written before 2026-11 only: `index_size` ÷ points.
+    /// Older files only: `index_size` ÷ points.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub bytes_per_vector: Option<f64>,
     pub resources: PhaseResources,
@@ -207,10 +207,10 @@ pub struct MutationStep {
     /// `footprint.total` ÷ live points.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub total_bytes_per_live_vector: Option<f64>,
-    /// Files written before 2026-11 only: one size whose meaning differed per engine.
+    /// Older files only: one size whose meaning differed per engine.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub index_size: Option<SourcedBytes>,
-    /// Files written before 2026-11 only: `index_size` ÷ live points.
+    /// Older files only: `index_size` ÷ live points.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub bytes_per_live_vector: Option<f64>,
     pub resources: PhaseResources,
@@ -612,7 +612,7 @@ pub struct RunResult {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sidecar: Option<String>,
     /// The dataset's element type and what the engine stored it as (absent in files from
-    /// before 2026-11, whose engines all stored float32).
+    /// in older files, whose engines all stored float32).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub element_type: Option<ElementTypes>,
 }

@@ -1,4 +1,4 @@
-//! Ground truth that cannot belong to its vectors is refused, never scored against (issue 14,
+//! Ground truth that cannot belong to its vectors is refused, never scored against (
 //! class 4): swapped `neighbors`/`distances`, float ids, duplicate ids in a row, a truth for
 //! other vectors, and a damaged ground-truth cache.
 

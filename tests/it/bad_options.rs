@@ -1,5 +1,5 @@
 //! Options that make no sense, and user numbers that once panicked or aborted: each gets one
-//! clear error (exit 2, no result file), or a warning where the run can go on (issue 14,
+//! clear error (exit 2, no result file), or a warning where the run can go on (
 //! classes 1, 2, 5 and 7).
 
 use std::time::Instant;

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs `ragdbeval` with `args` in `cwd`, offline, without progress bars. After a `bench`
-/// that succeeded, every result file it wrote must pass `ragdbeval verify` (issue 11: the
+/// that succeeded, every result file it wrote must pass `ragdbeval verify` (the
 /// figures of every result the suite writes are recomputed from its sidecar and dataset).
 pub fn ragdbeval(cwd: &Path, args: &[&str]) -> Output {
     let out = run_binary(cwd, args);

@@ -1,4 +1,4 @@
-//! `ragdbeval compare` (issue 11): a known difference is reported as significant in the right
+//! `ragdbeval compare`: a known difference is reported as significant in the right
 //! direction, no difference as none, per-query outcomes add up, and runs of different data
 //! are flagged as not comparable.
 

@@ -1,4 +1,4 @@
-//! A server that accepts the connection and never answers must not hang a run (issue 14,
+//! A server that accepts the connection and never answers must not hang a run (
 //! class 3): every server engine, pointed at a listener that accepts and stays silent, fails
 //! within its deadline with one error line naming the engine. These need no real server, so
 //! they always run.

@@ -1,4 +1,4 @@
-//! Element types end to end (issue 16): a `.u8bin` dataset stays `uint8` where the engine has
+//! Element types end to end: a `.u8bin` dataset stays `uint8` where the engine has
 //! the type (exact; Qdrant's `uint8` datatype, in-process and on a server), its ground truth is
 //! exact on the integer values, and an engine that stores `float32` says so in the result.
 

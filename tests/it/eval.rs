@@ -1,4 +1,4 @@
-//! `ragdbeval eval` and `eval compare` through the binary (issue 13): seed 001's ground truth
+//! `ragdbeval eval` and `eval compare` through the binary: RAG ground-truth JSONL
 //! with fuzzy page matching, rejection queries and categories; TREC inputs; A/B comparisons
 //! with a known difference and without one; bad input.
 
@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::common::{files_in, ragdbeval, stderr, stdout};
 
-/// Seed 001's ground truth lines (Q001 as its schema shows it, Q002 and Q009 from its
+/// RAG ground-truth JSONL lines (Q001 as its schema shows it, Q002 and Q009 from its
 /// appendix, Q009 a rejection by its category), one line each.
 const GROUND_TRUTH: &str = r#"{"query_id": "Q001", "query": "How do I calculate implied volatility using Black-Scholes?", "category": "options_derivatives", "difficulty": "medium", "is_rejection": false, "gold_references": [{"document": "Black Scholes with Python (Van Der Post 2024).pdf", "page": 45, "relevance": 3}, {"document": "Option Volatility and Pricing (Natenberg 2015).pdf", "page": 112, "relevance": 3}], "expected_answer_gist": "IV calculation via Newton-Raphson or bisection on Black-Scholes formula"}
 {"query_id": "Q002", "query": "What is the difference between delta and gamma in options trading?", "category": "options_derivatives", "difficulty": "easy", "gold_references": [{"document": "Options Greeks.pdf", "page": 7, "relevance": 2}]}
@@ -31,7 +31,7 @@ fn json(path: &Path) -> serde_json::Value {
 }
 
 #[test]
-fn seed_001_ground_truth_is_matched_fuzzily_with_rejections_and_categories() {
+fn rag_ground_truth_is_matched_fuzzily_with_rejections_and_categories() {
     let dir = tempfile::tempdir().unwrap();
     let qrels = write(dir.path(), "gt.jsonl", GROUND_TRUTH);
     let run = write(dir.path(), "run.jsonl", RUN);
@@ -382,7 +382,7 @@ fn bad_input_is_one_error_line_and_no_file() {
     assert_eq!(files_in(dir.path()).len(), before);
 }
 
-/// Runs that carry answers are scored with the answer metrics (seed 002), against the gold
+/// Runs that carry answers are scored with the answer metrics, against the gold
 /// answers of the judgments and the text of the retrieved results.
 #[test]
 fn answers_are_scored_when_the_run_carries_them() {

@@ -1,5 +1,5 @@
 //! Ctrl-C stops a run cleanly: exit 130, the result marked `interrupted` with the steps that
-//! finished, and no temporary file anywhere (issue 14).
+//! finished, and no temporary file anywhere.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

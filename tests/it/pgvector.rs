@@ -749,7 +749,7 @@ fn signal_tree(pid: u32, signal: &str) {
 
 /// A server that freezes mid-run (every process stopped: the kernel still accepts and
 /// acknowledges, nothing answers) fails the call within `--timeout` plus the grace, with an
-/// error naming the operation and the deadline, instead of hanging the run (issue 14, class 3).
+/// error naming the operation and the deadline, instead of hanging the run.
 #[test]
 #[cfg_attr(
     not(engine_runs = "pgvector"),

@@ -1,4 +1,4 @@
-//! `ragdbeval report FILES --out DIR/` (issue 11): on result files made here — two engines, a
+//! `ragdbeval report FILES --out DIR/`: on result files made here — two engines, a
 //! parameter sweep, a concurrency sweep, a rate sweep and the default mutation runbook — every
 //! artefact is written, the CSV and JSON agree field by field with the result files, and the
 //! page opens in a real headless browser (Debian's chromium, which scripts/test.sh installs)

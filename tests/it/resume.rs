@@ -1,7 +1,7 @@
 //! `bench --resume`: a run that stopped (Ctrl-C, a server that died after the build) is
 //! continued from its first unfinished step and ends as a run that never stopped would, in
 //! structure: the same steps in the same order, per-query records once each, no temporary
-//! files; the result says it was resumed (issue 14).
+//! files; the result says it was resumed.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

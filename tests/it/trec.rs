@@ -1,4 +1,4 @@
-//! `bench --trec-run` and `dataset qrels` (issue 13): the two files meet, so that recall@k
+//! `bench --trec-run` and `dataset qrels`: the two files meet, so that recall@k
 //! computed from them alone, as trec_eval would (results sorted by score descending), is the
 //! recall the bench reports; an unwritable file fails before the benchmark.
 

@@ -1,4 +1,4 @@
-//! `ragdbeval verify` (issue 11): a result agrees with its sidecar and dataset (every `bench`
+//! `ragdbeval verify`: a result agrees with its sidecar and dataset (every `bench`
 //! in this suite is verified by `common::ragdbeval`); an edited sidecar, or a result whose
 //! stored figure was changed, fails with a message naming the step and the figure.
 

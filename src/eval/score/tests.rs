@@ -88,10 +88,10 @@ fn hit(document: &str, page: Option<i64>) -> Hit {
     }
 }
 
-/// Seed 001's own example: Q001's gold references are page 45 of the Black-Scholes book and
+/// The RAG ground-truth format's own example: Q001's gold references are page 45 of the Black-Scholes book and
 /// page 112 of Natenberg, both relevance 3.
 #[test]
-fn seed_001_fuzzy_matching() {
+fn rag_ground_truth_fuzzy_matching() {
     let q = JudgedQuery {
         id: "Q001".into(),
         references: vec![
