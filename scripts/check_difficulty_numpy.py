@@ -128,7 +128,7 @@ def main():
             rc = mean_d / dists[:, k - 1]
             with np.errstate(divide="ignore", invalid="ignore"):
                 lid = np.array([compute_lid(row, k) for row in dists])
-            # Where VIBE's division gives ±inf, ragdbeval gives NaN (README).
+            # Where VIBE's division gives ±inf, ragdbeval gives NaN (docs/metrics.md).
             lid[~np.isfinite(lid)] = np.nan
 
             name = f"k{k}"

@@ -11,7 +11,7 @@ near 1, so every threshold and rel > 1 is exercised), then feeds the sidecars' d
 functions below, copied verbatim from ann-benchmarks, with their HDF5 cache replaced by a dict.
 
 ann-benchmarks pads a short result list with +inf (`results.py`), recomputes distances itself
-and counts a repeated id each time; ragdbeval counts it once (README, "Metrics"). A step with
+and counts a repeated id each time; ragdbeval counts it once (docs/metrics.md). A step with
 a repeated id or an id without a distance would differ by definition: the script says so and
 compares it only where the definitions agree (none occur in these runs).
 

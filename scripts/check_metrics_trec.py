@@ -7,7 +7,7 @@ strangers and short lists) and ragdbeval's figures for each as JSON lines when
 RAGDBEVAL_METRIC_CASES is set. This script scores the same inputs with
 
 - trec_eval (through pytrec_eval): recall.K, P.K, recip_rank, ndcg_cut.K, map_cut.K, with the
-  qrels built here, independently, by the README's rule for the relevant set under ties;
+  qrels built here, independently, by the rule of docs/metrics.md for the relevant set under ties;
 - ann-benchmarks' knn, "epsilon" and "largeepsilon" recall and one query's "rel":
   `knn_threshold`, `epsilon_threshold` and `get_recall_values` below are copied from
   ann_benchmarks/plotting/metrics.py (rel's loop, `ann_benchmarks_rel`, restated for one
@@ -94,7 +94,7 @@ def run_unit_test(path):
 
 
 def relevant_set(c):
-    """The README's rule, written again from its text: a true top-r, |R| = r; points strictly
+    """The rule of docs/metrics.md, written again from its text: a true top-r, |R| = r; points strictly
     closer than the r-th true distance b are in; the remaining slots go to tie partners at b,
     those the engine returned first, in its order (a returned id the truth does not list is a
     partner if its distance is <= b). Returns (qrels ids, answer ids with repeats renamed)."""

@@ -1,6 +1,6 @@
 //! Matching a run to the judgments, and every retrieval metric per query.
 //!
-//! Conventions (the README's `ragdbeval eval` section lists them with their variants):
+//! Conventions (docs/eval.md lists them with their variants):
 //! - relevant means grade ≥ 1 (trec_eval's default); R is the number of relevant references;
 //! - P@k divides by k even when fewer results came back, as trec_eval does (the RAG
 //!   ground-truth convention divides by the results returned: that is `context_precision@k` here);

@@ -1,6 +1,6 @@
 //! Search quality of one result list against exact ground truth, and its mean over queries.
 //!
-//! Definitions (the README's "Metrics" section has the full text; every rank metric is
+//! Definitions (docs/metrics.md has the full text; every rank metric is
 //! trec_eval's, computed on the relevant set below):
 //! - `K` is the cutoff: only the first `K` returned entries are the answer. `r = min(relevant,
 //!   truth depth)` is the number of true neighbours regarded as relevant (by default `r = K`,
