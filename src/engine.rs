@@ -95,6 +95,36 @@ pub struct Footprint {
     /// Why `total` is `None`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub total_unmeasured: Option<String>,
+    /// What `index` holds for this engine, so that a report can say it beside the figure
+    /// (absent with no index, and in files written before it was recorded).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index_holds: Option<IndexHolds>,
+}
+
+/// What an engine's `index` figure holds. The same word covers different things: Qdrant's
+/// index is its HNSW graph alone (the vectors lie beside it and count in `total` only), while
+/// pgvector's, Chroma's and Redis's index structures hold the vectors too. Index figures of
+/// two engines compare only when they hold the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IndexHolds {
+    /// The HNSW graph's links alone.
+    GraphOnly,
+    /// An HNSW graph whose nodes carry the vectors.
+    GraphAndVectors,
+    /// IVF lists that carry the vectors.
+    ListsAndVectors,
+}
+
+impl IndexHolds {
+    /// How reports name it: `graph only`, `graph + vectors`, `IVF lists + vectors`.
+    pub fn label(self) -> &'static str {
+        match self {
+            IndexHolds::GraphOnly => "graph only",
+            IndexHolds::GraphAndVectors => "graph + vectors",
+            IndexHolds::ListsAndVectors => "IVF lists + vectors",
+        }
+    }
 }
 
 impl Footprint {
@@ -113,7 +143,14 @@ impl Footprint {
             index_unmeasured,
             total,
             total_unmeasured,
+            index_holds: None,
         }
+    }
+
+    /// States what the index figure holds (kept only when the index was measured).
+    pub fn holding(mut self, holds: IndexHolds) -> Self {
+        self.index_holds = self.index.as_ref().map(|_| holds);
+        self
     }
 
     /// Neither figure could be measured, for one reason.

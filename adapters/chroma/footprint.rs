@@ -178,6 +178,6 @@ impl ChromaEngine {
                 index.bytes, rows.bytes
             ),
         };
-        Ok(Footprint::new(Ok(index), Ok(total)))
+        Ok(Footprint::new(Ok(index), Ok(total)).holding(crate::engine::IndexHolds::GraphAndVectors))
     }
 }

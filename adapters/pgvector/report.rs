@@ -2,6 +2,8 @@
 //! the settings and server facts recorded in the result file ([`VectorEngine::describe`]).
 
 use super::*;
+use crate::engine::IndexHolds;
+use super::sql::IndexKind;
 
 impl PgVector {
     /// [`VectorEngine::footprint`].
@@ -29,7 +31,12 @@ impl PgVector {
                     .into(),
             })
             .ok_or_else(|| gone("the table"));
-        Ok(Footprint::new(index, total))
+        // pgvector's index pages carry each vector beside its links or list entry.
+        let holds = match col.build.index {
+            IndexKind::Hnsw => IndexHolds::GraphAndVectors,
+            IndexKind::IvfFlat => IndexHolds::ListsAndVectors,
+        };
+        Ok(Footprint::new(index, total).holding(holds))
     }
 }
 

@@ -37,7 +37,7 @@ impl QdrantEngine {
             &dir,
             "collections/<name> directory: segments (vectors, index, payload) + WAL",
         )?;
-        Ok(Footprint::new(index, Ok(total)))
+        Ok(Footprint::new(index, Ok(total)).holding(crate::engine::IndexHolds::GraphOnly))
     }
 }
 

@@ -557,7 +557,7 @@ impl VectorEngine for QdrantEdge {
             &shard.path,
             "shard directory: segments (vectors, index, payload) + WAL",
         )?;
-        Ok(Footprint::new(index, Ok(total)))
+        Ok(Footprint::new(index, Ok(total)).holding(crate::engine::IndexHolds::GraphOnly))
     }
 
     fn in_process(&self) -> bool {

@@ -462,7 +462,8 @@ impl VectorEngine for RedisEngine {
         Ok(Footprint::new(
             Ok(figure("index = total")),
             Ok(figure("total = index")),
-        ))
+        )
+        .holding(crate::engine::IndexHolds::GraphAndVectors))
     }
 
     fn server_pid(&self) -> Option<u32> {

@@ -1,4 +1,5 @@
-//! CSV: one row per search step, identity columns then every registry metric.
+//! CSV: one row per search step, identity columns, every registry metric, the filter, then
+//! the size columns of [`crate::export::sizes`].
 
 use super::{ExportError, Exporter, IDENTITY_HEADERS, filter_name, identity_columns};
 use crate::export::registry::{METRICS, format_value, rows};
@@ -24,6 +25,7 @@ impl Exporter for CsvExporter {
             .copied()
             .chain(METRICS.iter().map(|m| m.key))
             .chain(["filter"])
+            .chain(super::sizes::HEADERS.iter().copied())
             .collect();
         w.write_record(&header).map_err(|e| err(&e))?;
         for run in runs {
@@ -35,6 +37,7 @@ impl Exporter for CsvExporter {
                     v => format_value(m, v),
                 }));
                 record.push(filter_name(&row));
+                record.extend(super::sizes::columns(run, &row));
                 w.write_record(&record).map_err(|e| err(&e))?;
             }
         }

@@ -1,9 +1,12 @@
 //! Markdown: a publishable report with the run's provenance and two tables, quality and cost.
+//! The cost table's sizes are the totals, comparable across engines; the engine-specific
+//! index figures stay in the CSV and JSON (see [`crate::export::sizes::INDEX_METRICS`]).
 
 use std::fmt::Write;
 
 use super::{ExportError, Exporter};
 use crate::export::registry::{METRICS, MetricDef, Row, format_value, rows};
+use crate::export::sizes;
 use crate::params::ParamMapExt;
 use crate::results::RunResult;
 
@@ -32,6 +35,21 @@ fn table(out: &mut String, title: &str, runs: &[RunResult], metrics: &[&MetricDe
         }
     }
     out.push('\n');
+}
+
+/// What the sizes of the cost table are, the floor to read them against, and what the
+/// engine's own index figure (CSV and JSON only) holds.
+fn size_line(run: &RunResult) -> String {
+    let floor = sizes::raw_bytes_per_vector(run).map_or_else(String::new, |b| {
+        format!(" against the raw vectors' {b:.0} B per vector")
+    });
+    let holds = sizes::run_index_holds(run);
+    let index = if holds.is_empty() {
+        "no index figure recorded".to_string()
+    } else {
+        format!("its index figure (CSV, JSON) holds {}", holds.join(" / "))
+    };
+    format!("sizes: total MB and total B/vec are everything the collection costs{floor}; {index}")
 }
 
 /// Metrics with at least one value in these runs.
@@ -90,13 +108,16 @@ impl Exporter for MarkdownExporter {
                 h.ram_bytes as f64 / (1u64 << 30) as f64,
                 h.os,
             );
+            let _ = writeln!(out, "  - {}", size_line(run));
             for w in &run.warnings {
                 let _ = writeln!(out, "  - ⚠ {w}");
             }
         }
         out.push('\n');
         let quality = present(runs, |m| m.unit.is_empty());
-        let cost = present(runs, |m| !m.unit.is_empty());
+        let cost = present(runs, |m| {
+            !m.unit.is_empty() && !sizes::INDEX_METRICS.contains(&m.key)
+        });
         table(&mut out, "Quality", runs, &quality);
         table(&mut out, "Cost", runs, &cost);
         for run in runs {

@@ -12,6 +12,7 @@ pub mod markdown;
 pub mod registry;
 pub mod report;
 pub mod results_csv;
+pub mod sizes;
 pub mod streams_csv;
 pub mod trec;
 

@@ -6,12 +6,13 @@
 //! the K-th true distance + 1e-3, = our `recall_distance`), `epsilon`, `largeepsilon`, `rel`
 //! (= our `recall_epsilon`, `recall_large_epsilon`, `relative_distance_error`; `inf` as
 //! ann-benchmarks writes it), `qps`, `p50`, `p95`, `p99`, `p999` (milliseconds), `distcomps`,
-//! `build` (seconds), `candidates`, `indexsize` (kB), `queriessize`. Figures ragdbeval does
+//! `build` (seconds), `candidates`, `indexsize` (kB: the total footprint, which like
+//! ann-benchmarks' figure includes the vectors), `queriessize`. Figures ragdbeval does
 //! not measure (`distcomps`, `candidates`, `queriessize`, and the three above in files
 //! written before they existed) are empty.
 //! Then `run` (the result file's stem), `state`, ragdbeval's identity columns and every
-//! registry metric under its key, as in `report --format csv`. Columns are only ever added
-//! at the end.
+//! registry metric under its key, then `filter` and the size columns of
+//! [`crate::export::sizes`], as in `report --format csv`. Columns are only ever added at the end.
 
 use std::path::Path;
 
@@ -88,7 +89,9 @@ fn ann_benchmarks_cells(run: &RunResult, row: &Row<'_>) -> Vec<String> {
         String::new(),
         cell(value("build_s", row)),
         String::new(),
-        cell(value("index_mb", row).map(|mb| mb * 1024.0)),
+        // ann-benchmarks measures the memory an index adds to the process, vectors included:
+        // the total footprint is that figure here, whatever the engine's index holds.
+        cell(value("total_mb", row).map(|mb| mb * 1024.0)),
         String::new(),
     ]
 }
@@ -107,6 +110,7 @@ pub fn render(runs: &[(&Path, &RunResult)]) -> Result<String, ExportError> {
         .chain(IDENTITY_HEADERS.iter().copied())
         .chain(METRICS.iter().map(|m| m.key))
         .chain(["filter"])
+        .chain(super::sizes::HEADERS.iter().copied())
         .collect();
     w.write_record(&header).map_err(|e| err(&e))?;
     for (path, run) in runs {
@@ -122,6 +126,7 @@ pub fn render(runs: &[(&Path, &RunResult)]) -> Result<String, ExportError> {
             record.extend(identity_columns(run, &row));
             record.extend(METRICS.iter().map(|m| cell((m.value)(&row))));
             record.push(super::filter_name(&row));
+            record.extend(super::sizes::columns(run, &row));
             w.write_record(&record).map_err(|e| err(&e))?;
         }
     }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ragdbeval::export::registry::rows;
+use ragdbeval::export::registry::{Row, rows};
 use ragdbeval::results::RunResult;
 
 use crate::common::{ragdbeval, stderr, stdout};
@@ -101,13 +101,14 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = ragdbeval(d, &args);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("11 plots"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("12 plots"), "{}", stdout(&out));
     let rep = d.join("rep");
     for plot in [
         "recall-qps",
         "recall-p99",
         "recall-build",
-        "recall-index-size",
+        "recall-total-size",
+        "recall-memory",
         "concurrency-qps",
         "concurrency-p99",
         "rate-p99",
@@ -202,14 +203,110 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
     for attr in ["src=\"http", "href=\"http", "url(http", "@import"] {
         assert!(!page.contains(attr), "the page requests {attr}");
     }
-    assert_eq!(page.matches("<svg").count(), 11);
-    assert!(page.contains("data-plots=\"11\""));
-    browser_check(&rep.join("index.html"), 11);
+    assert_eq!(page.matches("<svg").count(), 12);
+    assert!(page.contains("data-plots=\"12\""));
+    let dom = browser_check(&rep.join("index.html"), 12);
+    // Recall axes, as the browser has the page: never below 0 nor above 1.
+    for (plot, axis) in [
+        ("recall-qps", "x"),
+        ("recall-p99", "x"),
+        ("recall-total-size", "x"),
+        ("recall-memory", "x"),
+        ("timeline", "y"),
+    ] {
+        let (lo, hi) = axis_range(&dom, plot, axis);
+        assert!(
+            0.0 <= lo && lo < hi && hi <= 1.0,
+            "{plot}: {axis} axis {lo}..{hi}"
+        );
+    }
+    // QPS is on a log axis, every setting a point labelled with its parameter: the sweep's
+    // three settings appear in the recall/QPS plot.
+    let qps_svg =
+        std::fs::read_to_string(rep.join("plots/clustered-3000x16-euclidean-s31-recall-qps.svg"))
+            .unwrap();
+    assert!(qps_svg.contains("queries per second (log scale)"));
+    for ef in ["hnsw_ef=4", "hnsw_ef=16", "hnsw_ef=64"] {
+        assert!(
+            svg_texts(&qps_svg).iter().any(|t| t == ef),
+            "no point labelled {ef}"
+        );
+    }
+
+    // A report where every point has recall 1.0 (the exact engine): the recall axis ends at
+    // 1.0, not at 1.5 as a symmetric padding would draw it.
+    let exact_only = ragdbeval(
+        d,
+        &[
+            "report",
+            &files[1].to_string_lossy(),
+            &files[2].to_string_lossy(),
+            "--out",
+            "exact-rep/",
+        ],
+    );
+    assert!(exact_only.status.success(), "{}", stderr(&exact_only));
+    let exact_rep = d.join("exact-rep");
+    let plots = std::fs::read_to_string(exact_rep.join("index.html"))
+        .unwrap()
+        .matches("<svg")
+        .count();
+    let dom = browser_check(&exact_rep.join("index.html"), plots);
+    let (lo, hi) = axis_range(&dom, "recall-qps", "x");
+    assert_eq!(hi, 1.0, "the recall axis ends at 1.0");
+    assert!((0.0..1.0).contains(&lo), "the recall axis starts at {lo}");
+    let svg = std::fs::read_to_string(
+        exact_rep.join("plots/clustered-3000x16-euclidean-s31-recall-qps.svg"),
+    )
+    .unwrap();
+    let ticks = svg_numbers(&svg);
+    assert!(ticks.contains(&1.0), "a tick at recall 1: {ticks:?}");
+    assert!(
+        !ticks.iter().any(|t| *t > 1.0 && *t < 2.0),
+        "a recall tick past 1: {ticks:?}"
+    );
+}
+
+/// The value range of a plot's axis (`x` or `y`), as the page states it on the plot's figure
+/// (`data-x-range="0.9 1"`).
+fn axis_range(page: &str, plot: &str, axis: &str) -> (f64, f64) {
+    let figure = page
+        .split("<figure ")
+        .find(|f| f.starts_with(&format!("data-plot=\"{plot}\"")))
+        .unwrap_or_else(|| panic!("no figure of plot {plot}"));
+    let key = format!("data-{axis}-range=\"");
+    let start = figure
+        .find(&key)
+        .unwrap_or_else(|| panic!("{plot}: no {key}"))
+        + key.len();
+    let text = &figure[start..start + figure[start..].find('"').unwrap()];
+    let values: Vec<f64> = text
+        .split(' ')
+        .map(|v| v.parse().unwrap_or_else(|_| panic!("{plot}: range {text}")))
+        .collect();
+    assert_eq!(values.len(), 2, "{plot}: range {text}");
+    (values[0], values[1])
+}
+
+/// The text of every text element of an SVG, trimmed.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t[t.find('>')? + 1..t.find("</text>")?].trim().to_string()))
+        .collect()
+}
+
+/// Every text element of an SVG that is a number (the axes' tick labels, among others).
+fn svg_numbers(svg: &str) -> Vec<f64> {
+    svg_texts(svg)
+        .iter()
+        .filter_map(|t| t.parse().ok())
+        .collect()
 }
 
 /// Opens the page in headless Chromium from disk: its DOM must hold the plots the page
-/// claims, the console must stay quiet, and a screenshot is written.
-fn browser_check(page: &Path, plots: usize) {
+/// claims, the console must stay quiet, and a screenshot is written. Returns the DOM.
+fn browser_check(page: &Path, plots: usize) -> String {
     let chromium = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
         .find(|b| {
@@ -270,6 +367,7 @@ fn browser_check(page: &Path, plots: usize) {
     );
     let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
     assert!(size > 20_000, "screenshot of {size} bytes");
+    html.into_owned()
 }
 
 /// `--repeat N`: every search measurement is timed N times; the result holds the trials and,
@@ -422,5 +520,234 @@ fn rebuilt_trials_are_summarised() {
         stderr(&refused).contains("--repeat N with N ≥ 2"),
         "{}",
         stderr(&refused)
+    );
+}
+
+/// The result of a real pgvector run on [`DATA`], kept for machines without a pgvector
+/// server. Made with `scripts/servers/pgvector.sh start`, then `ragdbeval bench --db pgvector
+/// --url URL --recreate --runbook build-search --search-param ef_search=16,64 --search-param
+/// seqscan=false --warmup 0 --dataset DATA --name pgvector` (its sidecar is not kept).
+fn recorded_pgvector_run() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/report/pgvector.json")
+}
+
+/// A qdrant-edge sweep and the exact engine, run here.
+fn in_process_runs(d: &Path) -> Vec<PathBuf> {
+    vec![
+        bench(
+            d,
+            "edge",
+            &[
+                "--db",
+                "qdrant-edge",
+                "--runbook",
+                "build-search",
+                "--search-param",
+                "hnsw_ef=16,64",
+            ],
+        ),
+        bench(d, "exact", &["--db", "exact", "--runbook", "build-search"]),
+    ]
+}
+
+/// Qdrant's index figure is its HNSW graph alone, pgvector's holds the vectors too: the
+/// report's size columns are the totals, which compare, not the index figures, which do not.
+#[test]
+fn the_size_columns_are_totals_with_a_recorded_pgvector_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut files = in_process_runs(d);
+    let pgvector = d.join("results/pgvector.json");
+    std::fs::copy(recorded_pgvector_run(), &pgvector).unwrap();
+    files.push(pgvector);
+    check_total_sizes(d, &files);
+}
+
+/// The same with pgvector run here, against the server of `PGVECTOR_URL`.
+#[test]
+#[cfg_attr(
+    not(engine_runs = "pgvector"),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
+fn the_size_columns_are_totals_with_pgvector_run_here() {
+    let url = crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut files = in_process_runs(d);
+    files.push(bench(
+        d,
+        "pgvector",
+        &[
+            "--db",
+            "pgvector",
+            "--url",
+            &url,
+            "--recreate",
+            "--runbook",
+            "build-search",
+            "--search-param",
+            "ef_search=16,64",
+            "--search-param",
+            "seqscan=false",
+        ],
+    ));
+    check_total_sizes(d, &files);
+}
+
+/// Reports `files` (qdrant-edge, exact and pgvector on [`DATA`]) and checks the size figures
+/// of the table, the notes above it, the CSV and the plots against the result files.
+fn check_total_sizes(d: &Path, files: &[PathBuf]) {
+    let mut args: Vec<String> = vec!["report".into()];
+    args.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
+    args.extend(["--out".into(), "sizes/".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = ragdbeval(d, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rep = d.join("sizes");
+    let runs: Vec<RunResult> = files.iter().map(|f| RunResult::load(f).unwrap()).collect();
+    let engines: Vec<&str> = runs.iter().map(|r| r.engine.name.as_str()).collect();
+    assert_eq!(engines, ["qdrant-edge", "exact", "pgvector"]);
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    assert_eq!(md.matches("\n## ").count(), 1, "one dataset: {md}");
+
+    // The table's size heading is the totals; its cells are each row's total.
+    let table: Vec<Vec<String>> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("| engine | setting"))
+        .take_while(|l| l.starts_with('|'))
+        .filter(|l| !l.starts_with("|---"))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect();
+    let header = &table[0];
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("column {name} in {header:?}"))
+    };
+    assert!(
+        !header.iter().any(|h| h.starts_with("index")),
+        "no engine-specific index figure under the size heading: {header:?}"
+    );
+    let rows: Vec<(&RunResult, Row<'_>)> = runs
+        .iter()
+        .flat_map(|r| rows(&r.configs).into_iter().map(move |row| (r, row)))
+        .collect();
+    assert_eq!(table.len() - 1, rows.len());
+    let mb = 1024.0 * 1024.0;
+    for (cells, (run, row)) in table[1..].iter().zip(&rows) {
+        let engine = run.engine.name.as_str();
+        assert_eq!(cells[0], engine);
+        let footprint = row.footprint();
+        let total = footprint.total.as_ref().expect("a measured total").bytes as f64;
+        let per_vector = total / row.search.live_points as f64;
+        assert_eq!(
+            cells[col("total MB")],
+            format!("{:.1}", total / mb),
+            "{engine}"
+        );
+        assert_eq!(
+            cells[col("total B/vec")],
+            format!("{per_vector:.1}"),
+            "{engine}"
+        );
+        // At least the raw vectors (16 × 4 B), and for qdrant-edge far from its graph alone.
+        assert!(per_vector >= 64.0, "{engine}: {per_vector} B per vector");
+        match (engine, &footprint.index) {
+            ("qdrant-edge", Some(index)) => {
+                let graph = index.bytes as f64 / row.search.live_points as f64;
+                assert!(
+                    per_vector > graph + 64.0,
+                    "qdrant-edge: total {per_vector} B/vec vs graph {graph}"
+                );
+            }
+            ("exact", None) => {}
+            ("pgvector", Some(index)) => assert!(total >= index.bytes as f64),
+            (e, i) => panic!("{e}: index figure {i:?}"),
+        }
+        // Every run carries few_queries (200 queries): said once above, not on the row.
+        assert!(!cells[col("warnings")].contains("few_queries"), "{cells:?}");
+    }
+    assert!(runs.iter().all(|r| {
+        r.warnings
+            .iter()
+            .any(|w| matches!(w, ragdbeval::results::warnings::Warning::FewQueries { .. }))
+    }));
+    assert_eq!(
+        md.matches("Every run carries few_queries").count(),
+        1,
+        "{md}"
+    );
+    for note in [
+        "Raw vectors: 3000 × 16 × 4 B (float32) = 0.2 MB, 64 B per vector",
+        "exact: no index figure",
+        "pgvector: graph + vectors",
+        "qdrant-edge: graph only",
+    ] {
+        assert!(md.contains(note), "report.md: {note}");
+    }
+    let page = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    assert!(page.contains("<th>total MB</th><th>total B/vec</th>"));
+    assert!(page.contains("Every run carries few_queries"));
+
+    // results.csv: what each index figure holds, the floor, the total as `indexsize`, and
+    // the memory after the build.
+    let (header, csv) = csv_rows(&rep.join("results.csv"));
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for (cells, (run, row)) in csv.iter().zip(&rows) {
+        let holds = match run.engine.name.as_str() {
+            "qdrant-edge" => "graph only",
+            "pgvector" => "graph + vectors",
+            _ => "",
+        };
+        assert_eq!(cells[at("index_holds")], holds);
+        assert_eq!(cells[at("raw_bytes_per_vector")], "64");
+        let total_kb = row.footprint().total.unwrap().bytes as f64 / 1024.0;
+        let indexsize: f64 = cells[at("indexsize")].parse().unwrap();
+        assert!((indexsize - total_kb).abs() < 1e-6 * total_kb);
+        if run.engine.in_process {
+            let rss = row.search.resources.client.peak_rss_bytes as f64 / mb;
+            let memory: f64 = cells[at("memory_after_build_mb")].parse().unwrap();
+            assert!((memory - rss).abs() < 1e-9, "{memory} vs {rss}");
+            assert!(cells[at("memory_after_build_of")].contains("ragdbeval process"));
+        }
+    }
+
+    // The size plot: totals per vector, over the raw vectors' floor; memory beside it.
+    let totals: Vec<f64> = rows
+        .iter()
+        .filter(|(_, row)| row.build.is_some())
+        .map(|(_, row)| row.footprint().total.unwrap().bytes as f64 / row.search.live_points as f64)
+        .collect();
+    let (lo, hi) = axis_range(&page, "recall-total-size", "y");
+    assert!(
+        totals.iter().all(|t| lo < *t && *t < hi) && lo < 64.0,
+        "{lo}..{hi} vs {totals:?}"
+    );
+    let svg = std::fs::read_to_string(
+        rep.join("plots/clustered-3000x16-euclidean-s31-recall-total-size.svg"),
+    )
+    .unwrap();
+    assert!(svg.contains("raw vectors: 64 B"));
+    assert!(svg.contains("total bytes per live vector"));
+    // pgvector's two settings both reach recall 1.0: its frontier is one point, and the
+    // dominated setting is still drawn, each labelled with its parameter.
+    let qps =
+        std::fs::read_to_string(rep.join("plots/clustered-3000x16-euclidean-s31-recall-qps.svg"))
+            .unwrap();
+    for label in ["ef_search=16", "ef_search=64", "hnsw_ef=16", "hnsw_ef=64"] {
+        assert!(
+            svg_texts(&qps).iter().any(|t| t == label),
+            "no point labelled {label}"
+        );
+    }
+    assert!(
+        rep.join("plots/clustered-3000x16-euclidean-s31-recall-memory.svg")
+            .is_file()
     );
 }

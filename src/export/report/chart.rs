@@ -3,6 +3,7 @@
 //! legend. What to plot is decided in `plots.rs`.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::export::ExportError;
 
@@ -50,16 +51,21 @@ fn tick(v: f64) -> String {
     }
 }
 
-/// A padded range of `values` (linear), never empty.
-fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+/// The finite extremes of `values`, if any.
+fn extremes(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite()) {
         lo = lo.min(v);
         hi = hi.max(v);
     }
-    if !lo.is_finite() {
+    lo.is_finite().then_some((lo, hi))
+}
+
+/// A padded range of `values` (linear), never empty.
+fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let Some((lo, hi)) = extremes(values) else {
         return (0.0, 1.0);
-    }
+    };
     if hi - lo < 1e-9 {
         return (
             lo - 0.5_f64.max(lo.abs() * 0.1),
@@ -70,20 +76,109 @@ fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
-/// A positive range for a log axis.
-fn log_span(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in values.filter(|v| v.is_finite() && *v > 0.0) {
-        lo = lo.min(v);
-        hi = hi.max(v);
+/// The range of a linear axis for a quantity that cannot leave `[min, max]` (recall: [0, 1]):
+/// the values' span padded by 5 % (a lone value by 5 % of the bounds' width), never past a
+/// bound. Where padding would cross a bound, the axis stops at the bound and the padding moves
+/// to the other end, so that all points at recall 1.0 give 0.9–1.0, not 0.5–1.5.
+pub(super) fn bounded_span(
+    values: impl Iterator<Item = f64>,
+    (min, max): (f64, f64),
+) -> (f64, f64) {
+    let Some((lo, hi)) = extremes(values.map(|v| v.clamp(min, max))) else {
+        return (min, max);
+    };
+    let pad = if hi - lo < 1e-9 {
+        (max - min) * 0.05
+    } else {
+        (hi - lo) * 0.05
+    };
+    let width = hi - lo + 2.0 * pad;
+    if lo - pad < min && hi + pad > max {
+        (min, max)
+    } else if lo - pad < min {
+        (min, (min + width).min(max))
+    } else if hi + pad > max {
+        ((max - width).max(min), max)
+    } else {
+        (lo - pad, hi + pad)
     }
-    if !lo.is_finite() {
-        return (0.1, 10.0);
-    }
-    (lo / 1.5, hi * 1.5)
 }
 
-/// A line per series; `x_log`/`y_log` choose logarithmic axes.
+/// A positive range for a log axis.
+fn log_span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    match extremes(values.filter(|v| *v > 0.0)) {
+        Some((lo, hi)) => (lo / 1.5, hi * 1.5),
+        None => (0.1, 10.0),
+    }
+}
+
+/// Most labels an axis carries.
+const MAX_TICKS: usize = 10;
+
+/// The values `mantissa × 10^e` within `[lo, hi]`, ascending.
+fn decade_multiples(lo: f64, hi: f64, mantissas: &[f64]) -> Vec<f64> {
+    let mut out = Vec::new();
+    let first = lo.log10().floor() as i32;
+    let last = hi.log10().ceil() as i32;
+    for e in first..=last {
+        for m in mantissas {
+            let v = m * 10f64.powi(e);
+            if v >= lo * (1.0 - 1e-12) && v <= hi * (1.0 + 1e-12) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// Evenly spaced round values (steps of 1, 2 or 5 × 10^e) within `[lo, hi]`, at least two.
+fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let rough = (hi - lo) / 4.0;
+    if !(rough > 0.0) {
+        return vec![lo, hi];
+    }
+    let decade = 10f64.powf(rough.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * decade)
+        .find(|s| (hi - lo) / s <= 6.0)
+        .unwrap_or(10.0 * decade);
+    let mut out = Vec::new();
+    let mut v = (lo / step).ceil() * step;
+    while v <= hi * (1.0 + 1e-12) {
+        out.push(v);
+        v += step;
+    }
+    if out.len() < 2 { vec![lo, hi] } else { out }
+}
+
+/// Labelled values of a log axis over `[lo, hi]`: the powers of ten when the range holds at
+/// least three, else 1-2-5 steps, else every multiple of a decade, else round linear steps,
+/// so that an axis over less than a decade still carries labels (plotters' own log ticks are
+/// powers of ten only, none at all within a decade).
+pub(super) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo) {
+        return vec![lo.max(f64::MIN_POSITIVE)];
+    }
+    let mantissas: [&[f64]; 3] = [
+        &[1.0],
+        &[1.0, 2.0, 5.0],
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+    ];
+    for m in mantissas {
+        let ticks = decade_multiples(lo, hi, m);
+        if ticks.len() >= 3 {
+            // Many decades: every n-th power of ten.
+            let every = ticks.len().div_ceil(MAX_TICKS);
+            return ticks.into_iter().step_by(every).collect();
+        }
+    }
+    linear_ticks(lo, hi)
+}
+
+/// A series of one engine or setting: markers at `points` (joined by a line when `line`), an
+/// optional line over `frontier` (the Pareto frontier of the points), and a label beside each
+/// marker when `point_labels` has one per point.
 pub(super) struct Series {
     pub(super) label: String,
     pub(super) colour: RGBColor,
@@ -91,6 +186,28 @@ pub(super) struct Series {
     pub(super) points: Vec<(f64, f64)>,
     /// Joined by a line (else markers only).
     pub(super) line: bool,
+    pub(super) frontier: Vec<(f64, f64)>,
+    pub(super) point_labels: Vec<String>,
+}
+
+impl Series {
+    /// Points joined by a line, without frontier or labels.
+    pub(super) fn joined(
+        label: String,
+        colour: RGBColor,
+        hollow: bool,
+        points: Vec<(f64, f64)>,
+    ) -> Series {
+        Series {
+            label,
+            colour,
+            hollow,
+            points,
+            line: true,
+            frontier: Vec::new(),
+            point_labels: Vec::new(),
+        }
+    }
 }
 
 /// The font every plot's text is drawn with, compiled in so that no system font is needed
@@ -109,16 +226,21 @@ fn register_font() -> Result<(), ExportError> {
         .map_err(fail)
 }
 
-/// Axes of a plot: descriptions, log scales (used where the data spans a decade), an optional
-/// horizontal reference line.
+/// Axes of a plot: descriptions, log scales, bounds a quantity cannot leave (recall's
+/// [0, 1]), an optional horizontal reference line.
 #[derive(Clone, Copy)]
 pub(super) struct Axes<'a> {
     pub(super) x: &'a str,
     pub(super) y: &'a str,
     pub(super) x_log: bool,
     pub(super) y_log: bool,
+    pub(super) x_within: Option<(f64, f64)>,
+    pub(super) y_within: Option<(f64, f64)>,
     pub(super) hline: Option<(f64, &'a str)>,
 }
+
+/// Recall's bounds: an axis of recall never shows less than 0 or more than 1.
+const RECALL_BOUNDS: (f64, f64) = (0.0, 1.0);
 
 impl<'a> Axes<'a> {
     pub(super) fn new(x: &'a str, y: &'a str) -> Axes<'a> {
@@ -127,6 +249,8 @@ impl<'a> Axes<'a> {
             y,
             x_log: false,
             y_log: false,
+            x_within: None,
+            y_within: None,
             hline: None,
         }
     }
@@ -140,20 +264,70 @@ impl<'a> Axes<'a> {
         self.x_log = true;
         self
     }
+
+    /// The x axis is a recall: kept within [0, 1].
+    pub(super) fn recall_x(mut self) -> Axes<'a> {
+        self.x_within = Some(RECALL_BOUNDS);
+        self
+    }
+
+    /// The y axis is a recall: kept within [0, 1].
+    pub(super) fn recall_y(mut self) -> Axes<'a> {
+        self.y_within = Some(RECALL_BOUNDS);
+        self
+    }
+}
+
+/// The value ranges a plot's axes show.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranges {
+    pub x: (f64, f64),
+    pub y: (f64, f64),
+}
+
+/// The range of one axis over `values`.
+fn axis_range(
+    values: impl Iterator<Item = f64>,
+    log: bool,
+    within: Option<(f64, f64)>,
+) -> (f64, f64) {
+    match (log, within) {
+        (true, _) => log_span(values),
+        (false, Some(bounds)) => bounded_span(values, bounds),
+        (false, None) => span(values),
+    }
+}
+
+/// What the axes of `series` under `axes` show: the data, plus the reference line.
+pub(super) fn ranges(axes: &Axes<'_>, series: &[Series]) -> Ranges {
+    let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let ys = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .chain(axes.hline.map(|h| h.0));
+    Ranges {
+        x: axis_range(xs, axes.x_log, axes.x_within),
+        y: axis_range(ys, axes.y_log, axes.y_within),
+    }
+}
+
+/// A drawn plot: SVG text, PNG bytes, and the ranges its axes show.
+pub(super) struct Drawn {
+    pub(super) svg: String,
+    pub(super) png: Vec<u8>,
+    pub(super) ranges: Ranges,
 }
 
 /// A plot as SVG text and PNG bytes, drawn from the same description.
-pub(super) fn chart(
-    title: &str,
-    axes: &Axes<'_>,
-    series: &[Series],
-) -> Result<(String, Vec<u8>), ExportError> {
+pub(super) fn chart(title: &str, axes: &Axes<'_>, series: &[Series]) -> Result<Drawn, ExportError> {
     register_font()?;
+    let ranges = ranges(axes, series);
     let mut svg = String::new();
     draw(
         SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
         title,
         axes,
+        ranges,
         series,
     )?;
     let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
@@ -161,9 +335,14 @@ pub(super) fn chart(
         BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area(),
         title,
         axes,
+        ranges,
         series,
     )?;
-    Ok((svg, encode_png(&rgb)?))
+    Ok(Drawn {
+        svg,
+        png: encode_png(&rgb)?,
+        ranges,
+    })
 }
 
 /// RGB pixels of a [`SIZE`] plot as a PNG file.
@@ -179,150 +358,169 @@ fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, ExportError> {
     Ok(out)
 }
 
+/// Draws the mesh, the series and the legend on a built chart (any pair of coordinates).
+macro_rules! draw_on {
+    ($chart:expr, $x_desc:expr, $y_desc:expr, $x_range:expr, $hline:expr, $series:expr) => {{
+        let mut chart = $chart;
+        chart
+            .configure_mesh()
+            .x_desc($x_desc)
+            .y_desc($y_desc)
+            .light_line_style(RGBColor(235, 235, 235))
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .draw()
+            .map_err(fail)?;
+        for s in $series {
+            let style = ShapeStyle {
+                color: s.colour.to_rgba(),
+                filled: !s.hollow,
+                stroke_width: 2,
+            };
+            let joined = if s.line {
+                &s.points[..]
+            } else {
+                &s.frontier[..]
+            };
+            if joined.len() > 1 {
+                chart
+                    .draw_series(LineSeries::new(
+                        joined.iter().copied(),
+                        s.colour.stroke_width(2),
+                    ))
+                    .map_err(fail)?;
+            }
+            let colour = s.colour;
+            // Dense lines (a CDF) carry no markers: the line is the data.
+            let markers = if s.points.len() <= 50 {
+                &s.points[..]
+            } else {
+                &[]
+            };
+            chart
+                .draw_series(markers.iter().map(|&p| Circle::new(p, 4, style)))
+                .map_err(fail)?
+                .label(s.label.clone())
+                .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
+            if s.point_labels.len() == s.points.len() {
+                let font = ("sans-serif", 11).into_font().color(&s.colour);
+                let (x0, x1) = $x_range;
+                chart
+                    .draw_series(
+                        s.points
+                            .iter()
+                            .zip(&s.point_labels)
+                            .filter(|(_, text)| !text.is_empty())
+                            .map(|(&p, text)| {
+                        // Right of the marker, or left of it near the right edge (recall 1.0
+                        // is the edge), so that the label stays inside the picture.
+                        let (h, dx) = if p.0 > x0 + 0.8 * (x1 - x0) {
+                            (HPos::Right, -6)
+                        } else {
+                            (HPos::Left, 6)
+                        };
+                        let style = font.clone().pos(Pos::new(h, VPos::Bottom));
+                        EmptyElement::at(p) + Text::new(text.clone(), (dx, -5), style)
+                    }),
+                    )
+                    .map_err(fail)?;
+            }
+        }
+        if let Some((y, label)) = $hline {
+            let (x0, x1) = $x_range;
+            let red = RGBColor(200, 0, 0);
+            chart
+                .draw_series(LineSeries::new(
+                    [(x0, y), (x1, y)].into_iter(),
+                    red.stroke_width(1),
+                ))
+                .map_err(fail)?
+                .label(label.to_string())
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], red));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerLeft)
+            .draw()
+            .map_err(fail)?;
+    }};
+}
+
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     axes: &Axes<'_>,
+    ranges: Ranges,
     series: &[Series],
 ) -> Result<(), ExportError> {
-    let Axes {
-        x: x_desc,
-        y: y_desc,
-        x_log,
-        y_log,
-        hline,
-    } = *axes;
-    {
-        root.fill(&WHITE).map_err(fail)?;
-        let xs = || series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
-        let ys = || {
+    root.fill(&WHITE).map_err(fail)?;
+    let scaled = |desc: &str, log: bool| {
+        if log {
+            format!("{desc} (log scale)")
+        } else {
+            desc.to_string()
+        }
+    };
+    let x_desc = scaled(axes.x, axes.x_log);
+    let y_desc = scaled(axes.y, axes.y_log);
+    let Ranges {
+        x: (x0, x1),
+        y: (y0, y1),
+    } = ranges;
+    let mut builder = ChartBuilder::on(&root);
+    builder
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(70);
+    // Log axes label the values of `log_ticks`, so that a range within a decade has labels.
+    let x_log = || (x0..x1).log_scale().with_key_points(log_ticks(x0, x1));
+    let y_log = || (y0..y1).log_scale().with_key_points(log_ticks(y0, y1));
+    let hline = axes.hline;
+    match (axes.x_log, axes.y_log) {
+        (false, true) => draw_on!(
+            builder.build_cartesian_2d(x0..x1, y_log()).map_err(fail)?,
+            &x_desc,
+            &y_desc,
+            (x0, x1),
+            hline,
             series
-                .iter()
-                .flat_map(|s| s.points.iter().map(|p| p.1))
-                .chain(hline.map(|h| h.0))
-        };
-        // A log axis over less than a decade shows no tick labels at all: linear then.
-        let decade = |v: (f64, f64)| v.1 / v.0 >= 10.0;
-        let y_log = y_log && decade(log_span(ys()));
-        let x_log = x_log && decade(log_span(xs()));
-        let y_desc = if y_log {
-            format!("{y_desc} (log scale)")
-        } else {
-            y_desc.to_string()
-        };
-        let x_desc = if x_log {
-            format!("{x_desc} (log scale)")
-        } else {
-            x_desc.to_string()
-        };
-        let mut builder = ChartBuilder::on(&root);
-        builder
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(70);
-        macro_rules! draw {
-            ($chart:expr) => {{
-                let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .x_desc(x_desc.as_str())
-                    .y_desc(y_desc.as_str())
-                    .light_line_style(RGBColor(235, 235, 235))
-                    .x_label_formatter(&|v| tick(*v))
-                    .y_label_formatter(&|v| tick(*v))
-                    .draw()
-                    .map_err(fail)?;
-                for s in series {
-                    let style = ShapeStyle {
-                        color: s.colour.to_rgba(),
-                        filled: !s.hollow,
-                        stroke_width: 2,
-                    };
-                    if s.line && s.points.len() > 1 {
-                        chart
-                            .draw_series(LineSeries::new(
-                                s.points.iter().copied(),
-                                s.colour.stroke_width(2),
-                            ))
-                            .map_err(fail)?;
-                    }
-                    let colour = s.colour;
-                    // Dense lines (a CDF) carry no markers: the line is the data.
-                    let markers = if s.points.len() <= 50 {
-                        &s.points[..]
-                    } else {
-                        &[]
-                    };
-                    chart
-                        .draw_series(markers.iter().map(|&p| Circle::new(p, 4, style)))
-                        .map_err(fail)?
-                        .label(s.label.clone())
-                        .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
-                }
-                if let Some((y, label)) = hline {
-                    let (x0, x1) = span(xs());
-                    let red = RGBColor(200, 0, 0);
-                    chart
-                        .draw_series(LineSeries::new(
-                            [(x0, y), (x1, y)].into_iter(),
-                            red.stroke_width(1),
-                        ))
-                        .map_err(fail)?
-                        .label(label.to_string())
-                        .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], red));
-                }
-                chart
-                    .configure_series_labels()
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .position(SeriesLabelPosition::LowerLeft)
-                    .draw()
-                    .map_err(fail)?;
-            }};
-        }
-        match (x_log, y_log) {
-            (false, true) => {
-                let (x0, x1) = span(xs());
-                let (y0, y1) = log_span(ys());
-                draw!(
-                    builder
-                        .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
-                        .map_err(fail)?
-                )
-            }
-            (true, true) => {
-                let (x0, x1) = log_span(xs());
-                let (y0, y1) = log_span(ys());
-                draw!(
-                    builder
-                        .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
-                        .map_err(fail)?
-                )
-            }
-            (true, false) => {
-                let (x0, x1) = log_span(xs());
-                let (y0, y1) = span(ys());
-                draw!(
-                    builder
-                        .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
-                        .map_err(fail)?
-                )
-            }
-            (false, false) => {
-                let (x0, x1) = span(xs());
-                let (y0, y1) = span(ys());
-                draw!(builder.build_cartesian_2d(x0..x1, y0..y1).map_err(fail)?)
-            }
-        }
-        root.present().map_err(fail)?;
+        ),
+        (true, true) => draw_on!(
+            builder.build_cartesian_2d(x_log(), y_log()).map_err(fail)?,
+            &x_desc,
+            &y_desc,
+            (x0, x1),
+            hline,
+            series
+        ),
+        (true, false) => draw_on!(
+            builder.build_cartesian_2d(x_log(), y0..y1).map_err(fail)?,
+            &x_desc,
+            &y_desc,
+            (x0, x1),
+            hline,
+            series
+        ),
+        (false, false) => draw_on!(
+            builder.build_cartesian_2d(x0..x1, y0..y1).map_err(fail)?,
+            &x_desc,
+            &y_desc,
+            (x0, x1),
+            hline,
+            series
+        ),
     }
+    root.present().map_err(fail)?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::tick;
+    use super::{Axes, Series, bounded_span, log_ticks, ranges, tick};
+    use plotters::style::RGBColor;
 
     #[test]
     fn axis_labels_are_short() {
@@ -333,5 +531,63 @@ mod tests {
         assert_eq!(tick(0.95), "0.95");
         assert_eq!(tick(0.0012346), "0.001235");
         assert_eq!(tick(0.0), "0");
+    }
+
+    /// A recall axis never extends past 1 or below 0, and always has some width.
+    #[test]
+    fn recall_ranges_stay_within_zero_and_one() {
+        let b = (0.0, 1.0);
+        assert_eq!(bounded_span([1.0, 1.0, 1.0].into_iter(), b), (0.9, 1.0));
+        assert_eq!(bounded_span([0.0].into_iter(), b), (0.0, 0.1));
+        assert_eq!(bounded_span([0.0, 1.0].into_iter(), b), (0.0, 1.0));
+        assert_eq!(bounded_span(std::iter::empty(), b), (0.0, 1.0));
+        let (lo, hi) = bounded_span([0.2, 0.8].into_iter(), b);
+        assert!(
+            (lo - 0.17).abs() < 1e-12 && (hi - 0.83).abs() < 1e-12,
+            "{lo} {hi}"
+        );
+        // Close to 1: padded by 5 % of the spread, stopped at 1.
+        let (lo, hi) = bounded_span([0.99, 1.0].into_iter(), b);
+        assert_eq!(hi, 1.0);
+        assert!((lo - 0.989).abs() < 1e-12, "{lo}");
+        // Values outside the bounds (none should be) do not widen the axis past them.
+        assert_eq!(bounded_span([1.2, f64::NAN].into_iter(), b), (0.9, 1.0));
+    }
+
+    /// The ranges a plot's axes get: recall on x bounded, QPS on a log y axis.
+    #[test]
+    fn an_all_perfect_recall_plot_ends_at_one() {
+        let series = [Series {
+            label: "exact".into(),
+            colour: RGBColor(0, 0, 0),
+            hollow: false,
+            points: vec![(1.0, 1200.0), (1.0, 900.0)],
+            line: false,
+            frontier: vec![(1.0, 1200.0)],
+            point_labels: Vec::new(),
+        }];
+        let r = ranges(&Axes::new("recall", "QPS").recall_x().log_y(), &series);
+        assert_eq!(r.x, (0.9, 1.0));
+        assert!(r.y.0 > 0.0 && r.y.0 < 900.0 && r.y.1 > 1200.0, "{:?}", r.y);
+        // Without bounds the same points would get 0.5–1.5.
+        let unbounded = ranges(&Axes::new("recall", "QPS").log_y(), &series);
+        assert_eq!(unbounded.x, (0.5, 1.5));
+    }
+
+    /// Log axes carry at least two labels however narrow their range, and at most a few.
+    #[test]
+    fn log_axes_are_labelled_within_a_decade() {
+        assert_eq!(log_ticks(0.5, 2000.0), vec![1.0, 10.0, 100.0, 1000.0]);
+        assert_eq!(log_ticks(600.0, 5000.0), vec![1000.0, 2000.0, 5000.0]);
+        let narrow = log_ticks(1100.0, 1900.0);
+        assert!(narrow.len() >= 2, "{narrow:?}");
+        assert!(
+            narrow.iter().all(|v| (1100.0..=1900.0).contains(v)),
+            "{narrow:?}"
+        );
+        let wide = log_ticks(1e-3, 1e12);
+        assert!(wide.len() <= 10 && wide.len() >= 3, "{wide:?}");
+        let mid = log_ticks(150.0, 4000.0);
+        assert_eq!(mid, vec![200.0, 500.0, 1000.0, 2000.0]);
     }
 }

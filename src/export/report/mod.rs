@@ -1,11 +1,13 @@
 //! `ragdbeval report FILES… --out DIR/`: the publishable report of any set of result files.
 //!
-//! Writes, per dataset (grouped by dataset SHA-256), a comparison table of every engine and
-//! setting, the throughput each engine reaches at recall ≥ 0.90 / 0.95 / 0.99 (interpolated
-//! on its Pareto frontier, "not reached" otherwise), and the plots (`plots/*.svg` and the
-//! same as `plots/*.png`); then
-//! `index.html` (one self-contained page: inline SVG, no script, no network request),
-//! `results.csv` (see [`crate::export::results_csv`]) and `report.md`.
+//! Writes, per dataset (grouped by dataset SHA-256), notes said once (warnings every run
+//! carries, what the sizes are and the raw vectors' size as their floor, what each engine's
+//! own index figure holds), a comparison table of every engine and setting (sizes as totals:
+//! see [`TABLE_METRICS`]), the throughput each engine reaches at recall ≥ 0.90 / 0.95 / 0.99
+//! (interpolated on its Pareto frontier, "not reached" otherwise), and the plots
+//! (`plots/*.svg` and the same as `plots/*.png`); then `index.html` (one self-contained page:
+//! inline SVG, no script, no network request), `results.csv` (see
+//! [`crate::export::results_csv`]) and `report.md`.
 
 mod chart;
 mod page;
@@ -16,20 +18,27 @@ use std::path::{Path, PathBuf};
 
 use super::ExportError;
 use crate::export::registry::{MetricDef, Row, find, format_value, rows};
+use crate::export::sizes::{self, MemoryAfterBuild};
 use crate::metrics::pareto::{CurvePoint, RECALL_TARGETS, frontier, qps_at_recall};
-use crate::params::ParamMapExt;
+use crate::params::{ParamMap, ParamMapExt};
 use crate::results::warnings::Warning;
 use crate::results::{RunResult, SearchStep};
+use crate::types::ElementType;
 
-/// The comparison table's figures, by registry key.
+/// The comparison table's figures, by registry key. Sizes are the totals (everything the
+/// collection costs), the one size that compares across engines: what an engine calls its
+/// index holds the vectors for some and not for others (see [`IndexHolds`]), so the index
+/// figure stays in the CSV and JSON, labelled there.
+///
+/// [`IndexHolds`]: crate::engine::IndexHolds
 pub const TABLE_METRICS: &[&str] = &[
     "recall",
     "qps",
     "latency_p50_ms",
     "latency_p99_ms",
     "build_s",
-    "index_mb",
-    "index_bytes_per_vector",
+    "total_mb",
+    "total_bytes_per_vector",
     "client_peak_rss_mb",
     "client_cpu_percent",
     "engine_peak_rss_mb",
@@ -51,7 +60,15 @@ pub struct SearchPoint<'a> {
     pub qps: f64,
     pub p99_ms: f64,
     pub build_s: Option<f64>,
-    pub index_mb: Option<f64>,
+    /// Total footprint ÷ live points.
+    pub total_bytes_per_vector: Option<f64>,
+    /// What the engine's index figure holds, if it said (`graph only`, ...).
+    pub index_holds: Option<&'static str>,
+    /// The engine reported an index figure.
+    pub has_index: bool,
+    /// The engine's memory once built (searches right after the build only).
+    pub memory: Option<MemoryAfterBuild>,
+    pub build_params: &'a ParamMap,
     /// The run carries a possible-full-scan warning: its figures do not describe the index.
     pub invalid: bool,
     /// The table's cells, in [`TABLE_METRICS`] order.
@@ -73,6 +90,36 @@ pub struct Group<'a> {
     pub points: Vec<SearchPoint<'a>>,
     /// The open-loop objective, when a run set one.
     pub slo_ms: Option<f64>,
+    /// The dataset's raw vectors (the most points any run used), when their type is known.
+    pub raw: Option<RawVectors>,
+}
+
+/// A dataset's vectors as they are: the floor any engine's total is compared against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RawVectors {
+    pub points: usize,
+    pub dim: usize,
+    pub element: ElementType,
+}
+
+impl RawVectors {
+    /// Dimensions × bytes per element.
+    pub fn bytes_per_vector(&self) -> f64 {
+        (self.dim * self.element.bytes()) as f64
+    }
+
+    /// "3000 × 16 × 4 B (float32) = 0.2 MB, 64 B per vector".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} × {} × {} B ({}) = {:.1} MB, {:.0} B per vector",
+            self.points,
+            self.dim,
+            self.element.bytes(),
+            self.element.name(),
+            self.points as f64 * self.bytes_per_vector() / (1024.0 * 1024.0),
+            self.bytes_per_vector()
+        )
+    }
 }
 
 /// Per engine, QPS at each recall target (`None`: never reached), and the best recall.
@@ -121,7 +168,11 @@ fn point<'a>(path: &Path, run: &'a RunResult, row: &Row<'a>) -> SearchPoint<'a> 
         qps: row.search.qps,
         p99_ms: row.search.latency.p99_ms,
         build_s: value("build_s"),
-        index_mb: value("index_mb"),
+        total_bytes_per_vector: value("total_bytes_per_vector"),
+        index_holds: sizes::index_holds(row),
+        has_index: row.footprint().index.is_some(),
+        memory: sizes::memory_after_build(run, row),
+        build_params: &row.config.build_params,
         invalid,
         cells: TABLE_METRICS
             .iter()
@@ -203,11 +254,22 @@ pub fn groups<'a>(runs: &'a [(PathBuf, RunResult)]) -> Vec<Group<'a>> {
                     runs: Vec::new(),
                     points: Vec::new(),
                     slo_ms: None,
+                    raw: None,
                 });
                 out.len() - 1
             }
         };
         let g = &mut out[i];
+        if let Some(element) = sizes::element_type(run) {
+            let raw = RawVectors {
+                points: run.dataset.train,
+                dim: run.dataset.dim,
+                element,
+            };
+            if g.raw.is_none_or(|r| r.points < raw.points) {
+                g.raw = Some(raw);
+            }
+        }
         g.runs.push((path.as_path(), run));
         if !g.engines.contains(&run.engine.name) {
             g.engines.push(run.engine.name.clone());
@@ -303,24 +365,117 @@ pub fn table_header(group: &Group<'_>) -> Vec<String> {
     h
 }
 
-/// The warning kinds of a run, deduplicated, in order (`few_queries, noisy_measurement`).
-fn warning_kinds(run: &RunResult) -> String {
+/// A warning's kind, as the result file names it (`few_queries`).
+fn warning_kind(w: &Warning) -> String {
+    serde_json::to_value(w)
+        .ok()
+        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(String::from))
+        .unwrap_or_else(|| "warning".into())
+}
+
+/// The warning kinds of a run, deduplicated, in order (`few_queries`, `noisy_measurement`).
+fn warning_kinds(run: &RunResult) -> Vec<String> {
     let mut kinds: Vec<String> = Vec::new();
     for w in &run.warnings {
-        let kind = serde_json::to_value(w)
-            .ok()
-            .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(String::from))
-            .unwrap_or_else(|| "warning".into());
+        let kind = warning_kind(w);
         if !kinds.contains(&kind) {
             kinds.push(kind);
         }
     }
-    kinds.join(", ")
+    kinds
+}
+
+impl Group<'_> {
+    /// Warning kinds every run of the group carries, each with its distinct texts: said once
+    /// above the table instead of on every row.
+    pub fn common_warnings(&self) -> Vec<(String, Vec<String>)> {
+        let Some(((_, first), rest)) = self.runs.split_first() else {
+            return Vec::new();
+        };
+        warning_kinds(first)
+            .into_iter()
+            .filter(|kind| rest.iter().all(|(_, r)| warning_kinds(r).contains(kind)))
+            .map(|kind| {
+                let mut texts: Vec<String> = Vec::new();
+                for (_, run) in &self.runs {
+                    for w in run.warnings.iter().filter(|w| warning_kind(w) == kind) {
+                        let text = w.to_string();
+                        if !texts.contains(&text) {
+                            texts.push(text);
+                        }
+                    }
+                }
+                (kind, texts)
+            })
+            .collect()
+    }
+
+    /// The lines said once above the table: warnings every run carries, what the sizes are
+    /// and their floor, what each engine's index figure holds.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .common_warnings()
+            .into_iter()
+            .map(|(kind, texts)| {
+                let shown: Vec<&str> = texts.iter().take(3).map(String::as_str).collect();
+                let more = match texts.len().saturating_sub(3) {
+                    0 => String::new(),
+                    n => format!("; {n} more (see each run)"),
+                };
+                format!("Every run carries {kind}: {}{more}.", shown.join("; "))
+            })
+            .collect();
+        let floor = self.raw.map_or_else(String::new, |r| {
+            format!(
+                " Raw vectors: {}: the floor a total per vector is read against.",
+                r.describe()
+            )
+        });
+        out.push(format!(
+            "Sizes are totals: everything the collection costs after the step the row follows \
+             (vectors, index, WAL or log, metadata), the size that compares across engines.{floor}"
+        ));
+        out.push(format!(
+            "What each engine's own index figure holds (index_mb in results.csv, not comparable \
+             across engines): {}.",
+            self.index_contents().join("; ")
+        ));
+        out
+    }
+
+    /// Per engine, what its index figure holds: `pgvector: graph + vectors`.
+    fn index_contents(&self) -> Vec<String> {
+        self.engines
+            .iter()
+            .map(|engine| {
+                let mut holds: Vec<&str> = Vec::new();
+                for p in self
+                    .points
+                    .iter()
+                    .filter(|p| &p.engine == engine && p.has_index)
+                {
+                    let h = p.index_holds.unwrap_or("not recorded");
+                    if !holds.contains(&h) {
+                        holds.push(h);
+                    }
+                }
+                if holds.is_empty() {
+                    holds.push("no index figure");
+                }
+                format!("{engine}: {}", holds.join(" / "))
+            })
+            .collect()
+    }
 }
 
 /// The comparison table's rows of a group.
 pub fn table_rows(group: &Group<'_>) -> Vec<Vec<String>> {
     let repeated = repeated(group);
+    let common: Vec<String> = group
+        .common_warnings()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
     group
         .points
         .iter()
@@ -356,11 +511,15 @@ pub fn table_rows(group: &Group<'_>) -> Vec<Vec<String>> {
                 .runs
                 .iter()
                 .find(|(path, _)| stem(path) == p.run)
-                .map_or_else(String::new, |(_, run)| warning_kinds(run));
-            r.push(if p.invalid {
-                format!("INVALID (possible full scan): {kinds}")
-            } else {
-                kinds
+                .map_or_else(Vec::new, |(_, run)| warning_kinds(run))
+                .into_iter()
+                .filter(|k| !common.contains(k))
+                .collect::<Vec<_>>()
+                .join(", ");
+            r.push(match (p.invalid, kinds.is_empty()) {
+                (true, true) => "INVALID (possible full scan)".to_string(),
+                (true, false) => format!("INVALID (possible full scan): {kinds}"),
+                (false, _) => kinds,
             });
             r
         })
@@ -384,6 +543,9 @@ fn markdown(groups: &[Group<'_>], plots: &[Vec<plots::Plot>]) -> String {
             g.dataset,
             &g.sha256[..g.sha256.len().min(12)]
         );
+        for note in g.notes() {
+            let _ = writeln!(out, "{note}\n");
+        }
         let header = table_header(g);
         let _ = writeln!(out, "| {} |", header.join(" | "));
         let _ = writeln!(out, "|{}", "---|".repeat(header.len()));

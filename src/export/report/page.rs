@@ -1,7 +1,9 @@
 //! `index.html`: the report as one self-contained page. Plots are inline SVG; there is no
 //! script, no stylesheet or font from elsewhere, and no request of any kind, so the page can
 //! be opened from disk, mailed or archived. The number of plots is stated in the page
-//! (`data-plots` on `#plots`), so a test can count the `<svg>` elements against it.
+//! (`data-plots` on `#plots`), so a test can count the `<svg>` elements against it, and each
+//! figure states its plot and the value ranges of its axes (`data-plot`, `data-x-range`,
+//! `data-y-range`: low and high, separated by a space), so a test can check what the axes show.
 
 use std::fmt::Write as _;
 
@@ -34,6 +36,9 @@ pub fn render(groups: &[Group<'_>], plots: &[Vec<Plot>]) -> String {
             escape(g.dataset),
             escape(g.sha256)
         );
+        for note in g.notes() {
+            let _ = write!(out, "<p class=\"note\">{}</p>", escape(&note));
+        }
         table(&mut out, &table_header(g), &table_rows(g));
         out.push_str("<h3>QPS at recall ≥ target</h3>");
         let header: Vec<String> = ["engine", "≥ 0.90", "≥ 0.95", "≥ 0.99"]
@@ -52,9 +57,16 @@ pub fn render(groups: &[Group<'_>], plots: &[Vec<Plot>]) -> String {
         table(&mut out, &header, &rows);
         out.push_str("<div class=\"plots\">\n");
         for p in ps {
+            let (x, y) = (p.ranges.x, p.ranges.y);
             let _ = writeln!(
                 out,
-                "<figure>{}<figcaption>{}</figcaption></figure>",
+                "<figure data-plot=\"{}\" data-x-range=\"{} {}\" data-y-range=\"{} {}\">{}\
+                 <figcaption>{}</figcaption></figure>",
+                p.name,
+                x.0,
+                x.1,
+                y.0,
+                y.1,
                 p.svg,
                 escape(&p.title)
             );

@@ -1,12 +1,15 @@
 //! What the report plots: which series each picture holds (`chart.rs` draws them as SVG and
 //! PNG). Each engine keeps one colour across every plot; a run whose searches may have
 //! bypassed the index (a possible-full-scan warning) is drawn with hollow markers and
-//! "(invalid)" in its legend.
+//! "(invalid)" in its legend. In the recall plots every setting is a point labelled with the
+//! parameters that tell it apart; recall vs QPS draws each engine's Pareto frontier as a line
+//! over them. Recall axes stay within [0, 1]; QPS is on a log axis, as ann-benchmarks draws it.
 
-use super::chart::{Axes, Series, chart, colour};
+pub use super::chart::Ranges;
+use super::chart::{Axes, Drawn, Series, chart, colour};
 use super::{Group, SearchPoint};
 use crate::export::ExportError;
-use crate::params::ParamMapExt;
+use crate::params::{ParamMap, ParamMapExt};
 
 /// One plot of the report.
 pub struct Plot {
@@ -16,15 +19,18 @@ pub struct Plot {
     pub svg: String,
     /// The same plot as a PNG image.
     pub png: Vec<u8>,
+    /// The value ranges its axes show.
+    pub ranges: Ranges,
 }
 
 impl Plot {
-    fn new(name: &'static str, title: String, (svg, png): (String, Vec<u8>)) -> Plot {
+    fn new(name: &'static str, title: String, drawn: Drawn) -> Plot {
         Plot {
             name,
             title,
-            svg,
-            png,
+            svg: drawn.svg,
+            png: drawn.png,
+            ranges: drawn.ranges,
         }
     }
 }
@@ -80,27 +86,86 @@ fn per_selectivity(group: &Group<'_>, y: fn(&SearchPoint) -> f64) -> Vec<Series>
             let violated = best
                 .iter()
                 .any(|(_, p)| p.search.filter.as_ref().is_some_and(|f| f.violations > 0));
-            Some(Series {
-                label: if violated {
-                    format!("{engine} (invalid: filter violations)")
-                } else {
-                    engine.clone()
-                },
-                colour: colour(i),
-                hollow: violated,
-                points,
-                line: true,
-            })
+            let label = if violated {
+                format!("{engine} (invalid: filter violations)")
+            } else {
+                engine.clone()
+            };
+            Some(Series::joined(label, colour(i), violated, points))
         })
         .collect()
 }
 
-/// Points of each engine after a build, one series per engine (frontier line joined).
+/// The parameters that tell an engine's settings apart (those whose value differs between
+/// them), per setting: `hnsw_ef=16`. A lone setting is labelled with its search parameters.
+fn setting_labels(points: &[&SearchPoint]) -> Vec<String> {
+    let pairs: Vec<Vec<(String, String)>> = points
+        .iter()
+        .map(|p| {
+            let named = |m: &ParamMap| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), v.to_string()))
+                    .collect::<Vec<_>>()
+            };
+            let mut all = named(p.build_params);
+            all.extend(named(&p.search.search_params));
+            all
+        })
+        .collect();
+    let value = |setting: &[(String, String)], key: &str| {
+        setting
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
+    let mut keys: Vec<&str> = Vec::new();
+    for (k, _) in pairs.iter().flatten() {
+        let varies = pairs.iter().any(|s| value(s, k) != value(&pairs[0], k));
+        if varies && !keys.contains(&k.as_str()) {
+            keys.push(k);
+        }
+    }
+    if keys.is_empty() {
+        return points
+            .iter()
+            .map(|p| {
+                let params = &p.search.search_params;
+                if params.is_empty() {
+                    String::new()
+                } else {
+                    params.label()
+                }
+            })
+            .collect();
+    }
+    pairs
+        .iter()
+        .map(|s| {
+            keys.iter()
+                .filter_map(|k| value(s, k).map(|v| format!("{k}={v}")))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// How [`per_engine`] draws and names a series beyond its points.
+enum Legend {
+    /// The engine's name.
+    Engine,
+    /// The engine's name, and its Pareto frontier as a line over the points.
+    Frontier,
+    /// The engine's name and what its figure is of (from its first point that says).
+    Of(fn(&SearchPoint) -> Option<&'static str>),
+}
+
+/// Every after-build setting of each engine as a labelled point at (recall, `y`), one series
+/// per engine. A frontier (higher recall and higher `y` better) is a line over the points,
+/// which keeps the dominated settings visible.
 fn per_engine(
     group: &Group<'_>,
     y: impl Fn(&SearchPoint) -> Option<f64>,
-    x: impl Fn(&SearchPoint) -> Option<f64>,
-    frontier_line: bool,
+    legend: Legend,
 ) -> Vec<Series> {
     let mixed_filters = mixed_filter_levels(group);
     group
@@ -108,53 +173,60 @@ fn per_engine(
         .iter()
         .enumerate()
         .filter_map(|(i, engine)| {
-            let pts: Vec<&SearchPoint> = group
+            let mut pts: Vec<(&SearchPoint, (f64, f64))> = group
                 .points
                 .iter()
                 .filter(|p| &p.engine == engine && p.after_build)
                 .filter(|p| !mixed_filters || p.search.filter.is_none())
+                .filter_map(|p| Some((p, (p.recall, y(p)?))))
+                .filter(|(_, (a, b))| a.is_finite() && b.is_finite())
                 .collect();
-            let mut points: Vec<(f64, f64)> = pts
-                .iter()
-                .filter_map(|p| Some((x(p)?, y(p)?)))
-                .filter(|(a, b)| a.is_finite() && b.is_finite())
-                .collect();
-            if points.is_empty() {
+            if pts.is_empty() {
                 return None;
             }
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let hollow = pts.iter().any(|p| p.invalid);
+            pts.sort_by(|a, b| a.1.0.total_cmp(&b.1.0));
+            let settings: Vec<&SearchPoint> = pts.iter().map(|(p, _)| *p).collect();
+            let points: Vec<(f64, f64)> = pts.iter().map(|(_, xy)| *xy).collect();
+            let hollow = settings.iter().any(|p| p.invalid);
+            let mut label = engine.clone();
+            if let Legend::Of(of) = legend {
+                if let Some(of) = settings.iter().find_map(|p| of(p)) {
+                    label = format!("{label}: {of}");
+                }
+            }
+            if hollow {
+                label.push_str(" (invalid: possible full scan)");
+            }
             Some(Series {
-                label: if hollow {
-                    format!("{engine} (invalid: possible full scan)")
-                } else {
-                    engine.clone()
-                },
+                label,
                 colour: colour(i),
                 hollow,
+                frontier: match legend {
+                    Legend::Frontier => pareto_frontier(&points),
+                    _ => Vec::new(),
+                },
+                point_labels: setting_labels(&settings),
                 points,
-                line: frontier_line,
+                line: false,
             })
         })
         .collect()
 }
 
-/// Keeps only the Pareto frontier (higher x and higher y better) of each series.
-fn frontier_only(series: &mut [Series]) {
-    for s in series {
-        let mut sorted = s.points.clone();
-        sorted.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)));
-        let mut best = f64::NEG_INFINITY;
-        let mut keep = Vec::new();
-        for p in sorted {
-            if p.1 > best {
-                best = p.1;
-                keep.push(p);
-            }
+/// The Pareto frontier of `points` (higher x and higher y better), by ascending x.
+fn pareto_frontier(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut sorted = points.to_vec();
+    sorted.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)));
+    let mut best = f64::NEG_INFINITY;
+    let mut keep = Vec::new();
+    for p in sorted {
+        if p.1 > best {
+            best = p.1;
+            keep.push(p);
         }
-        keep.reverse();
-        s.points = keep;
     }
+    keep.reverse();
+    keep
 }
 
 /// Draws `series` as plot `name` (none when there is nothing to draw); the page caption is
@@ -179,25 +251,21 @@ fn add(
 pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
     let mut out = Vec::new();
     let name = group.dataset;
-    let recall = |p: &SearchPoint| Some(p.recall);
-    let mut qps = per_engine(group, |p| Some(p.qps), recall, true);
-    frontier_only(&mut qps);
     add(
         &mut out,
         "recall-qps",
-        format!("{name}: recall vs QPS (Pareto frontier per engine)"),
+        format!("{name}: recall vs QPS (every setting; the line is each engine's Pareto frontier)"),
         format!("{name}: recall vs QPS"),
-        Axes::new("recall@K", "queries per second").log_y(),
-        &qps,
+        Axes::new("recall@K", "queries per second")
+            .recall_x()
+            .log_y(),
+        &per_engine(group, |p| Some(p.qps), Legend::Frontier),
     )?;
-    let vs_recall: [VsRecall; 3] = [
+    let vs_recall: [VsRecall; 2] = [
         ("recall-p99", "p99 latency", "p99 latency, ms", |p| {
             Some(p.p99_ms)
         }),
         ("recall-build", "build time", "build time, s", |p| p.build_s),
-        ("recall-index-size", "index size", "index size, MB", |p| {
-            p.index_mb
-        }),
     ];
     for (file, what, unit, y) in vs_recall {
         add(
@@ -205,16 +273,19 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             file,
             format!("{name}: recall vs {what}"),
             format!("{name}: recall vs {what}"),
-            Axes::new("recall@K", unit).log_y(),
-            &per_engine(group, y, recall, false),
+            Axes::new("recall@K", unit).recall_x().log_y(),
+            &per_engine(group, y, Legend::Engine),
         )?;
     }
+    size_plots(&mut out, group)?;
     add(
         &mut out,
         "selectivity-recall",
         format!("{name}: recall vs filter selectivity (best setting per level)"),
         format!("{name}: recall vs selectivity"),
-        Axes::new("points passing the filter, %", "recall@K").log_x(),
+        Axes::new("points passing the filter, %", "recall@K")
+            .log_x()
+            .recall_y(),
         &per_selectivity(group, |p| p.recall),
     )?;
     add(
@@ -280,6 +351,11 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             .filter(|s| s.points.len() > 1)
             .collect();
         let axes = Axes::new("runbook step", what);
+        let axes = if file == "timeline" {
+            axes.recall_y()
+        } else {
+            axes
+        };
         add(
             &mut out,
             file,
@@ -313,6 +389,11 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
     ];
     for (file, what, y, log) in streams {
         let axes = Axes::new("seconds into the stream step", what);
+        let axes = if file == "stream-recall" {
+            axes.recall_y()
+        } else {
+            axes
+        };
         add(
             &mut out,
             file,
@@ -323,6 +404,50 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
         )?;
     }
     Ok(out)
+}
+
+/// What a setting costs against the recall it reaches: the total size per vector, with the
+/// raw vectors' size as the floor, and the memory the engine holds once built, each engine's
+/// legend saying whose memory that is.
+fn size_plots(out: &mut Vec<Plot>, group: &Group<'_>) -> Result<(), ExportError> {
+    let name = group.dataset;
+    let floor = group.raw.map(|r| {
+        (
+            r.bytes_per_vector(),
+            format!("raw vectors: {:.0} B", r.bytes_per_vector()),
+        )
+    });
+    add(
+        out,
+        "recall-total-size",
+        format!(
+            "{name}: recall vs total size per vector (everything the collection costs; the red \
+             line is the raw vectors' own size)"
+        ),
+        format!("{name}: recall vs total size per vector"),
+        Axes {
+            hline: floor.as_ref().map(|(b, label)| (*b, label.as_str())),
+            ..Axes::new("recall@K", "total bytes per live vector")
+                .recall_x()
+                .log_y()
+        },
+        &per_engine(group, |p| p.total_bytes_per_vector, Legend::Engine),
+    )?;
+    let memory = per_engine(
+        group,
+        |p| p.memory.map(|m| m.mb),
+        Legend::Of(|p| p.memory.map(|m| m.of)),
+    );
+    add(
+        out,
+        "recall-memory",
+        format!("{name}: recall vs memory after build (peak during the search right after it)"),
+        format!("{name}: recall vs memory after build"),
+        Axes::new("recall@K", "memory after build, MB")
+            .recall_x()
+            .log_y(),
+        &memory,
+    )
 }
 
 /// A stream-step timeline plot: file stem, figure, how to read it, log axis.
@@ -368,13 +493,12 @@ fn latency_cdfs(group: &Group<'_>) -> Vec<Series> {
                 .iter()
                 .position(|e| e == &p.engine)
                 .unwrap_or(0);
-            Series {
-                label: format!("{} {}", p.engine, p.setting),
-                colour: colour(engine),
-                hollow: p.invalid,
+            Series::joined(
+                format!("{} {}", p.engine, p.setting),
+                colour(engine),
+                p.invalid,
                 points,
-                line: true,
-            }
+            )
         })
         .collect()
 }
@@ -403,13 +527,12 @@ impl Group<'_> {
                 .iter()
                 .position(|e| e == &p.engine)
                 .unwrap_or(0);
-            out.push(Series {
-                label: format!("{} {}", p.engine, p.setting),
-                colour: colour(engine),
-                hollow: p.invalid,
-                points: levels,
-                line: true,
-            });
+            out.push(Series::joined(
+                format!("{} {}", p.engine, p.setting),
+                colour(engine),
+                p.invalid,
+                levels,
+            ));
         }
         out
     }
@@ -435,19 +558,14 @@ impl Group<'_> {
                     if points.is_empty() {
                         continue;
                     }
-                    out.push(Series {
-                        label: format!(
-                            "{} {} step {} [{}]",
-                            run.engine.name,
-                            config.build_params.label(),
-                            step.runbook_step,
-                            super::stem(path)
-                        ),
-                        colour: colour(engine),
-                        hollow: false,
-                        points,
-                        line: true,
-                    });
+                    let label = format!(
+                        "{} {} step {} [{}]",
+                        run.engine.name,
+                        config.build_params.label(),
+                        step.runbook_step,
+                        super::stem(path)
+                    );
+                    out.push(Series::joined(label, colour(engine), false, points));
                 }
             }
         }
@@ -468,16 +586,35 @@ impl Group<'_> {
                         .iter()
                         .position(|e| e == &p.engine)
                         .unwrap_or(0);
-                    out.push(Series {
+                    out.push(Series::joined(
                         label,
-                        colour: colour(engine),
-                        hollow: p.invalid,
-                        points: vec![point],
-                        line: true,
-                    });
+                        colour(engine),
+                        p.invalid,
+                        vec![point],
+                    ));
                 }
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pareto_frontier;
+
+    /// The frontier keeps the settings no other beats on both recall and QPS; a frontier of
+    /// one point leaves the others to be drawn as points only.
+    #[test]
+    fn the_frontier_is_the_undominated_settings() {
+        assert_eq!(
+            pareto_frontier(&[(1.0, 1857.0), (1.0, 2342.0)]),
+            vec![(1.0, 2342.0)]
+        );
+        assert_eq!(
+            pareto_frontier(&[(0.9, 300.0), (0.99, 200.0), (0.95, 100.0), (1.0, 50.0)]),
+            vec![(0.9, 300.0), (0.99, 200.0), (1.0, 50.0)]
+        );
+        assert!(pareto_frontier(&[]).is_empty());
     }
 }
