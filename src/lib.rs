@@ -26,6 +26,7 @@ pub mod runbook;
 pub mod runner;
 pub mod storage;
 pub mod synthetic;
+pub mod text;
 pub mod types;
 pub mod vectors;
 

@@ -662,7 +662,7 @@ impl RunResult {
     }
 
     pub fn load(path: &Path) -> Result<RunResult, ResultFileError> {
-        let text = std::fs::read(path).map_err(|e| ResultFileError::Read {
+        let text = crate::text::read(path).map_err(|e| ResultFileError::Read {
             path: path.to_path_buf(),
             source: e,
         })?;
@@ -671,6 +671,10 @@ impl RunResult {
 
     /// A result document from bytes in memory; `path` names it in errors.
     pub fn parse(text: &[u8], path: &Path) -> Result<RunResult, ResultFileError> {
+        let text = crate::text::strip_bom(text).map_err(|e| ResultFileError::Read {
+            path: path.to_path_buf(),
+            source: e.into(),
+        })?;
         let r: RunResult = serde_json::from_slice(text).map_err(|e| ResultFileError::Parse {
             path: path.to_path_buf(),
             message: e.to_string(),

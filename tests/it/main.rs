@@ -21,6 +21,7 @@ mod datasets;
 mod deadlines;
 mod download;
 mod element_types;
+mod encodings;
 mod eval;
 mod filtered;
 mod interrupt;
