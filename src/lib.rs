@@ -24,6 +24,7 @@ pub mod results;
 pub mod rng;
 pub mod runbook;
 pub mod runner;
+pub mod secret;
 pub mod storage;
 pub mod synthetic;
 pub mod text;

@@ -235,7 +235,7 @@ pub fn run(
         });
         if let Err(e) = outcome {
             if let Some(c) = result.configs.last_mut() {
-                c.error = Some(e.to_string());
+                c.error = Some(crate::secret::redact(&e.to_string()));
             }
             return Err(e);
         }
@@ -776,7 +776,10 @@ pub fn finish(result: &mut RunResult, outcome: Result<(), &RunError>) {
     let (state, error) = match outcome {
         Ok(()) => (RunState::Completed, None),
         Err(RunError::Interrupted) => (RunState::Interrupted, None),
-        Err(e) => (RunState::Failed, Some(e.to_string())),
+        Err(e) => (
+            RunState::Failed,
+            Some(crate::secret::redact(&e.to_string())),
+        ),
     };
     result.status.state = state;
     result.status.error = error;

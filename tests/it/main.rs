@@ -34,6 +34,7 @@ mod report;
 mod resources;
 mod resume;
 mod runbooks;
+mod secrets;
 mod spill;
 mod stream;
 mod stubs;
