@@ -5,9 +5,11 @@
 //!
 //! What counts as a secret: the password of a URL's user information
 //! (`postgres://user:PASSWORD@host/db`, `redis://:PASSWORD@host`), and the value of a
-//! password or token keyword in a URL's query or a `key=value` connection string
-//! (`?password=…`, `host=h password=…`, `api_key=…`). User names and hosts are kept: they say
-//! what was measured and are not secret.
+//! password or token keyword in a URL's query (`?password=…`, `?api_key=…`) or in a
+//! PostgreSQL `key=value` connection string (`host=h password=…`). User names and hosts are
+//! kept: they say what was measured and are not secret. A keyword elsewhere (a filter on an
+//! attribute named `token`, `--filter token=5`) is data, and kept: masking it would change
+//! what a resumed run measures.
 
 /// What a secret is replaced by.
 pub const MASK: &str = "***";
@@ -28,12 +30,16 @@ const SECRET_KEYS: &[&str] = &[
     "secret",
 ];
 
+/// Keywords that make a run of `key=value` words a PostgreSQL connection string.
+const CONNECTION_KEYS: &[&str] = &["host", "hostaddr", "port", "dbname", "user"];
+
 /// `text` with every secret in it replaced by [`MASK`]: the passwords of the URLs it holds
-/// (`scheme://user:***@host`) and the values of password and token keywords. Text without a
-/// secret is returned as it is; redacting twice changes nothing.
+/// (`scheme://user:***@host`) and the values of password and token keywords in their queries
+/// and in connection strings. Text without a secret is returned as it is; redacting twice
+/// changes nothing.
 pub fn redact(text: &str) -> String {
     let urls = redact_urls(text);
-    redact_keywords(&urls)
+    redact_connection_strings(&urls)
 }
 
 /// Each of `args` redacted (a command line as the manifest records it).
@@ -66,9 +72,10 @@ pub fn without_redacted_password(url: &str) -> String {
         .to_string()
 }
 
-/// Characters that end a URL inside free text.
+/// Characters that end a URL inside free text: those a URL cannot hold (RFC 3986). A `'`
+/// can be part of a password, so it does not end one.
 fn ends_url(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>')
+    c.is_whitespace() || matches!(c, '"' | '`' | '<' | '>')
 }
 
 /// Characters a URL scheme is made of.
@@ -116,10 +123,10 @@ fn redact_url(url: &str) -> String {
     let (authority, tail) = rest.split_at(end);
     match authority.rsplit_once('@') {
         Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:{MASK}@{host}{tail}"),
-            None => url.to_string(),
+            Some((user, _)) => format!("{scheme}://{user}:{MASK}@{host}{}", mask_keywords(tail)),
+            None => format!("{scheme}://{authority}{}", mask_keywords(tail)),
         },
-        None => url.to_string(),
+        None => format!("{scheme}://{authority}{}", mask_keywords(tail)),
     }
 }
 
@@ -206,10 +213,45 @@ fn keyword_at(lower: &str, text: &str, at: usize, key: &str) -> Option<Keyword> 
 }
 
 /// Every secret keyword's value in `text` masked.
-fn redact_keywords(text: &str) -> String {
+fn mask_keywords(text: &str) -> String {
+    mask_keywords_where(text, |_| true)
+}
+
+/// The secret keywords' values masked where they belong to a connection string: within the
+/// same line or quoted string as a connection keyword (`host=`, `dbname=`, `user=`, …).
+fn redact_connection_strings(text: &str) -> String {
+    mask_keywords_where(text, |k| {
+        let bytes = text.as_bytes();
+        let bound = |b: &u8| matches!(b, b'"' | b'\n');
+        let start = bytes[..k.start]
+            .iter()
+            .rposition(bound)
+            .map_or(0, |i| i + 1);
+        let end = bytes[k.end..]
+            .iter()
+            .position(bound)
+            .map_or(text.len(), |i| k.end + i);
+        let segment = text[start..end].replace(" = ", "=");
+        CONNECTION_KEYS
+            .iter()
+            .any(|key| words_assigned(&segment).any(|w| w.eq_ignore_ascii_case(key)))
+    })
+}
+
+/// The keys of the `key=value` words of `text` (both of `--url=host=h`).
+fn words_assigned(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || c == '\'')
+        .flat_map(|w| {
+            let parts = w.split('=').count();
+            w.split('=').take(parts - 1)
+        })
+}
+
+/// The values of the secret keywords `applies` accepts masked.
+fn mask_keywords_where(text: &str, applies: impl Fn(&Keyword) -> bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
-    for k in keywords(text).filter(|k| !k.masked) {
+    for k in keywords(text).filter(|k| !k.masked && applies(k)) {
         out.push_str(&text[copied..k.value.0]);
         out.push_str(MASK);
         copied = k.value.1;
@@ -237,6 +279,7 @@ mod tests {
             ),
             ("http://h:1/a@b", "http://h:1/a@b"),
             ("http://h:1/a:b@c", "http://h:1/a:b@c"),
+            ("redis://u:it's@h", "redis://u:***@h"),
             ("redis://127.0.0.1:6379", "redis://127.0.0.1:6379"),
             ("not a url", "not a url"),
             ("://x:y@z", "://x:y@z"),
@@ -273,10 +316,24 @@ mod tests {
             redact("host=h PASSWORD = 'se cr\\'et' dbname=x"),
             "host=h PASSWORD = *** dbname=x"
         );
-        assert_eq!(redact("{token=abc, x=1}"), "{token=***, x=1}");
-        assert_eq!(redact("notapassword=x pwdx=1"), "notapassword=x pwdx=1");
-        assert_eq!(redact("password="), "password=");
-        assert_eq!(redact("ümlaut password=ö x"), "ümlaut password=*** x");
+        assert_eq!(redact("(host=h, token=abc)"), "(host=h, token=***)");
+        assert_eq!(
+            redact("user=ü password=ö x\ntoken=t"),
+            "user=ü password=*** x\ntoken=t"
+        );
+        assert_eq!(
+            redact("host=h notapassword=x pwdx=1"),
+            "host=h notapassword=x pwdx=1"
+        );
+        assert_eq!(redact("host=h password="), "host=h password=");
+        // Outside a URL or a connection string a keyword is data (an attribute filter).
+        for data in [
+            "token=5",
+            "--filter secret=a",
+            "[\"--filter\", \"pwd=1\", \"host\"]",
+        ] {
+            assert_eq!(redact(data), data);
+        }
     }
 
     #[test]
@@ -286,8 +343,9 @@ mod tests {
             "bench",
             "--url",
             "postgresql://u:pw@h/db",
-            "-k",
-            "10",
+            "--filter",
+            "token=5",
+            "--url=host=h password=pw",
         ];
         assert_eq!(
             redact_args(argv.iter().map(|s| s.to_string())),
@@ -296,8 +354,9 @@ mod tests {
                 "bench",
                 "--url",
                 "postgresql://u:***@h/db",
-                "-k",
-                "10"
+                "--filter",
+                "token=5",
+                "--url=host=h password=***"
             ]
         );
     }
