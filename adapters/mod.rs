@@ -8,15 +8,15 @@
 //!
 //! An adapter folder holds only what is particular to its engine, in small files; what
 //! several adapters need (starting a local server through `scripts/servers/<name>.sh`,
-//! finding a server's process, the row-shape check, idle connections, URL redaction) is in
-//! [`support`].
+//! finding a server's process, the row-shape check, idle connections) is in [`support`]; URL redaction is
+//! [`crate::secret`], which every layer uses.
 
 use crate::engine::EngineEntry;
 
 /// Parameter parsing shared by the qdrant and qdrant-edge adapters.
 pub mod qdrant_settings;
 
-/// Help shared by the adapters: local servers, process discovery, row checks, URL redaction.
+/// Help shared by the adapters: local servers, process discovery, row checks, idle connections.
 pub mod support;
 
 macro_rules! engines {

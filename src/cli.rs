@@ -402,10 +402,13 @@ pub struct BenchArgs {
     /// Concurrent insert requests (server engines).
     #[arg(long, default_value_t = 1, value_parser = parse_count)]
     pub upload_parallel: usize,
-    /// Server URL (server engines).
+    /// Server URL (server engines). A password in it is never written anywhere (results,
+    /// reports and messages show `user:***@`); without one, pgvector reads PGPASSWORD and
+    /// redis REDISCLI_AUTH.
     #[arg(long)]
     pub url: Option<String>,
-    /// Name of the environment variable holding the API key (never written anywhere).
+    /// Name of the environment variable holding the API key (never written anywhere); for
+    /// pgvector and redis, the password.
     #[arg(long, value_name = "NAME")]
     pub api_key_env: Option<String>,
     /// Drop an existing collection of the same name.
@@ -428,8 +431,9 @@ pub struct BenchArgs {
     pub name: Option<String>,
     /// Continue a run that failed, was interrupted or was killed, from its first unfinished
     /// step, with the settings of its command line (run it from the same directory). Only
-    /// `--url` and `--timeout` (a server restarted elsewhere), `-q` and `--json` may be
-    /// given with it.
+    /// `--url` and `--timeout` (a server restarted elsewhere), `--api-key-env`, `-q` and
+    /// `--json` may be given with it. A password the run's URL held is not in the result:
+    /// give it again (`--url` with it, PGPASSWORD / REDISCLI_AUTH, or `--api-key-env`).
     #[arg(long, value_name = "RESULT.json")]
     pub resume: Option<PathBuf>,
     /// Do not write the per-query sidecar.

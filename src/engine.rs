@@ -482,7 +482,7 @@ pub struct ConnectOptions {
 impl std::fmt::Debug for ConnectOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ConnectOptions")
-            .field("url", &self.url)
+            .field("url", &self.url.as_deref().map(crate::secret::redact))
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("recreate", &self.recreate)
             .field("server_pid", &self.server_pid)

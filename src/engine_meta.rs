@@ -35,6 +35,10 @@ pub struct ServerMeta {
     pub script: bool,
     /// How to get a server, for the reason of an ignored test.
     pub how_to_get: &'static str,
+    /// The environment variable the engine's own clients take a password from
+    /// (`PGPASSWORD`), read when `--url` carries none. Result files never keep a password,
+    /// so `bench --resume` of a run whose URL had one asks for it there (or in `--url`).
+    pub password_env: Option<&'static str>,
 }
 
 /// The shared conformance test for one engine: the default mutation runbook on a small

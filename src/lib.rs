@@ -24,8 +24,10 @@ pub mod results;
 pub mod rng;
 pub mod runbook;
 pub mod runner;
+pub mod secret;
 pub mod storage;
 pub mod synthetic;
+pub mod text;
 pub mod types;
 pub mod vectors;
 

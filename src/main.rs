@@ -18,7 +18,7 @@ fn main() -> ExitCode {
     match ragdbeval::commands::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {}", one_line(&err));
+            eprintln!("error: {}", ragdbeval::secret::redact(&one_line(&err)));
             ExitCode::from(2)
         }
     }

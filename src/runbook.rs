@@ -513,7 +513,7 @@ impl Runbook {
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
         if is_yaml {
-            let text = std::fs::read_to_string(file).map_err(|e| RunbookError::Read {
+            let text = crate::text::read_to_string(file).map_err(|e| RunbookError::Read {
                 path: file.display().to_string(),
                 message: e.to_string(),
             })?;
@@ -522,7 +522,7 @@ impl Runbook {
                 message: e.to_string(),
             });
         }
-        let text = std::fs::read_to_string(path).map_err(|e| RunbookError::Read {
+        let text = crate::text::read_to_string(path).map_err(|e| RunbookError::Read {
             path: path.display().to_string(),
             message: e.to_string(),
         })?;

@@ -21,7 +21,10 @@ impl ChromaEngine {
             return Err(EngineError::bad_param(
                 ENGINE,
                 "url",
-                format!("`{url}` is not a URL: expected http://HOST:PORT"),
+                format!(
+                    "`{}` is not a URL: expected http://HOST:PORT",
+                    crate::secret::redact(&url)
+                ),
             ));
         }
         let timeout = if opts.timeout.is_zero() {

@@ -185,7 +185,7 @@ pub(super) fn engine_error(url: &str, operation: &str, err: CallError) -> Engine
     match err {
         CallError::Transport(message) => EngineError::Unreachable {
             engine: ENGINE.into(),
-            target: url.into(),
+            target: crate::secret::redact(url),
             message: if operation == "connect" {
                 format!(
                     "{}; {}",

@@ -9,6 +9,7 @@ pub const ENGINE: EngineMeta = EngineMeta {
         url_env: "CHROMA_URL",
         script: true,
         how_to_get: "scripts/servers/chroma.sh start prints it",
+        password_env: None,
     }),
     conformance: Conformance {
         distance: "euclidean",

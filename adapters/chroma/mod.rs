@@ -447,7 +447,7 @@ impl VectorEngine for ChromaEngine {
         if let Some(release) = &self.release {
             out.insert("chromadb_release".into(), json!(release));
         }
-        out.insert("url".into(), json!(self.url));
+        out.insert("url".into(), json!(crate::secret::redact(&self.url)));
         out.insert("transport".into(), json!("HTTP API v2 (ureq)"));
         out.insert("started_by_adapter".into(), json!(self.started_by_adapter));
         out.insert(

@@ -9,6 +9,7 @@ pub const ENGINE: EngineMeta = EngineMeta {
         url_env: "PGVECTOR_URL",
         script: true,
         how_to_get: "scripts/servers/pgvector.sh start prints it",
+        password_env: Some("PGPASSWORD"),
     }),
     conformance: Conformance {
         distance: "euclidean",

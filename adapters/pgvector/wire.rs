@@ -85,10 +85,19 @@ impl Stream {
         }
     }
 
+    /// A read, retried when a signal interrupts it. SA_RESTART does not restart a read on a
+    /// socket with a timeout (signal(7)), so Ctrl-C lands here as EINTR: the query finishes
+    /// and the runner stops after it, as on every other engine.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
+        loop {
+            let read = match self {
+                Stream::Tcp(s) => s.read(buf),
+                Stream::Unix(s) => s.read(buf),
+            };
+            match read {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => return other,
+            }
         }
     }
 

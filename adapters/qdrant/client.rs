@@ -6,7 +6,7 @@ use super::info::info_json;
 use super::requests::check_update;
 use super::*;
 use crate::adapters::support::rows;
-use crate::adapters::support::url::redact;
+use crate::secret::redact;
 use crate::filter::FieldKind;
 
 impl QdrantEngine {

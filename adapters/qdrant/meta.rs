@@ -9,6 +9,7 @@ pub const ENGINE: EngineMeta = EngineMeta {
         url_env: "QDRANT_URL",
         script: false,
         how_to_get: "a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so its tests are ignored even under CI",
+        password_env: None,
     }),
     conformance: Conformance {
         distance: "euclidean",

@@ -5,7 +5,7 @@ use super::errors::is_transport_failure;
 use super::requests::create_request;
 use super::*;
 use crate::adapters::support::rows;
-use crate::adapters::support::url::redact as redact_url;
+use crate::secret::redact as redact_url;
 use crate::params::ParamValue;
 
 #[test]
@@ -28,7 +28,7 @@ fn endpoints_parse() {
     assert!(Endpoint::parse("localhost:6334").is_err());
     assert!(Endpoint::parse("ftp://x:1").is_err());
     assert!(Endpoint::parse("http://x:notaport").is_err());
-    assert_eq!(redact_url("https://u:secret@h:1/p"), "https://***@h:1/p");
+    assert_eq!(redact_url("https://u:secret@h:1/p"), "https://u:***@h:1/p");
     assert_eq!(redact_url("http://h:1"), "http://h:1");
 }
 

@@ -7,7 +7,7 @@ use super::set::SetSpec;
 use super::*;
 use crate::adapters::support::pool::IdlePool;
 use crate::adapters::support::rows;
-use crate::adapters::support::url::redact;
+use crate::secret::redact;
 
 impl RedisEngine {
     pub(super) fn connect(opts: &ConnectOptions) -> EngineResult<RedisEngine> {

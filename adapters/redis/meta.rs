@@ -9,6 +9,7 @@ pub const ENGINE: EngineMeta = EngineMeta {
         url_env: "REDIS_URL",
         script: true,
         how_to_get: "scripts/servers/redis.sh start prints it",
+        password_env: Some("REDISCLI_AUTH"),
     }),
     conformance: Conformance {
         // Vector sets compare by cosine only.

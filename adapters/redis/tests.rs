@@ -3,11 +3,11 @@
 use super::reply::parse_neighbors;
 use super::set::{Quantization, SetSpec};
 use super::*;
-use crate::adapters::support::url::redact;
+use crate::secret::redact;
 
 #[test]
 fn redacts_credentials() {
-    assert_eq!(redact("redis://u:secret@h:1"), "redis://***@h:1");
+    assert_eq!(redact("redis://u:secret@h:1"), "redis://u:***@h:1");
     assert_eq!(redact("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
 }
 

@@ -1,9 +1,8 @@
 //! Help shared by the engine adapters, so each adapter folder holds only what is particular
 //! to its engine: starting a local server through its script, finding a server's process,
-//! checking row shapes, and keeping credentials out of messages.
+//! and checking row shapes. Credentials are kept out of messages by [`crate::secret`].
 
 pub mod pool;
 pub mod process;
 pub mod rows;
 pub mod server;
-pub mod url;

@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::adapters;
 use crate::cli::{BenchArgs, DatasetSource, QueryMode};
 use crate::dataset::{self, Dataset, LoadOptions};
-use crate::engine::ConnectOptions;
+use crate::engine::{ConnectOptions, EngineEntry};
 use crate::groundtruth::difficulty::Difficulty;
 use crate::output::{table, warnings};
 use crate::params::{EngineConfig, SweepTable, expand, parse_override};
@@ -119,6 +119,16 @@ fn ignored_server_options(args: &BenchArgs, embedded: bool) -> Vec<Warning> {
             warning
         })
         .collect()
+}
+
+/// The password in the engine's own variable (`PGPASSWORD`), when the URL carries none: the
+/// way to give one that never appears on a command line.
+fn password_from_env(entry: &EngineEntry, url: Option<&str>) -> Option<String> {
+    let var = entry.meta.server.as_ref()?.password_env?;
+    if url.is_some_and(|u| crate::secret::redact(u) != u) {
+        return None;
+    }
+    std::env::var(var).ok().filter(|p| !p.is_empty())
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
@@ -239,7 +249,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         Some(var) => Some(std::env::var(var).with_context(|| {
             format!("--api-key-env {var}: the environment variable is not set")
         })?),
-        None => None,
+        None => password_from_env(entry, args.url.as_deref()),
     };
     let connect = ConnectOptions {
         url: args.url.clone(),
@@ -331,7 +341,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         "slo_ms": args.slo.as_secs_f64() * 1000.0,
         "load_duration_s": args.duration.as_secs_f64(),
         "workers": args.workers,
-        "url": args.url,
+        "url": args.url.as_deref().map(crate::secret::redact),
         "filter": filter_spec,
     });
     let mut result = RunResult {
@@ -416,7 +426,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
     };
 
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        println!("{}", result.to_json()?);
     } else {
         println!(
             "{} {} on {} (k = {}, {} queries)",

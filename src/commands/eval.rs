@@ -201,7 +201,8 @@ struct SavedQuery {
 
 /// A side of the comparison: a saved evaluation, or a run scored against `qrels`.
 fn side(path: &Path, args: &EvalCompareArgs) -> anyhow::Result<Side> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes =
+        crate::text::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if let Ok(saved) = serde_json::from_slice::<SavedEvaluation>(&bytes) {
         if !saved.format.starts_with("ragdbeval-eval/") {
             bail!("{}: not an `eval --json` file", path.display());

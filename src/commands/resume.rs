@@ -3,7 +3,9 @@
 //! The run is continued with its own command line, read back from the result's manifest, so
 //! that its settings, engine collection and ground truth (cached under the same key) are the
 //! ones it started with. Only what a stopped run may legitimately need to change can be given
-//! again: `--url` and `--timeout` (a server restarted on another port), `-q` and `--json`.
+//! again: `--url` and `--timeout` (a server restarted on another port), `--api-key-env`, `-q`
+//! and `--json`. A password the run's URL held is not in the result (see [`crate::secret`]):
+//! it is asked for again, in `--url` or the environment.
 //! The runner keeps every finished step, replays the build and write steps before the resume
 //! point to bring the collection back to their state (without measuring them again), and
 //! continues from the first unfinished step. The result records each resumption.
@@ -29,6 +31,7 @@ const ALLOWED: &[(&str, bool)] = &[
     ("--resume", true),
     ("--url", true),
     ("--timeout", true),
+    ("--api-key-env", true),
     ("-q", false),
     ("--quiet", false),
     ("--json", false),
@@ -73,11 +76,24 @@ pub(super) fn prepare(args: &BenchArgs, path: &Path) -> anyhow::Result<(BenchArg
     let mut given = Vec::new();
     if overrides.iter().any(|o| o == "--url") {
         original.url = args.url.clone();
-        given.push(format!("--url {}", args.url.as_deref().unwrap_or("")));
+        given.push(format!(
+            "--url {}",
+            crate::secret::redact(args.url.as_deref().unwrap_or(""))
+        ));
     }
     if overrides.iter().any(|o| o == "--timeout") {
         original.timeout = args.timeout;
         given.push(format!("--timeout {}", args.timeout));
+    }
+    if overrides.iter().any(|o| o == "--api-key-env") {
+        original.api_key_env = args.api_key_env.clone();
+        given.push(format!(
+            "--api-key-env {}",
+            args.api_key_env.as_deref().unwrap_or("")
+        ));
+    }
+    if !overrides.iter().any(|o| o == "--url") {
+        original.url = without_redacted_password(&original, path)?;
     }
     Ok((
         original,
@@ -86,6 +102,37 @@ pub(super) fn prepare(args: &BenchArgs, path: &Path) -> anyhow::Result<(BenchArg
             overrides: given,
         },
     ))
+}
+
+/// The URL to reconnect with when it is not given again: the recorded one, and when that held
+/// a password (redacted in the result), the URL without it, provided the password can come
+/// from the environment: `--api-key-env`, or the engine's own variable (`PGPASSWORD`).
+fn without_redacted_password(original: &BenchArgs, path: &Path) -> anyhow::Result<Option<String>> {
+    let Some(url) = original
+        .url
+        .as_deref()
+        .filter(|u| crate::secret::is_redacted(u))
+    else {
+        return Ok(original.url.clone());
+    };
+    let password_env = crate::adapters::find(&original.engine)
+        .and_then(|e| e.meta.server.as_ref())
+        .and_then(|s| s.password_env);
+    let from_env = original.api_key_env.is_some()
+        || password_env.is_some_and(|v| std::env::var_os(v).is_some_and(|p| !p.is_empty()));
+    if !from_env {
+        let set = match password_env {
+            Some(var) => format!("set {var}, or "),
+            None => String::new(),
+        };
+        bail!(
+            "{}: the run's --url `{url}` held a password, which result files do not keep: {set}\
+             give the password again with --resume, as --url with the password in it or as \
+             --api-key-env NAME (an environment variable holding it)",
+            path.display()
+        );
+    }
+    Ok(Some(crate::secret::without_redacted_password(url)))
 }
 
 /// The options on the command line besides `bench`, by name; an option that may not
@@ -98,7 +145,8 @@ fn given_options(argv: impl Iterator<Item = String>) -> anyhow::Result<Vec<Strin
         let Some(&(option, takes_value)) = ALLOWED.iter().find(|(o, _)| *o == name) else {
             bail!(
                 "`{arg}` cannot be given with --resume: the run continues with the settings it \
-                 started with (only --url, --timeout, -q and --json may be given again)"
+                 started with (only --url, --timeout, --api-key-env, -q and --json may be given \
+                 again)"
             );
         };
         if takes_value && !arg.contains('=') {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::{EvalError, Hit, JudgedQuery, Judgments, Matching, Reference, Run, RunQuery};
 
 fn read(path: &Path) -> Result<Vec<u8>, EvalError> {
-    std::fs::read(path).map_err(|source| EvalError::Read {
+    crate::text::read(path).map_err(|source| EvalError::Read {
         path: path.display().to_string(),
         source,
     })

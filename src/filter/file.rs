@@ -197,10 +197,10 @@ pub fn read_attributes(path: &Path, n: usize) -> Result<Attributes, FilterError>
 /// Reads the JSONL `path` for points `0..n`.
 pub fn read_jsonl(path: &Path, n: usize) -> Result<Attributes, FilterError> {
     let shown = path.display();
-    let file = std::fs::File::open(path)
+    let file = crate::text::open(path)
         .map_err(|e| invalid(format!("cannot open attribute file {shown}: {e}")))?;
     let mut table = TableBuilder::new(n);
-    for (line_no, line) in std::io::BufReader::new(file).lines().enumerate() {
+    for (line_no, line) in file.lines().enumerate() {
         let at = |msg: String| invalid(format!("{shown}:{}: {msg}", line_no + 1));
         let line = line.map_err(|e| at(format!("cannot read: {e}")))?;
         if line.trim().is_empty() {

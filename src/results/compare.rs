@@ -207,12 +207,12 @@ fn read_steps(
         path: path.to_path_buf(),
         message,
     };
-    let file = std::fs::File::open(path).map_err(|e| ResultFileError::Read {
+    let file = crate::text::open(path).map_err(|e| ResultFileError::Read {
         path: path.to_path_buf(),
         source: e,
     })?;
     let mut lines: HashMap<(usize, usize), Vec<SidecarLine>> = HashMap::new();
-    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+    for (n, line) in file.lines().enumerate() {
         let line = line.map_err(|e| ResultFileError::Read {
             path: path.to_path_buf(),
             source: e,

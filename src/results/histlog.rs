@@ -63,7 +63,7 @@ pub fn write(
 pub fn merge(paths: &[&Path]) -> Result<(Histogram<u64>, usize), ResultFileError> {
     let mut logs = Vec::with_capacity(paths.len());
     for path in paths {
-        let bytes = std::fs::read(path).map_err(|e| ResultFileError::Read {
+        let bytes = crate::text::read(path).map_err(|e| ResultFileError::Read {
             path: path.to_path_buf(),
             source: e,
         })?;

@@ -51,7 +51,7 @@ pub struct Manifest {
     pub ragdbeval_version: String,
     /// Git revision ragdbeval was built from (`-dirty` if the tree had changes).
     pub git_revision: String,
-    /// The full command line.
+    /// The full command line, its secrets redacted ([`crate::secret`]).
     pub command_line: Vec<String>,
     pub started_at: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -66,7 +66,7 @@ impl Manifest {
         Manifest {
             ragdbeval_version: env!("CARGO_PKG_VERSION").to_string(),
             git_revision: env!("RAGDBEVAL_GIT_REVISION").to_string(),
-            command_line: std::env::args().collect(),
+            command_line: crate::secret::redact_args(std::env::args()),
             started_at: now(),
             finished_at: None,
             hardware: Hardware::detect(),

@@ -665,28 +665,43 @@ pub enum ResultFileError {
 }
 
 impl RunResult {
-    /// Writes the document atomically (temp file + rename).
+    /// Writes the document atomically (temp file + rename). Whatever secret reached it (a
+    /// password in a URL, an engine's message quoting one) is redacted on the way out.
     pub fn save(&self, path: &Path) -> Result<(), ResultFileError> {
-        let text = serde_json::to_vec_pretty(self).map_err(|e| ResultFileError::Write {
+        let text = self.to_json().map_err(|e| ResultFileError::Write {
             path: path.to_path_buf(),
             source: std::io::Error::other(e),
         })?;
-        crate::atomic::write_atomic(path, &text).map_err(|e| ResultFileError::Write {
+        crate::atomic::write_atomic(path, text.as_bytes()).map_err(|e| ResultFileError::Write {
             path: path.to_path_buf(),
             source: e,
         })
     }
 
+    /// The document as pretty-printed JSON, its secrets redacted: what `save` writes and
+    /// `bench --json` prints.
+    pub fn to_json(&self) -> serde_json::Result<String> {
+        Ok(crate::secret::redact(&serde_json::to_string_pretty(self)?))
+    }
+
     pub fn load(path: &Path) -> Result<RunResult, ResultFileError> {
-        let text = std::fs::read(path).map_err(|e| ResultFileError::Read {
+        let text = crate::text::read(path).map_err(|e| ResultFileError::Read {
             path: path.to_path_buf(),
             source: e,
         })?;
         RunResult::parse(&text, path)
     }
 
-    /// A result document from bytes in memory; `path` names it in errors.
+    /// A result document from bytes in memory; `path` names it in errors. A file written
+    /// before secrets were redacted is redacted as it is read, so that no report, export or
+    /// resumed run carries its secret on.
     pub fn parse(text: &[u8], path: &Path) -> Result<RunResult, ResultFileError> {
+        let text = crate::text::strip_bom(text).map_err(|e| ResultFileError::Read {
+            path: path.to_path_buf(),
+            source: e.into(),
+        })?;
+        let redacted = std::str::from_utf8(text).map(crate::secret::redact);
+        let text = redacted.as_deref().map_or(text, str::as_bytes);
         let r: RunResult = serde_json::from_slice(text).map_err(|e| ResultFileError::Parse {
             path: path.to_path_buf(),
             message: e.to_string(),

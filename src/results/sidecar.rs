@@ -56,11 +56,11 @@ pub fn read_queries(
     path: &Path,
     mut each: impl FnMut(StoredQuery) -> Result<(), ResultFileError>,
 ) -> Result<(), ResultFileError> {
-    let file = std::fs::File::open(path).map_err(|e| ResultFileError::Read {
+    let file = crate::text::open(path).map_err(|e| ResultFileError::Read {
         path: path.to_path_buf(),
         source: e,
     })?;
-    for (n, line) in std::io::BufRead::lines(std::io::BufReader::new(file)).enumerate() {
+    for (n, line) in std::io::BufRead::lines(file).enumerate() {
         let line = line.map_err(|e| ResultFileError::Read {
             path: path.to_path_buf(),
             source: e,

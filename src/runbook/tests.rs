@@ -196,3 +196,39 @@ fn expiring_inserts_are_deleted_their_lifetime_later() {
     );
     assert!(message.contains("needs the step's `rate`"), "{message}");
 }
+
+/// A runbook saved with a UTF-8 byte-order mark, TOML or big-ann YAML, is the runbook without
+/// it; one in UTF-16 is refused, naming the file and the encoding.
+#[test]
+fn a_byte_order_mark_changes_no_runbook() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml =
+        "name = \"x\"\n[[steps]]\nkind = \"build\"\nend = \"50%\"\n[[steps]]\nkind = \"search\"\n";
+    let yaml = "set:\n  1:\n    operation: insert\n    start: 0\n    end: 10\n  2:\n    operation: search\n";
+    for (name, text) in [("rb.toml", toml), ("rb.yaml", yaml)] {
+        let plain = dir.path().join(name);
+        let marked = dir.path().join(format!("bom-{name}"));
+        std::fs::write(&plain, text).unwrap();
+        std::fs::write(&marked, [crate::text::UTF8_BOM, text.as_bytes()].concat()).unwrap();
+        let (a, b) = (
+            Runbook::load(&plain).unwrap(),
+            Runbook::load(&marked).unwrap(),
+        );
+        assert_eq!(
+            (a.steps.len(), a.hash()),
+            (b.steps.len(), b.hash()),
+            "{name}"
+        );
+        assert_eq!(a.steps.len(), 2, "{name}");
+        let utf16: Vec<u8> = format!("\u{feff}{text}")
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        std::fs::write(&marked, utf16).unwrap();
+        let err = Runbook::load(&marked).unwrap_err().to_string();
+        assert!(
+            err.ends_with(&format!("bom-{name}: UTF-16 LE text; save it as UTF-8")),
+            "{err}"
+        );
+    }
+}

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::dataset::Dataset;
-use crate::engine::{CollectionSpec, ConnectOptions, EngineEntry, EngineError};
+use crate::engine::{CollectionSpec, ConnectOptions, EngineEntry, EngineError, VectorEngine};
 use crate::filter::FilterSetup;
 use crate::groundtruth::difficulty::Difficulty;
 use crate::params::{ParamMap, ParamMapExt};
@@ -232,10 +232,11 @@ pub fn run(
                 result.save(path)?;
             }
             Ok(())
-        });
+        })
+        .map_err(stopped_by_signal);
         if let Err(e) = outcome {
             if let Some(c) = result.configs.last_mut() {
-                c.error = Some(e.to_string());
+                c.error = Some(crate::secret::redact(&e.to_string()));
             }
             return Err(e);
         }
@@ -356,7 +357,8 @@ fn run_config(
         keep: plan.keep_work_dir,
     };
 
-    let mut engine = (plan.entry.open)(&plan.connect).map_err(RunError::engine("open"))?;
+    let mut engine =
+        CloseOnInterrupt((plan.entry.open)(&plan.connect).map_err(RunError::engine("open"))?);
     result.engine.version = engine.version();
     result.engine.in_process = engine.in_process();
     // Reject bad search parameters before spending time on a build.
@@ -781,7 +783,10 @@ pub fn finish(result: &mut RunResult, outcome: Result<(), &RunError>) {
     let (state, error) = match outcome {
         Ok(()) => (RunState::Completed, None),
         Err(RunError::Interrupted) => (RunState::Interrupted, None),
-        Err(e) => (RunState::Failed, Some(e.to_string())),
+        Err(e) => (
+            RunState::Failed,
+            Some(crate::secret::redact(&e.to_string())),
+        ),
     };
     result.status.state = state;
     result.status.error = error;
@@ -801,6 +806,44 @@ pub fn collection_name(dataset: &str) -> String {
         })
         .collect();
     format!("ragdbeval_{clean}")
+}
+
+/// An error that arrives after Ctrl-C asked the run to stop is that stop: a signal can cut an
+/// engine call short (a client's read that is not restarted), and the run then ends
+/// `interrupted` and resumable, not `failed` with the engine blamed.
+fn stopped_by_signal(e: RunError) -> RunError {
+    if crate::interrupt::requested() {
+        RunError::Interrupted
+    } else {
+        e
+    }
+}
+
+/// A server engine whose run Ctrl-C stopped drops its collection on the way out, so that the
+/// next run on the same dataset does not find it in its way (`already exists`); `--resume`
+/// rebuilds it in any case. An in-process engine's files go with the work directory.
+struct CloseOnInterrupt(Box<dyn VectorEngine>);
+
+impl std::ops::Deref for CloseOnInterrupt {
+    type Target = Box<dyn VectorEngine>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for CloseOnInterrupt {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for CloseOnInterrupt {
+    fn drop(&mut self) {
+        // Closing twice is harmless: a closed engine has no collection left to drop.
+        if crate::interrupt::requested() && !self.0.in_process() {
+            let _ = self.0.close();
+        }
+    }
 }
 
 /// Removes an engine's working directory when the configuration ends, unless asked to keep it.

@@ -201,9 +201,9 @@ fn read_lines(path: &Path) -> Result<HashMap<(usize, usize), Vec<Line>>, VerifyE
         path: path.to_path_buf(),
         source: e,
     };
-    let file = std::fs::File::open(path).map_err(read)?;
+    let file = crate::text::open(path).map_err(read)?;
     let mut out: HashMap<(usize, usize), Vec<Line>> = HashMap::new();
-    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+    for (n, line) in file.lines().enumerate() {
         let line = line.map_err(read)?;
         let parsed: Line = serde_json::from_str(&line)
             .map_err(|e| VerifyError::Invalid(format!("{} line {}: {e}", path.display(), n + 1)))?;

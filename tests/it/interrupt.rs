@@ -1,5 +1,6 @@
 //! Ctrl-C stops a run cleanly: exit 130, the result marked `interrupted` with the steps that
-//! finished, and no temporary file anywhere.
+//! finished, and no temporary file anywhere; on every server engine too, whose
+//! collection then does not stand in the way of the next run.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -110,4 +111,159 @@ fn ctrl_c_after_the_build_leaves_an_interrupted_result_and_no_temp_files() {
         "engine work files left: {:?}",
         all_files(&work)
     );
+}
+
+/// Starts `ragdbeval bench` on a server engine in `dir`, waits until its build step is saved
+/// (the run is then searching: a long search step of many queries under several load
+/// levels), and sends it Ctrl-C. The run must stop as interrupted: exit 130, the result
+/// `interrupted` with the build kept. The collection it leaves must not stop the next run of
+/// the same data (without `--recreate`), and `--resume` must finish the run.
+fn ctrl_c_mid_search_is_interrupted(engine: &str, url: &str, distance: &str, seed: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = |queries: usize| {
+        format!("gen:clustered:n=3000,dim=16,queries={queries},distance={distance},seed={seed}")
+    };
+    let long = dataset(3000);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ragdbeval"))
+        .args([
+            "bench",
+            "--db",
+            engine,
+            "--url",
+            url,
+            "--recreate",
+            "-q",
+            "--name",
+            "r",
+            "--warmup",
+            "0",
+            "--runbook",
+            "build-search",
+            "--dataset",
+            &long,
+            "--concurrency",
+            "1,2,1,2",
+            "--duration",
+            "4s",
+        ])
+        .current_dir(dir.path())
+        .env("RAGDBEVAL_DATA_DIR", dir.path().join("cache"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the ragdbeval binary runs");
+    let result = dir.path().join("results/r.json");
+    let started = Instant::now();
+    while !RunResult::load(&result)
+        .ok()
+        .is_some_and(|r| r.configs.iter().any(|c| !c.steps.is_empty()))
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "{engine}: no step was saved"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{engine}: the run ended before the signal"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Into the search: its single-client pass, then the load levels.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "{engine}: the run ended before the signal"
+    );
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{engine}: {err}");
+    assert!(err.contains("interrupted"), "{engine}: {err}");
+    let r = RunResult::load(&result).unwrap();
+    assert_eq!(r.status.state, RunState::Interrupted, "{engine}: {err}");
+    assert_eq!(r.status.error, None, "{engine}");
+    assert_eq!(r.configs[0].steps.len(), 1, "{engine}: the build is kept");
+
+    // The next run of the same data, without --recreate, is not in the way of the collection
+    // the stopped one built.
+    let short = dataset(20);
+    let next = crate::common::ragdbeval(
+        dir.path(),
+        &[
+            "bench",
+            "--db",
+            engine,
+            "--url",
+            url,
+            "-q",
+            "--name",
+            "next",
+            "--warmup",
+            "0",
+            "--runbook",
+            "build-search",
+            "--dataset",
+            &short,
+        ],
+    );
+    assert!(
+        next.status.success(),
+        "{engine}: the next run: {}",
+        crate::common::stderr(&next)
+    );
+    let resumed =
+        crate::common::ragdbeval(dir.path(), &["bench", "--resume", "results/r.json", "-q"]);
+    assert!(
+        resumed.status.success(),
+        "{engine}: --resume: {}",
+        crate::common::stderr(&resumed)
+    );
+    let r = RunResult::load(&result).unwrap();
+    assert_eq!(r.status.state, RunState::Completed, "{engine}");
+    assert_eq!(r.status.resumed.len(), 1, "{engine}");
+}
+
+#[test]
+#[cfg_attr(
+    not(engine_runs = "pgvector"),
+    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
+)]
+fn ctrl_c_mid_search_on_pgvector() {
+    let url = crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
+    ctrl_c_mid_search_is_interrupted("pgvector", &url, "euclidean", 4401);
+}
+
+#[test]
+#[cfg_attr(
+    not(engine_runs = "chroma"),
+    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
+)]
+fn ctrl_c_mid_search_on_chroma() {
+    let url = crate::common::server_url("CHROMA_URL", "scripts/servers/chroma.sh start");
+    ctrl_c_mid_search_is_interrupted("chroma", &url, "euclidean", 4402);
+}
+
+#[test]
+#[cfg_attr(
+    not(engine_runs = "redis"),
+    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
+)]
+fn ctrl_c_mid_search_on_redis() {
+    let url = crate::common::server_url("REDIS_URL", "scripts/servers/redis.sh start");
+    // Vector sets compare by cosine only.
+    ctrl_c_mid_search_is_interrupted("redis", &url, "angular", 4403);
+}
+
+#[test]
+#[cfg_attr(
+    not(engine_runs = "qdrant"),
+    ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
+)]
+fn ctrl_c_mid_search_on_qdrant() {
+    let url = crate::common::server_url(
+        "QDRANT_URL",
+        "a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant",
+    );
+    ctrl_c_mid_search_is_interrupted("qdrant", &url, "euclidean", 4404);
 }

@@ -1031,15 +1031,20 @@ fn wire_searches_match_the_postgres_client() {
 }
 
 /// Lines put at the top of the server's `pg_hba.conf` for the life of the value; the file is
-/// restored and the server reloaded when it is dropped.
-struct HbaLines {
+/// restored and the server reloaded when it is dropped. One test at a time edits the file
+/// (tests run in parallel, and each restores what it read).
+pub(crate) struct HbaLines {
     client: postgres::Client,
     path: String,
     original: String,
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
 
+static HBA_EDIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl HbaLines {
-    fn add(mut client: postgres::Client, lines: &str) -> HbaLines {
+    pub(crate) fn add(mut client: postgres::Client, lines: &str) -> HbaLines {
+        let one_at_a_time = HBA_EDIT.lock().unwrap_or_else(|e| e.into_inner());
         let path: String = client
             .query_one("SHOW hba_file", &[])
             .expect("hba_file")
@@ -1054,6 +1059,7 @@ impl HbaLines {
             client,
             path,
             original,
+            _one_at_a_time: one_at_a_time,
         };
         hba.client
             .batch_execute("SELECT pg_reload_conf()")
