@@ -62,17 +62,174 @@ impl AtomicFile {
         self.tmp.as_file_mut()
     }
 
-    /// Flushes, makes the file world-readable like any normal output, and renames it into place.
+    /// Flushes, makes the file world-readable like any normal output, and renames it into
+    /// place; the directory is synced too, so the new name survives a power loss.
     pub fn commit(self) -> io::Result<()> {
-        self.tmp.as_file().sync_all()?;
+        self.commit_or_return().map_err(|(e, _)| e)
+    }
+
+    /// As [`AtomicFile::commit`], but a failure leaves the temporary file where it is (and
+    /// names it), for outputs a later run can recover from (a resumed benchmark's sidecar).
+    pub fn commit_or_leave(self) -> Result<(), (io::Error, Option<PathBuf>)> {
+        self.commit_or_return().map_err(|(e, tmp)| {
+            let left = tmp.and_then(|t| t.keep().ok()).map(|(_, path)| path);
+            (e, left)
+        })
+    }
+
+    /// Gives up on the rename but keeps the temporary file (and names it), as
+    /// [`AtomicFile::commit_or_leave`] does on failure.
+    pub fn leave(self) -> Option<PathBuf> {
+        self.tmp.keep().ok().map(|(_, path)| path)
+    }
+
+    fn commit_or_return(self) -> Result<(), (io::Error, Option<tempfile::NamedTempFile>)> {
+        if let Err(e) = self.tmp.as_file().sync_all() {
+            return Err((e, Some(self.tmp)));
+        }
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(self.tmp.path(), std::fs::Permissions::from_mode(0o644))?;
+            let readable = std::fs::Permissions::from_mode(0o644);
+            if let Err(e) = std::fs::set_permissions(self.tmp.path(), readable) {
+                return Err((e, Some(self.tmp)));
+            }
         }
-        self.tmp.persist(&self.dest).map_err(|e| e.error)?;
-        Ok(())
+        self.tmp
+            .persist(&self.dest)
+            .map_err(|e| (e.error, Some(e.file)))?;
+        sync_parent(&self.dest).map_err(|e| (e, None))
     }
+}
+
+/// Syncs the directory holding `path`, so that a file created or renamed there is still
+/// there after a power loss (a file's own sync does not cover its name).
+pub fn sync_parent(path: &Path) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    sync_dir(dir)
+}
+
+/// Syncs a directory's entries to disk.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// A directory of outputs (a report) whose files reach their destination only when
+/// [`AtomicDir::commit`] is called, all written by then: a write error part-way (a full disk)
+/// leaves the destination as it was. Dropped without commit, the files vanish.
+pub struct AtomicDir {
+    tmp: tempfile::TempDir,
+    dest: PathBuf,
+    /// The destination did not exist: the temporary directory itself is renamed into place.
+    fresh: bool,
+}
+
+impl AtomicDir {
+    /// Creates the temporary directory: beside `dest` when `dest` does not exist yet, else
+    /// inside it (hidden), on the same file system either way so that commit only renames.
+    pub fn create(dest: &Path) -> io::Result<AtomicDir> {
+        let fresh = match std::fs::metadata(dest) {
+            Ok(meta) if meta.is_dir() => false,
+            Ok(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "exists and is not a directory",
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => true,
+            Err(e) => return Err(e),
+        };
+        let (home, name) = if fresh {
+            let parent = dest
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            std::fs::create_dir_all(parent)?;
+            let name = dest
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (parent.to_path_buf(), name)
+        } else {
+            (dest.to_path_buf(), "new".to_string())
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempdir_in(home)?;
+        Ok(AtomicDir {
+            tmp,
+            dest: dest.to_path_buf(),
+            fresh,
+        })
+    }
+
+    /// Where to write the files (mirrors the destination's layout).
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Moves the files into place: a new destination appears whole (one rename); into an
+    /// existing one, which may hold other files (a report written beside its results), each
+    /// file is renamed over its namesake. Renames need no space, so a full disk cannot stop
+    /// this part-way.
+    pub fn commit(self) -> io::Result<()> {
+        if self.fresh {
+            let tmp = self.tmp.keep();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+            }
+            std::fs::rename(&tmp, &self.dest)?;
+            return sync_parent(&self.dest);
+        }
+        move_into(self.tmp.path(), &self.dest)?;
+        sync_dir(&self.dest)
+    }
+}
+
+/// Renames every entry of `from` into `to` (an existing directory), merging directories that
+/// exist on both sides.
+fn move_into(from: &Path, to: &Path) -> io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() && target.is_dir() {
+            move_into(&entry.path(), &target)?;
+            sync_dir(&target)?;
+        } else {
+            std::fs::rename(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// The temporary files [`AtomicFile`] made for `dest` (`.<name>.<random>.tmp`) that are still
+/// there: left by a process that was killed before it could rename or remove them.
+pub fn leftover_temps(dest: &Path) -> Vec<PathBuf> {
+    let dir = dest
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let Some(name) = dest.file_name() else {
+        return Vec::new();
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(&prefix) && name.ends_with(".tmp")
+        })
+        .map(|e| e.path())
+        .collect()
 }
 
 /// Writes `bytes` to `dest` atomically.

@@ -14,6 +14,8 @@ use crate::engine::{ConnectOptions, EngineEntry};
 use crate::groundtruth::difficulty::Difficulty;
 use crate::output::{table, warnings};
 use crate::params::{EngineConfig, SweepTable, expand, parse_override};
+use crate::results::lock::ResultLock;
+use crate::results::run_files::RunFiles;
 use crate::results::sidecar::Sidecar;
 use crate::results::warnings::Warning;
 use crate::results::{
@@ -173,6 +175,12 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
             "--relevant {relevant} is above {MAX_K}, the deepest ground truth ragdbeval computes"
         );
     }
+    // A name given (or a resumed run's) is claimed before anything is loaded: a second run
+    // writing the same result fails at once, not after its dataset and ground truth.
+    let mut lock = match &args.name {
+        Some(name) => Some(ResultLock::acquire(&args.out.join(format!("{name}.json")))?),
+        None => None,
+    };
     let ignored = ignored_server_options(&args, entry.embedded());
     // An output that cannot be written fails now, not after the benchmark.
     if let Some(path) = &args.trec_run {
@@ -304,14 +312,21 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
         difficulty: Some(difficulty),
     };
 
-    let stem = args.name.clone().unwrap_or_else(|| {
-        format!(
-            "{}-{}-{}",
-            chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
-            entry.name,
-            ds.name
-        )
-    });
+    // A made-up name (a timestamp) steps aside for one another run already took.
+    let stem = match &args.name {
+        Some(name) => name.clone(),
+        None => {
+            let made_up = format!(
+                "{}-{}-{}",
+                chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
+                entry.name,
+                ds.name
+            );
+            let (name, taken) = ResultLock::acquire_distinct(&args.out, &made_up)?;
+            lock = Some(taken);
+            name
+        }
+    };
     let mut plan = plan;
     plan.load.histogram_prefix = stem.clone();
     let result_path: PathBuf = args.out.join(format!("{stem}.json"));
@@ -369,18 +384,18 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
             engine: None,
         }),
     };
-    let resuming = resume.is_some();
-    if let Some(resume) = resume {
-        resume::adopt(resume, &mut result, &ds)?;
-        // The collection of the earlier attempt is this run's own: it is rebuilt.
-        plan.connect.recreate = true;
-    }
     let sidecar_path = args.out.join(&sidecar_name);
-    let mut sidecar = match (args.no_sidecar, resuming) {
-        (true, _) => None,
-        (false, false) => Some(Sidecar::create(&sidecar_path)?),
-        (false, true) => Some(Sidecar::resume(&sidecar_path, resume::kept_step(&result))?),
+    let sidecar = match resume {
+        Some(resume) => {
+            resume::adopt(resume, &mut result, &ds)?;
+            // The collection of the earlier attempt is this run's own: it is rebuilt.
+            plan.connect.recreate = true;
+            resume::reopen_files(&mut result, &result_path, &sidecar_path, args.no_sidecar)?
+        }
+        None if args.no_sidecar => None,
+        None => Some(Sidecar::create(&sidecar_path)?),
     };
+    let files = RunFiles::new(&result_path, sidecar, lock);
     if !quiet {
         eprintln!(
             "dataset {}: {} × {} ({}{}), {} queries, ground truth depth {} ({})",
@@ -402,24 +417,9 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
     // From here on Ctrl-C stops the run between queries and keeps what finished; before,
     // nothing is measured yet and the default (exit at once) loses nothing.
     crate::interrupt::install().context("installing the Ctrl-C handler")?;
-    let outcome = runner::run(&plan, &ds, &mut result, &result_path, sidecar.as_mut());
-    runner::finish(&mut result, outcome.as_ref().map(|_| ()));
-    let measured = result.configs.iter().any(|c| !c.steps.is_empty());
-    let interrupted = matches!(outcome, Err(runner::RunError::Interrupted));
-    // An interrupted run always leaves its result (marked `interrupted`), even with nothing
-    // measured yet: the user stopped it, and the file says so.
-    if let Err(e) = &outcome
-        && !measured
-        && !interrupted
-    {
-        // Nothing was measured (engine unreachable, bad parameter): leave no result behind.
-        let _ = std::fs::remove_file(&result_path);
-        return Err(anyhow!("{e}"));
-    }
-    result.save(&result_path)?;
-    if let Some(s) = sidecar.take() {
-        s.finish()?;
-    }
+    crate::interrupt::on_forced_exit(files.stop_hook());
+    let outcome = runner::run(&plan, &ds, &mut result, &files);
+    let outcome = finish_files(&files, &mut result, outcome)?;
     let trec_runs = match &args.trec_run {
         Some(base) => write_trec_runs(&plan, &result, &sidecar_path, base)?,
         None => Vec::new(),
@@ -471,6 +471,43 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
             result_path.display()
         )),
     }
+}
+
+/// Ends the run's files: the sidecar in place first, then the result with its final state, so
+/// that a result never says `completed` over per-query lines that are not there. A sidecar
+/// that cannot be finished (a full disk) makes the run `failed`, resumable once there is
+/// space again. A run that measured nothing and was not interrupted leaves no files.
+fn finish_files(
+    files: &RunFiles,
+    result: &mut RunResult,
+    outcome: Result<(), runner::RunError>,
+) -> anyhow::Result<Result<(), runner::RunError>> {
+    let measured = result.configs.iter().any(|c| !c.steps.is_empty());
+    let interrupted = matches!(outcome, Err(runner::RunError::Interrupted));
+    // An interrupted run always leaves its result (marked `interrupted`), even with nothing
+    // measured yet: the user stopped it, and the file says so.
+    if let Err(e) = &outcome
+        && !measured
+        && !interrupted
+    {
+        // Nothing was measured (engine unreachable, bad parameter): leave no result behind.
+        files.discard_sidecar();
+        let _ = std::fs::remove_file(files.result_path());
+        return Err(anyhow!("{e}"));
+    }
+    let outcome = match files.finish_sidecar() {
+        Ok(()) => outcome,
+        Err(e) => outcome.and(Err(runner::RunError::Results(e))),
+    };
+    runner::finish(result, outcome.as_ref().map(|_| ()));
+    files.save(result).map_err(|e| {
+        anyhow!(
+            "{e}\n  (the result keeps the steps saved before, in state `running`: \
+             `ragdbeval bench --resume {}` continues it once it can be written)",
+            files.result_path().display()
+        )
+    })?;
+    Ok(outcome)
 }
 
 /// `--trec-run`: the run's searches as TREC run files, made from the sidecar just written

@@ -30,6 +30,9 @@ pub fn run(args: crate::cli::ReportArgs) -> anyhow::Result<ExitCode> {
         }
         let runs: Vec<(PathBuf, RunResult)> = args.files.iter().cloned().zip(runs).collect();
         let written = crate::export::report::write_dir(&runs, dir)?;
+        for w in &written.warnings {
+            eprintln!("warning: {w}");
+        }
         println!(
             "report: {} ({} runs, {} plots, {} files)",
             dir.join("index.html").display(),

@@ -17,6 +17,9 @@ use clap::Parser;
 
 use crate::cli::{BenchArgs, Cli, Command};
 use crate::dataset::Dataset;
+use crate::results::run_files::{self, Redo};
+use crate::results::sidecar::Sidecar;
+use crate::results::warnings::Warning;
 use crate::results::{Resumption, RunResult, RunState, manifest};
 
 /// What a resumed run starts from.
@@ -224,6 +227,70 @@ pub(super) fn adopt(resume: Resume, result: &mut RunResult, ds: &Dataset) -> any
 
 fn short(sha: &str) -> &str {
     sha.get(..12).unwrap_or(sha)
+}
+
+/// The sidecar of a resumed run, started from what its earlier attempts left (see
+/// [`run_files::recover`]): the kept steps are cut back before the first search step whose
+/// per-query lines are missing, which is said and recorded; unreadable lines are reported.
+/// The temporary copies of the result a killed attempt left are removed.
+pub(super) fn reopen_files(
+    result: &mut RunResult,
+    result_path: &Path,
+    sidecar_path: &Path,
+    no_sidecar: bool,
+) -> anyhow::Result<Option<Sidecar>> {
+    for tmp in crate::atomic::leftover_temps(result_path) {
+        let _ = std::fs::remove_file(tmp);
+    }
+    if no_sidecar {
+        return Ok(None);
+    }
+    let recovered = run_files::recover(result, sidecar_path);
+    let source = recovered.source.as_ref();
+    if let Some(s) = source.filter(|s| s.unreadable > 0) {
+        eprintln!(
+            "warning: {}: {} unreadable line(s) left out (cut off when the run was stopped, \
+             or damaged)",
+            s.path.display(),
+            s.unreadable
+        );
+    }
+    if let Some(redo) = &recovered.redo {
+        let note = redo_note(redo, source.map(|s| s.path.as_path()), sidecar_path);
+        eprintln!("warning: {note}");
+        result.warnings.push(Warning::Note { detail: note });
+        if let Some(resumption) = result.status.resumed.last_mut() {
+            resumption.steps_kept = result.configs.iter().map(|c| c.steps.len()).sum();
+        }
+    }
+    let source = source.map(|s| s.path.as_path());
+    Ok(Some(Sidecar::resume(
+        sidecar_path,
+        source,
+        kept_step(result),
+    )?))
+}
+
+/// What a resumed run measures again, and why.
+fn redo_note(redo: &Redo, source: Option<&Path>, sidecar: &Path) -> String {
+    let from = match source {
+        Some(path) => format!("missing from {}", path.display()),
+        None => format!(
+            "missing ({} and its temporary files are gone)",
+            sidecar.display()
+        ),
+    };
+    let after = match redo.dropped {
+        0 | 1 => String::new(),
+        n => format!(", with the {} step(s) after it", n - 1),
+    };
+    format!(
+        "resumed: the per-query lines of configuration {} step {} (the search of runbook step \
+         {}) were {from}: that step is measured again{after}",
+        redo.config + 1,
+        redo.step + 1,
+        redo.runbook_step
+    )
 }
 
 /// Whether the sidecar line of (config, step) belongs to a step the result kept.

@@ -6,7 +6,7 @@ use anyhow::{Context, anyhow, bail};
 
 use crate::cli::VerifyArgs;
 use crate::dataset::{self, LoadOptions};
-use crate::results::RunResult;
+use crate::results::{RunResult, RunState};
 use crate::runner::verify::{truth_depth, verify};
 
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
@@ -23,6 +23,19 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."))
         .join(sidecar_name);
+    if !sidecar.exists() && result.status.state != RunState::Completed {
+        bail!(
+            "{}: its sidecar {} is not in place: the run is `{}` (stopped before it could \
+             finish its files); `ragdbeval bench --resume {}` completes it",
+            args.file.display(),
+            sidecar.display(),
+            serde_json::to_value(&result.status.state)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+            args.file.display()
+        );
+    }
     let info = &result.dataset;
     let opts = LoadOptions {
         cache_dir: args
@@ -56,13 +69,22 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             info.queries
         );
     }
-    let checks = verify(
+    let verification = verify(
         &result,
         &sidecar,
         &ds,
         &opts.cache_dir,
         &*crate::output::progress::terminal(false),
     )?;
+    if verification.unreadable_lines > 0 {
+        eprintln!(
+            "warning: {}: {} unreadable line(s), left out (a step they belonged to lacks \
+             queries below)",
+            sidecar.display(),
+            verification.unreadable_lines
+        );
+    }
+    let checks = verification.steps;
     let mut bad = 0;
     for c in &checks {
         if c.mismatches.is_empty() {

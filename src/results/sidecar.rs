@@ -2,8 +2,10 @@
 //! re-running the engine: one line per timed query with the ids and engine scores it returned,
 //! the distances the harness recomputed, and its latency.
 
+use std::collections::HashMap;
+use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -76,10 +78,23 @@ pub fn read_queries(
 }
 
 /// Appends records to a temporary file that is renamed into place by [`Sidecar::finish`].
+///
+/// Lines reach the disk at [`Sidecar::sync`], which the runner calls before saving the
+/// result that keeps them, and count once [`Sidecar::keep`] records that the result was
+/// saved. `finish` leaves exactly the kept lines: the result never names a line that is not
+/// on disk, and the sidecar never holds a line of a step the result does not keep. A process
+/// killed at any moment leaves the temporary file with every kept line in it, for
+/// `bench --resume`.
 pub struct Sidecar {
-    out: Option<BufWriter<std::fs::File>>,
+    out: BufWriter<File>,
     file: AtomicFile,
-    path: std::path::PathBuf,
+    path: PathBuf,
+    /// Bytes handed to `out`.
+    written: u64,
+    /// Bytes flushed and synced by the last [`Sidecar::sync`].
+    synced: u64,
+    /// Bytes of the lines the saved result keeps.
+    kept: u64,
 }
 
 impl Sidecar {
@@ -90,97 +105,181 @@ impl Sidecar {
         };
         let mut file = AtomicFile::create(path).map_err(werr)?;
         let handle = file.file().try_clone().map_err(werr)?;
+        // The temporary file's name must outlive a power loss, as its lines will.
+        crate::atomic::sync_parent(path).map_err(werr)?;
         Ok(Sidecar {
-            out: Some(BufWriter::with_capacity(1 << 20, handle)),
+            out: BufWriter::with_capacity(1 << 20, handle),
             file,
             path: path.to_path_buf(),
+            written: 0,
+            synced: 0,
+            kept: 0,
         })
     }
 
-    /// A sidecar for a resumed run: starts with the lines of the earlier attempt's sidecar
-    /// (the finished file, or the temporary one a killed process left, which is removed)
-    /// for which `keep(config, step)` holds, i.e. the steps the result kept.
+    /// A sidecar for a resumed run: starts with the lines of `source` (the earlier attempt's
+    /// sidecar, see [`recover`](super::run_files::recover)) for which `keep(config, step)`
+    /// holds, i.e. the steps the result kept. The earlier files stay until this one is
+    /// finished in their place.
     pub fn resume(
         path: &Path,
+        source: Option<&Path>,
         keep: impl Fn(usize, usize) -> bool,
     ) -> Result<Sidecar, ResultFileError> {
-        let werr = |e| ResultFileError::Write {
-            path: path.to_path_buf(),
-            source: e,
-        };
-        let leftover = leftover_temp(path);
-        let earlier = if path.exists() {
-            Some(path.to_path_buf())
-        } else {
-            leftover.clone()
-        };
         let mut sidecar = Sidecar::create(path)?;
-        if let (Some(earlier), Some(out)) = (earlier, sidecar.out.as_mut()) {
-            #[derive(serde::Deserialize)]
-            struct Key {
-                config: usize,
-                step: usize,
-            }
-            let file = std::fs::File::open(&earlier).map_err(|e| ResultFileError::Read {
-                path: earlier.clone(),
+        if let Some(source) = source {
+            let file = File::open(source).map_err(|e| ResultFileError::Read {
+                path: source.to_path_buf(),
                 source: e,
             })?;
             for line in std::io::BufRead::lines(std::io::BufReader::new(file)) {
                 let line = line.map_err(|e| ResultFileError::Read {
-                    path: earlier.clone(),
+                    path: source.to_path_buf(),
                     source: e,
                 })?;
-                // A line cut off by the kill, or not ours, is dropped with its step.
+                // A line cut off by a kill, or not ours, is dropped with its step.
                 if serde_json::from_str::<Key>(&line).is_ok_and(|k| keep(k.config, k.step)) {
-                    out.write_all(line.as_bytes()).map_err(werr)?;
-                    out.write_all(b"\n").map_err(werr)?;
+                    sidecar.write_line(line.as_bytes())?;
                 }
             }
         }
-        if let Some(tmp) = leftover {
-            let _ = std::fs::remove_file(tmp);
-        }
+        sidecar.sync()?;
+        sidecar.keep();
         Ok(sidecar)
     }
 
     pub fn write(&mut self, record: &QueryRecord<'_>) -> Result<(), ResultFileError> {
-        let path = &self.path;
-        let werr = |e| ResultFileError::Write {
+        let line = serde_json::to_vec(record).map_err(|e| self.werr(std::io::Error::other(e)))?;
+        self.write_line(&line)
+    }
+
+    fn write_line(&mut self, line: &[u8]) -> Result<(), ResultFileError> {
+        let written = self
+            .out
+            .write_all(line)
+            .and_then(|()| self.out.write_all(b"\n"));
+        written.map_err(|e| self.werr(e))?;
+        self.written += line.len() as u64 + 1;
+        Ok(())
+    }
+
+    /// Puts every line written so far on disk (flushed and synced).
+    pub fn sync(&mut self) -> Result<(), ResultFileError> {
+        if self.synced == self.written {
+            return Ok(());
+        }
+        let synced = self
+            .out
+            .flush()
+            .and_then(|()| self.out.get_ref().sync_data());
+        synced.map_err(|e| self.werr(e))?;
+        self.synced = self.written;
+        Ok(())
+    }
+
+    /// Records that the result keeping every line synced so far was saved.
+    pub fn keep(&mut self) {
+        self.kept = self.synced;
+    }
+
+    /// Moves the file into place holding the kept lines (also after a failed run: what was
+    /// measured stays); lines of a step the result does not keep are dropped. If that fails,
+    /// the temporary file stays, with the kept lines, for `bench --resume`.
+    pub fn finish(self) -> Result<(), ResultFileError> {
+        let Sidecar {
+            out,
+            file,
+            path,
+            kept,
+            ..
+        } = self;
+        let werr = |source| ResultFileError::Write {
             path: path.clone(),
-            source: e,
+            source,
         };
-        if let Some(out) = self.out.as_mut() {
-            serde_json::to_writer(&mut *out, record).map_err(|e| werr(std::io::Error::other(e)))?;
-            out.write_all(b"\n").map_err(werr)?;
+        // The buffer holds only lines after the last sync: never kept.
+        let (handle, _unkept) = out.into_parts();
+        if let Err(e) = handle.set_len(kept) {
+            let left = file.leave();
+            return Err(werr(with_leftover(e, left.as_deref())));
+        }
+        file.commit_or_leave()
+            .map_err(|(e, left)| werr(with_leftover(e, left.as_deref())))?;
+        // What killed attempts left is superseded now.
+        for tmp in crate::atomic::leftover_temps(&path) {
+            let _ = std::fs::remove_file(tmp);
         }
         Ok(())
     }
 
-    /// Flushes and moves the file into place (also after a failed run: what was measured stays).
-    pub fn finish(mut self) -> Result<(), ResultFileError> {
-        let werr = |e| ResultFileError::Write {
+    fn werr(&self, source: std::io::Error) -> ResultFileError {
+        ResultFileError::Write {
             path: self.path.clone(),
-            source: e,
-        };
-        if let Some(mut out) = self.out.take() {
-            out.flush().map_err(werr)?;
+            source,
         }
-        self.file.commit().map_err(werr)
     }
 }
 
-/// The temporary file a killed process left for `path` ([`AtomicFile`] names it
-/// `.<name>.<random>.tmp`), the newest if there are several.
-fn leftover_temp(path: &Path) -> Option<std::path::PathBuf> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty())?;
-    let prefix = format!(".{}.", path.file_name()?.to_string_lossy());
-    std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            name.starts_with(&prefix) && name.ends_with(".tmp")
-        })
-        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
-        .map(|e| e.path())
+/// An I/O error that says where the lines written so far stay.
+fn with_leftover(e: std::io::Error, left: Option<&Path>) -> std::io::Error {
+    match left {
+        Some(tmp) => std::io::Error::new(
+            e.kind(),
+            format!(
+                "{e}; the lines kept so far are in {}, where `bench --resume` finds them",
+                tmp.display()
+            ),
+        ),
+        None => e,
+    }
+}
+
+/// The measurement a sidecar line belongs to.
+#[derive(serde::Deserialize)]
+struct Key {
+    config: usize,
+    step: usize,
+}
+
+/// What a sidecar on disk holds: its lines per (config, step), and how many of its lines
+/// could not be read (cut off by a kill, or damaged).
+#[derive(Debug, Clone)]
+pub struct SidecarSurvey {
+    pub path: PathBuf,
+    pub lines: HashMap<(usize, usize), usize>,
+    pub unreadable: usize,
+}
+
+/// Counts the lines of the sidecar at `path` per measurement.
+pub fn survey(path: &Path) -> Result<SidecarSurvey, ResultFileError> {
+    let read = |e| ResultFileError::Read {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let file = File::open(path).map_err(read)?;
+    let mut out = SidecarSurvey {
+        path: path.to_path_buf(),
+        lines: HashMap::new(),
+        unreadable: 0,
+    };
+    for line in std::io::BufRead::split(std::io::BufReader::new(file), b'\n') {
+        let line = line.map_err(read)?;
+        match serde_json::from_slice::<Key>(&line) {
+            Ok(k) => *out.lines.entry((k.config, k.step)).or_default() += 1,
+            Err(_) => out.unreadable += 1,
+        }
+    }
+    Ok(out)
+}
+
+/// The sidecars earlier attempts may have left for `path`, newest first: the finished file,
+/// and the temporary files of runs that were killed or could not finish.
+pub fn earlier_files(path: &Path) -> Vec<PathBuf> {
+    let mut files = crate::atomic::leftover_temps(path);
+    if path.is_file() {
+        files.push(path.to_path_buf());
+    }
+    let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    files.sort_by_key(|p| std::cmp::Reverse(modified(p)));
+    files
 }

@@ -76,11 +76,15 @@ pub fn run_build(
     let spinner = plan
         .observer()
         .task("index build", None, ProgressUnit::Wait);
+    // The engine builds its index in one call that a stop request cannot cut short: a
+    // Ctrl-C meanwhile is answered at once with what it waits for.
+    let busy = (!plan.quiet).then(|| crate::interrupt::busy("finishing the index build"));
     let ready_start = Instant::now();
     let index = engine
         .wait_until_ready()
         .map_err(RunError::engine("wait for index"))?;
     let ready = ready_start.elapsed();
+    drop(busy);
     drop(spinner);
     let resources = sampler.stop();
 

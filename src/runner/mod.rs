@@ -16,7 +16,7 @@ pub mod warnings;
 use levels::run_load;
 use warnings::{check_search_warnings, push_warning, warn_full_scan};
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::dataset::Dataset;
@@ -24,7 +24,7 @@ use crate::engine::{CollectionSpec, ConnectOptions, EngineEntry, EngineError, Ve
 use crate::filter::FilterSetup;
 use crate::groundtruth::difficulty::Difficulty;
 use crate::params::{ParamMap, ParamMapExt};
-use crate::results::sidecar::Sidecar;
+use crate::results::run_files::RunFiles;
 use crate::results::warnings::Warning;
 use crate::results::{
     ConfigRun, Repeats, ResultFileError, RunResult, RunState, SearchStep, Step, Trial, manifest,
@@ -168,15 +168,14 @@ impl RunError {
     }
 }
 
-/// Runs the plan, updating `result` and saving it to `path` after every step.
+/// Runs the plan, updating `result` and saving it through `files` after every step.
 pub fn run(
     plan: &BenchPlan,
     dataset: &Dataset,
     result: &mut RunResult,
-    path: &Path,
-    mut sidecar: Option<&mut Sidecar>,
+    files: &RunFiles,
 ) -> Result<(), RunError> {
-    result.save(path)?;
+    files.save(result)?;
     // Records a configuration produces: one per build or write step, one per search-parameter
     // set per search step.
     let records: usize = plan
@@ -220,16 +219,15 @@ pub fn run(
             plan,
             dataset,
             result,
-            Some(path),
+            Some(files),
             (ci, stream_set),
             build_params,
             done,
-            sidecar.as_deref_mut(),
         )
         .and_then(|()| {
             if plan.repeat_build && plan.repeat > 1 {
                 rebuild_trials(plan, dataset, result, (ci, stream_set), build_params)?;
-                result.save(path)?;
+                files.save(result)?;
             }
             Ok(())
         })
@@ -297,7 +295,6 @@ fn rebuild_trials(
             (ci, stream_set),
             build_params,
             0,
-            None,
         )?;
         runs.extend(scratch.configs.pop());
     }
@@ -335,17 +332,16 @@ fn rebuild_trials(
 /// Runs one build configuration through the runbook. The first `done` records are already
 /// in the result (a resumed run): their build and write steps are replayed to bring the
 /// engine's collection to the state they left it in, without being measured again, and their
-/// searches are skipped.
+/// searches are skipped. Without `files` (a `--repeat-build` trial), nothing is saved.
 #[allow(clippy::too_many_arguments)]
 fn run_config(
     plan: &BenchPlan,
     dataset: &Dataset,
     result: &mut RunResult,
-    path: Option<&Path>,
+    files: Option<&RunFiles>,
     (ci, stream_set): (usize, Option<usize>),
     build_params: &ParamMap,
     done: usize,
-    mut sidecar: Option<&mut Sidecar>,
 ) -> Result<(), RunError> {
     let work_dir = plan
         .work_dir
@@ -670,7 +666,7 @@ fn run_config(
                             gt,
                             &live,
                             active.as_ref(),
-                            sidecar.as_deref_mut(),
+                            files,
                             &ctx,
                         )?;
                         let filtered = step
@@ -700,15 +696,15 @@ fn run_config(
                         }
                         check_search_warnings(result, &step, engine.in_process());
                         push_step(result, Step::Search(step));
-                        if let Some(path) = path {
-                            result.save(path)?;
+                        if let Some(files) = files {
+                            files.save(result)?;
                         }
                     }
                 }
             }
         }
-        if let Some(path) = path {
-            result.save(path)?;
+        if let Some(files) = files {
+            files.save(result)?;
         }
     }
     result.engine.details = engine.describe();

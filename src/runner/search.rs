@@ -17,7 +17,8 @@ use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::{DISTANCE_EPSILON, QueryInput, score_query_marking, summarize};
 use crate::params::ParamMap;
 use crate::resources::{Sampler, Watch};
-use crate::results::sidecar::{QueryRecord, Sidecar};
+use crate::results::run_files::RunFiles;
+use crate::results::sidecar::QueryRecord;
 use crate::results::{FilterOutcome, Repeats, SearchStep, Trial, WarmupSettle};
 use crate::types::{Progress, ProgressUnit};
 
@@ -223,7 +224,7 @@ pub fn run_search(
     gt: &GroundTruth,
     live: &LiveState,
     filter: Option<&ActiveFilter<'_>>,
-    sidecar: Option<&mut Sidecar>,
+    files: Option<&RunFiles>,
     ctx: &StepContext<'_>,
 ) -> Result<SearchStep, RunError> {
     let k = plan.k;
@@ -293,7 +294,7 @@ pub fn run_search(
     };
     // Each query scored once; the positions of its relevant results are kept only for the
     // sidecar, which records them.
-    let keep_positions = sidecar.is_some();
+    let keep_positions = files.is_some_and(RunFiles::has_sidecar);
     let (per_query, relevant_at): (Vec<_>, Vec<Vec<u32>>) = (0..nq)
         .into_par_iter()
         .map(|q| {
@@ -363,21 +364,21 @@ pub fn run_search(
         .answers_are_exact()
         .then(|| count_truth_mismatches(&answers, &distances, gt));
 
-    if let Some(sidecar) = sidecar {
-        for q in 0..nq {
-            let lat = if plan.batch_mode {
-                None
-            } else {
-                Some(answers.latencies[q].as_nanos() as f64 / 1000.0)
-            };
-            let returned = answers.ids[q * k..(q + 1) * k]
-                .iter()
-                .take_while(|id| **id != PointId::MAX)
-                .count();
-            let quality = &per_query[q];
-            let difficulty = plan.difficulty.as_ref().and_then(|d| d.queries.get(q));
-            sidecar
-                .write(&QueryRecord {
+    if let Some(files) = files {
+        files.with_sidecar(|sidecar| {
+            for q in 0..nq {
+                let lat = if plan.batch_mode {
+                    None
+                } else {
+                    Some(answers.latencies[q].as_nanos() as f64 / 1000.0)
+                };
+                let returned = answers.ids[q * k..(q + 1) * k]
+                    .iter()
+                    .take_while(|id| **id != PointId::MAX)
+                    .count();
+                let quality = &per_query[q];
+                let difficulty = plan.difficulty.as_ref().and_then(|d| d.queries.get(q));
+                sidecar.write(&QueryRecord {
                     config: ctx.config_index,
                     step: ctx.step_index,
                     query: q,
@@ -391,9 +392,10 @@ pub fn run_search(
                     relevant: &relevant_at[q],
                     rc: difficulty.map(|d| d.rc),
                     lid: difficulty.map(|d| d.lid),
-                })
-                .map_err(RunError::Results)?;
-        }
+                })?;
+            }
+            Ok(())
+        })?;
     }
 
     // Cold start and settling, over the whole sequence of calls (warm-up then timed).

@@ -82,6 +82,16 @@ pub fn truth_depth(result: &RunResult) -> usize {
         .max(1)
 }
 
+/// What `verify` found.
+#[derive(Debug, Clone)]
+pub struct Verification {
+    /// One check per search step.
+    pub steps: Vec<StepCheck>,
+    /// Sidecar lines that could not be read, left out: a step they belonged to shows as
+    /// lacking queries.
+    pub unreadable_lines: usize,
+}
+
 /// Checks every search step of `result` (whose sidecar is at `sidecar`) against `dataset`.
 pub fn verify(
     result: &RunResult,
@@ -89,7 +99,7 @@ pub fn verify(
     dataset: &Dataset,
     cache_dir: &Path,
     progress: &dyn Progress,
-) -> Result<Vec<StepCheck>, VerifyError> {
+) -> Result<Verification, VerifyError> {
     let invalid = |m: String| VerifyError::Invalid(m);
     let steps_value = result
         .manifest
@@ -126,7 +136,7 @@ pub fn verify(
         _ => None,
     };
 
-    let lines = read_lines(sidecar)?;
+    let (lines, unreadable_lines) = read_lines(sidecar)?;
     let mut checks = Vec::new();
     for (ci, config) in result.configs.iter().enumerate() {
         let mut live = LiveState::empty(dataset.train.len());
@@ -193,28 +203,38 @@ pub fn verify(
             )));
         }
     }
-    Ok(checks)
+    Ok(Verification {
+        steps: checks,
+        unreadable_lines,
+    })
 }
 
-fn read_lines(path: &Path) -> Result<HashMap<(usize, usize), Vec<Line>>, VerifyError> {
+/// The sidecar's lines by (config, step), each in query order, and how many lines could not
+/// be read.
+type SidecarLines = (HashMap<(usize, usize), Vec<Line>>, usize);
+
+fn read_lines(path: &Path) -> Result<SidecarLines, VerifyError> {
     let read = |e| VerifyError::Read {
         path: path.to_path_buf(),
         source: e,
     };
     let file = crate::text::open(path).map_err(read)?;
     let mut out: HashMap<(usize, usize), Vec<Line>> = HashMap::new();
-    for (n, line) in file.lines().enumerate() {
+    let mut unreadable = 0;
+    for line in file.split(b'\n') {
         let line = line.map_err(read)?;
-        let parsed: Line = serde_json::from_str(&line)
-            .map_err(|e| VerifyError::Invalid(format!("{} line {}: {e}", path.display(), n + 1)))?;
-        out.entry((parsed.config, parsed.step))
-            .or_default()
-            .push(parsed);
+        match serde_json::from_slice::<Line>(&line) {
+            Ok(parsed) => out
+                .entry((parsed.config, parsed.step))
+                .or_default()
+                .push(parsed),
+            Err(_) => unreadable += 1,
+        }
     }
     for rows in out.values_mut() {
         rows.sort_by_key(|r| r.query);
     }
-    Ok(out)
+    Ok((out, unreadable))
 }
 
 fn check_step(

@@ -14,6 +14,7 @@ use ragdbeval::engine::{CollectionSpec, Neighbor, PointId, VectorEngine};
 use ragdbeval::filter::generate::{Correlation, FilterRequest, generate};
 use ragdbeval::filter::{Attributes, Predicate};
 use ragdbeval::groundtruth::naive_knn;
+use ragdbeval::results::run_files::RunFiles;
 use ragdbeval::rng::SplitMix64;
 use ragdbeval::vectors::Vectors;
 
@@ -450,7 +451,13 @@ fn an_engine_that_drops_the_filter_is_caught() {
         selectivity: filtered.selectivity,
     });
     let mut result = crate::common::empty_result();
-    runner::run(&plan, &ds, &mut result, &dir.path().join("r.json"), None).unwrap();
+    runner::run(
+        &plan,
+        &ds,
+        &mut result,
+        &RunFiles::new(&dir.path().join("r.json"), None, None),
+    )
+    .unwrap();
     let search = result.configs[0].searches().next().unwrap();
     let f = search.filter.as_ref().unwrap();
     assert!(f.violations > 0, "{f:?}");

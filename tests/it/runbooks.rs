@@ -11,6 +11,7 @@ use ragdbeval::adapters;
 use ragdbeval::dataset::{self, LoadOptions};
 use ragdbeval::engine::{ConnectOptions, EngineEntry, EngineResult, VectorEngine};
 use ragdbeval::params::ParamMap;
+use ragdbeval::results::run_files::RunFiles;
 use ragdbeval::results::{RunResult, RunState, Step, Visibility};
 use ragdbeval::runbook::Runbook;
 use ragdbeval::runner::{self, BenchPlan, ground_truth};
@@ -323,7 +324,7 @@ fn an_engine_that_ignores_deletes_is_caught() {
     let plan = plan_for(&BROKEN, steps, truths, dir.path());
     let mut result = crate::common::empty_result();
     let path = dir.path().join("r.json");
-    runner::run(&plan, &ds, &mut result, &path, None).unwrap();
+    runner::run(&plan, &ds, &mut result, &RunFiles::new(&path, None, None)).unwrap();
     let search = result.configs[0].searches().next().unwrap();
     assert!(search.stale_hits > 0, "stale hits not detected: {search:?}");
     assert!(
@@ -363,7 +364,7 @@ fn delete_visibility_of_ignored_deletes(dataset: &str, runbook: &str) -> Visibil
     let plan = plan_for(&BROKEN, steps, truths, dir.path());
     let mut result = crate::common::empty_result();
     let path = dir.path().join("r.json");
-    runner::run(&plan, &ds, &mut result, &path, None).unwrap();
+    runner::run(&plan, &ds, &mut result, &RunFiles::new(&path, None, None)).unwrap();
     let delete = result.configs[0]
         .mutations()
         .find(|m| m.kind == "delete")
@@ -435,7 +436,7 @@ fn an_engine_dying_mid_run_keeps_the_finished_steps() {
     let plan = plan_for(&DYING, steps, truths, dir.path());
     let mut result = crate::common::empty_result();
     let path = dir.path().join("r.json");
-    let err = runner::run(&plan, &ds, &mut result, &path, None).unwrap_err();
+    let err = runner::run(&plan, &ds, &mut result, &RunFiles::new(&path, None, None)).unwrap_err();
     assert!(err.to_string().contains("connection refused"), "{err}");
     runner::finish(&mut result, Err(&err));
     result.save(&path).unwrap();

@@ -17,6 +17,7 @@ use ragdbeval::engine::{
     IndexReport, Neighbor, PointId, VectorEngine,
 };
 use ragdbeval::params::ParamMap;
+use ragdbeval::results::run_files::RunFiles;
 use ragdbeval::results::{RunResult, Step, StreamStep};
 use ragdbeval::runbook::Runbook;
 use ragdbeval::runner::{self, ground_truth};
@@ -49,8 +50,13 @@ fn run(entry: &'static EngineEntry, runbook: &Runbook) -> Result<Vec<StreamStep>
     // Long enough for the snapshot engine's 300 ms to show in the freshness figures.
     plan.visibility_timeout = Duration::from_secs(2);
     let mut result = crate::common::empty_result();
-    runner::run(&plan, &ds, &mut result, &dir.path().join("r.json"), None)
-        .map_err(|e| e.to_string())?;
+    runner::run(
+        &plan,
+        &ds,
+        &mut result,
+        &RunFiles::new(&dir.path().join("r.json"), None, None),
+    )
+    .map_err(|e| e.to_string())?;
     let steps: Vec<StreamStep> = result.configs[0].streams().cloned().collect();
     // The static searches between the stream steps, against the live set after them.
     for s in result.configs[0].searches() {

@@ -599,48 +599,98 @@ pub fn slug(name: &str) -> String {
 pub struct Written {
     pub files: Vec<PathBuf>,
     pub plots: usize,
+    /// Problems with the runs' sidecars (unreadable lines, a missing file), one line each:
+    /// the plots drawn from them leave those lines out.
+    pub warnings: Vec<String>,
 }
 
-/// Writes the whole report into `dir` (created if needed), each file atomically.
+/// Writes the whole report into `dir` (created if needed). Every file is written into a
+/// temporary directory first and moved into `dir` only once all of them are: a write error (a
+/// full disk) leaves `dir` as it was, without a partial set of plots.
 pub fn write_dir(runs: &[(PathBuf, RunResult)], dir: &Path) -> Result<Written, ExportError> {
     let fail = |what: &Path, e: std::io::Error| ExportError {
         format: "report",
         message: format!("writing {}: {e}", what.display()),
     };
-    let plots_dir = dir.join("plots");
-    std::fs::create_dir_all(&plots_dir).map_err(|e| fail(&plots_dir, e))?;
+    let staging = crate::atomic::AtomicDir::create(dir).map_err(|e| fail(dir, e))?;
+    let plots_dir = staging.path().join("plots");
+    std::fs::create_dir_all(&plots_dir).map_err(|e| fail(&dir.join("plots"), e))?;
     let groups = groups(runs);
     let plots: Vec<Vec<plots::Plot>> = groups.iter().map(plots::plots).collect::<Result<_, _>>()?;
     let mut files = Vec::new();
-    let mut write = |path: PathBuf, bytes: &[u8]| -> Result<(), ExportError> {
-        crate::atomic::write_atomic(&path, bytes).map_err(|e| fail(&path, e))?;
-        files.push(path);
+    let mut write = |rel: PathBuf, bytes: &[u8]| -> Result<(), ExportError> {
+        std::fs::write(staging.path().join(&rel), bytes).map_err(|e| fail(&dir.join(&rel), e))?;
+        files.push(dir.join(rel));
         Ok(())
     };
     let mut count = 0;
     for (g, ps) in groups.iter().zip(&plots) {
         for p in ps {
             let stem = format!("{}-{}", slug(g.dataset), p.name);
-            write(plots_dir.join(format!("{stem}.svg")), p.svg.as_bytes())?;
-            write(plots_dir.join(format!("{stem}.png")), &p.png)?;
+            write(
+                Path::new("plots").join(format!("{stem}.svg")),
+                p.svg.as_bytes(),
+            )?;
+            write(Path::new("plots").join(format!("{stem}.png")), &p.png)?;
             count += 1;
         }
     }
     let refs: Vec<(&Path, &RunResult)> = runs.iter().map(|(p, r)| (p.as_path(), r)).collect();
     write(
-        dir.join("results.csv"),
+        "results.csv".into(),
         super::results_csv::render(&refs)?.as_bytes(),
     )?;
     if let Some(streams) = super::streams_csv::render(&refs)? {
-        write(dir.join("streams.csv"), streams.as_bytes())?;
+        write("streams.csv".into(), streams.as_bytes())?;
     }
-    write(dir.join("report.md"), markdown(&groups, &plots).as_bytes())?;
+    write("report.md".into(), markdown(&groups, &plots).as_bytes())?;
     write(
-        dir.join("index.html"),
+        "index.html".into(),
         page::render(&groups, &plots).as_bytes(),
     )?;
+    sync_all(staging.path()).map_err(|e| fail(dir, e))?;
+    staging.commit().map_err(|e| fail(dir, e))?;
     Ok(Written {
         files,
         plots: count,
+        warnings: sidecar_warnings(&groups),
     })
+}
+
+/// Syncs every file under `dir`, and the directories, before they are moved into place.
+fn sync_all(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            sync_all(&entry.path())?;
+        } else {
+            std::fs::File::open(entry.path())?.sync_all()?;
+        }
+    }
+    crate::atomic::sync_dir(dir)
+}
+
+/// One line per sidecar of the groups' runs that has unreadable lines or cannot be read.
+fn sidecar_warnings(groups: &[Group<'_>]) -> Vec<String> {
+    let mut seen: Vec<&Path> = Vec::new();
+    let mut out = Vec::new();
+    for p in groups.iter().flat_map(|g| &g.points) {
+        let Some(path) = p.sidecar.as_deref() else {
+            continue;
+        };
+        if seen.contains(&path) {
+            continue;
+        }
+        seen.push(path);
+        match crate::results::sidecar::survey(path) {
+            Ok(s) if s.unreadable > 0 => out.push(format!(
+                "{}: {} unreadable line(s), left out of the latency plots",
+                path.display(),
+                s.unreadable
+            )),
+            Ok(_) => {}
+            Err(e) => out.push(format!("{e}; the latency plots leave its run out")),
+        }
+    }
+    out
 }
