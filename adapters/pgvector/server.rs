@@ -23,7 +23,7 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
             "url",
             format!(
                 "`{}` is not a PostgreSQL URL ({e}); expected postgres://USER@HOST:PORT/DATABASE",
-                crate::adapters::support::url::redact(&url)
+                crate::secret::redact(&url)
             ),
         )
     })?;
