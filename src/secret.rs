@@ -238,13 +238,15 @@ fn redact_connection_strings(text: &str) -> String {
     })
 }
 
-/// The keys of the `key=value` words of `text` (both of `--url=host=h`).
+/// The keys of the `key=value` words of `text` (both of `--url=host=h`), without what
+/// precedes them (`(host=h` has the key `host`).
 fn words_assigned(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| c.is_whitespace() || c == '\'')
         .flat_map(|w| {
             let parts = w.split('=').count();
             w.split('=').take(parts - 1)
         })
+        .map(|key| key.trim_start_matches(|c: char| !c.is_ascii_alphanumeric()))
 }
 
 /// The values of the secret keywords `applies` accepts masked.

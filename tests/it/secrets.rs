@@ -233,3 +233,68 @@ fn a_password_in_the_url_is_in_no_output_and_resume_asks_for_it() {
     drop(hba);
     let _ = admin.batch_execute(&format!("DROP ROLE IF EXISTS {role}"));
 }
+
+/// A result written before passwords were redacted (here: one edited to hold one) is
+/// redacted as it is read: `report` prints and writes no password.
+#[test]
+fn an_older_result_holding_a_password_is_redacted_as_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut printed = String::new();
+    let o = run(
+        d,
+        &[
+            "bench",
+            "--db",
+            "exact",
+            "-q",
+            "--name",
+            "r",
+            "--warmup",
+            "0",
+            "--dataset",
+            "gen:clustered:n=500,dim=8,queries=20,seed=4412",
+        ],
+        &[],
+        &mut printed,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let path = d.join("results/r.json");
+    let mut old: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let password = "OldPwQ8v2";
+    let url = format!("postgresql://u:{password}@db.example:5432/x");
+    old["manifest"]["command_line"]
+        .as_array_mut()
+        .unwrap()
+        .extend(["--url".into(), url.clone().into()]);
+    old["manifest"]["settings"]["url"] = url.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&old).unwrap()).unwrap();
+
+    let loaded = RunResult::load(&path).unwrap();
+    let masked = "postgresql://u:***@db.example:5432/x";
+    assert_eq!(loaded.manifest.command_line.last().unwrap(), masked);
+    assert_eq!(loaded.manifest.settings["url"], masked);
+    let o = run(
+        d,
+        &["report", "results/r.json", "--format", "json"],
+        &[],
+        &mut printed,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(masked), "{}", stdout(&o));
+    let o = run(
+        d,
+        &["report", "results/r.json", "--out", "report"],
+        &[],
+        &mut printed,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!printed.contains(password), "{printed}");
+    let page = std::fs::read_to_string(d.join("report/index.html")).unwrap();
+    assert!(page.contains(masked), "the page shows the command line");
+    for file in files_below(&d.join("report")) {
+        let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+        assert!(!text.contains(password), "{}", file.display());
+    }
+}
