@@ -220,18 +220,20 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
             "{plot}: {axis} axis {lo}..{hi}"
         );
     }
-    // QPS is on a log axis, every setting a point labelled with its parameter: the sweep's
-    // three settings appear in the recall/QPS plot.
+    // QPS is on a log axis; every setting is a point: exact's two runs, and qdrant-edge's
+    // sweep of three, open-loop run and mutation run, plus one legend marker each.
     let qps_svg =
         std::fs::read_to_string(rep.join("plots/clustered-3000x16-euclidean-s31-recall-qps.svg"))
             .unwrap();
     assert!(qps_svg.contains("queries per second (log scale)"));
-    for ef in ["hnsw_ef=4", "hnsw_ef=16", "hnsw_ef=64"] {
-        assert!(
-            svg_texts(&qps_svg).iter().any(|t| t == ef),
-            "no point labelled {ef}"
-        );
-    }
+    assert_eq!(markers(&qps_svg, "#1F77B4"), 2 + 1);
+    assert_eq!(markers(&qps_svg, "#D62728"), 5 + 1);
+    assert!(
+        svg_texts(&qps_svg)
+            .iter()
+            .any(|t| t.starts_with("hnsw_ef=")),
+        "no point labelled with its hnsw_ef"
+    );
 
     // A report where every point has recall 1.0 (the exact engine): the recall axis ends at
     // 1.0, not at 1.5 as a symmetric padding would draw it.
@@ -286,6 +288,15 @@ fn axis_range(page: &str, plot: &str, axis: &str) -> (f64, f64) {
         .collect();
     assert_eq!(values.len(), 2, "{plot}: range {text}");
     (values[0], values[1])
+}
+
+/// The circles (point markers, filled or hollow, and legend marks) of one colour in an SVG.
+fn markers(svg: &str, colour: &str) -> usize {
+    let quoted = format!("\"{colour}\"");
+    svg.split("<circle")
+        .skip(1)
+        .filter(|c| c[..c.find("/>").unwrap_or(c.len())].contains(&quoted))
+        .count()
 }
 
 /// The text of every text element of an SVG, trimmed.
@@ -735,15 +746,20 @@ fn check_total_sizes(d: &Path, files: &[PathBuf]) {
     .unwrap();
     assert!(svg.contains("raw vectors: 64 B"));
     assert!(svg.contains("total bytes per live vector"));
-    // pgvector's two settings both reach recall 1.0: its frontier is one point, and the
-    // dominated setting is still drawn, each labelled with its parameter.
+    // Every setting is a point, dominated ones too (pgvector's two settings reach the same
+    // recall: its frontier may be one point), labelled with the parameter that varies.
     let qps =
         std::fs::read_to_string(rep.join("plots/clustered-3000x16-euclidean-s31-recall-qps.svg"))
             .unwrap();
-    for label in ["ef_search=16", "ef_search=64", "hnsw_ef=16", "hnsw_ef=64"] {
+    // Engines in colour order: exact, pgvector, qdrant-edge; the legend adds one marker each.
+    for (colour, settings) in [("#1F77B4", 1), ("#D62728", 2), ("#2CA02C", 2)] {
+        assert_eq!(markers(&qps, colour), settings + 1, "{colour}");
+    }
+    let texts = svg_texts(&qps);
+    for prefix in ["ef_search=", "hnsw_ef="] {
         assert!(
-            svg_texts(&qps).iter().any(|t| t == label),
-            "no point labelled {label}"
+            texts.iter().any(|t| t.starts_with(prefix)),
+            "no point labelled {prefix}…"
         );
     }
     assert!(

@@ -358,6 +358,58 @@ fn encode_png(rgb: &[u8]) -> Result<Vec<u8>, ExportError> {
     Ok(out)
 }
 
+/// A point label where it will be drawn: beside `at`, `dx` pixels off, anchored by `anchor`.
+struct PlacedLabel {
+    at: (f64, f64),
+    text: String,
+    anchor: HPos,
+    dx: i32,
+}
+
+/// The labels of `series`' points that fit: right of the marker, or left of it near the right
+/// edge (recall 1.0 is the edge) so that it stays in the picture; a label whose box would
+/// overlap one already placed (settings at the same size or memory) is left out, its point
+/// still drawn. `pixel` maps a point to the picture; `placed` holds the boxes so far.
+fn place_labels(
+    series: &Series,
+    (x0, x1): (f64, f64),
+    pixel: impl Fn(&(f64, f64)) -> (i32, i32),
+    placed: &mut Vec<[i32; 4]>,
+) -> Vec<PlacedLabel> {
+    if series.point_labels.len() != series.points.len() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (&at, text) in series.points.iter().zip(&series.point_labels) {
+        if text.is_empty() {
+            continue;
+        }
+        let (anchor, dx) = if at.0 > x0 + 0.8 * (x1 - x0) {
+            (HPos::Right, -6)
+        } else {
+            (HPos::Left, 6)
+        };
+        // DejaVu Sans at 11 px: about 6.5 px per character, 13 px high.
+        let width = (text.chars().count() as f64 * 6.5).ceil() as i32;
+        let (px, py) = pixel(&at);
+        let left = if dx < 0 { px + dx - width } else { px + dx };
+        let bbox = [left, py - 5 - 13, left + width, py - 5];
+        let overlaps =
+            |b: &[i32; 4]| bbox[0] < b[2] && b[0] < bbox[2] && bbox[1] < b[3] && b[1] < bbox[3];
+        if placed.iter().any(overlaps) {
+            continue;
+        }
+        placed.push(bbox);
+        out.push(PlacedLabel {
+            at,
+            text: text.clone(),
+            anchor,
+            dx,
+        });
+    }
+    out
+}
+
 /// Draws the mesh, the series and the legend on a built chart (any pair of coordinates).
 macro_rules! draw_on {
     ($chart:expr, $x_desc:expr, $y_desc:expr, $x_range:expr, $hline:expr, $series:expr) => {{
@@ -371,6 +423,8 @@ macro_rules! draw_on {
             .y_label_formatter(&|v| tick(*v))
             .draw()
             .map_err(fail)?;
+        // Pixel boxes of the point labels drawn so far, across series.
+        let mut placed: Vec<[i32; 4]> = Vec::new();
         for s in $series {
             let style = ShapeStyle {
                 color: s.colour.to_rgba(),
@@ -402,29 +456,14 @@ macro_rules! draw_on {
                 .map_err(fail)?
                 .label(s.label.clone())
                 .legend(move |(x, y)| Circle::new((x + 10, y), 4, colour.filled()));
-            if s.point_labels.len() == s.points.len() {
-                let font = ("sans-serif", 11).into_font().color(&s.colour);
-                let (x0, x1) = $x_range;
-                chart
-                    .draw_series(
-                        s.points
-                            .iter()
-                            .zip(&s.point_labels)
-                            .filter(|(_, text)| !text.is_empty())
-                            .map(|(&p, text)| {
-                        // Right of the marker, or left of it near the right edge (recall 1.0
-                        // is the edge), so that the label stays inside the picture.
-                        let (h, dx) = if p.0 > x0 + 0.8 * (x1 - x0) {
-                            (HPos::Right, -6)
-                        } else {
-                            (HPos::Left, 6)
-                        };
-                        let style = font.clone().pos(Pos::new(h, VPos::Bottom));
-                        EmptyElement::at(p) + Text::new(text.clone(), (dx, -5), style)
-                    }),
-                    )
-                    .map_err(fail)?;
-            }
+            let font = ("sans-serif", 11).into_font().color(&s.colour);
+            let labels = place_labels(s, $x_range, |p| chart.backend_coord(p), &mut placed);
+            chart
+                .draw_series(labels.into_iter().map(|l| {
+                    let style = font.clone().pos(Pos::new(l.anchor, VPos::Bottom));
+                    EmptyElement::at(l.at) + Text::new(l.text, (l.dx, -5), style)
+                }))
+                .map_err(fail)?;
         }
         if let Some((y, label)) = $hline {
             let (x0, x1) = $x_range;
