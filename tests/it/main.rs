@@ -20,6 +20,7 @@ mod conformance;
 mod datasets;
 mod deadlines;
 mod download;
+mod durability;
 mod element_types;
 mod eval;
 mod filtered;
