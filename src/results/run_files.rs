@@ -28,8 +28,9 @@ struct Shared {
     /// `None` without a sidecar (`--no-sidecar`) or once finished.
     sidecar: Option<Sidecar>,
     lock: Option<ResultLock>,
-    /// Steps per configuration in the result last saved: the steps kept.
-    saved: Vec<usize>,
+    /// Steps per configuration in the result this run last saved: the steps kept (`None`
+    /// before its first save, when the file holds what an earlier attempt kept).
+    saved: Option<Vec<usize>>,
 }
 
 impl RunFiles {
@@ -41,7 +42,7 @@ impl RunFiles {
             shared: Arc::new(Mutex::new(Shared {
                 sidecar,
                 lock,
-                saved: Vec::new(),
+                saved: None,
             })),
         }
     }
@@ -81,7 +82,7 @@ impl RunFiles {
         if let Some(sidecar) = shared.sidecar.as_mut() {
             sidecar.keep();
         }
-        shared.saved = result.configs.iter().map(|c| c.steps.len()).collect();
+        shared.saved = Some(result.configs.iter().map(|c| c.steps.len()).collect());
         Ok(())
     }
 
@@ -90,10 +91,11 @@ impl RunFiles {
     /// and the final result must not list them.
     pub fn drop_unsaved_steps(&self, result: &mut RunResult) {
         let shared = self.shared();
+        let Some(saved) = &shared.saved else {
+            return;
+        };
         for (i, config) in result.configs.iter_mut().enumerate() {
-            config
-                .steps
-                .truncate(shared.saved.get(i).copied().unwrap_or(0));
+            config.steps.truncate(saved.get(i).copied().unwrap_or(0));
         }
     }
 
