@@ -27,6 +27,24 @@ fn main() {
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
     server_cfgs();
+    mount_cfg();
+}
+
+/// Emits `can_mount_tmpfs` when the build runs with CAP_SYS_ADMIN (root, in most containers),
+/// as the tests then do: the full-disk tests mount a small tmpfs, and where they cannot they
+/// are reported as ignored instead of passing without testing anything.
+fn mount_cfg() {
+    println!("cargo:rustc-check-cfg=cfg(can_mount_tmpfs)");
+    const CAP_SYS_ADMIN: u32 = 21;
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let admin = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|caps| u64::from_str_radix(caps.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN) != 0);
+    if admin {
+        println!("cargo:rustc-cfg=can_mount_tmpfs");
+    }
 }
 
 /// What each adapter declares about itself (`adapters/<module>/meta.rs`), read from the

@@ -264,6 +264,53 @@ mod tests {
     }
 
     #[test]
+    fn a_directory_appears_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("report");
+        {
+            let staged = AtomicDir::create(&dest).unwrap();
+            std::fs::write(staged.path().join("index.html"), "half").unwrap();
+        }
+        assert!(!dest.exists(), "dropped: nothing appears");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+
+        let staged = AtomicDir::create(&dest).unwrap();
+        std::fs::create_dir(staged.path().join("plots")).unwrap();
+        std::fs::write(staged.path().join("plots/a.svg"), "a1").unwrap();
+        std::fs::write(staged.path().join("index.html"), "one").unwrap();
+        staged.commit().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dest.join("plots/a.svg")).unwrap(),
+            "a1"
+        );
+
+        // Into an existing directory: other files stay, namesakes are replaced.
+        std::fs::write(dest.join("mine.json"), "{}").unwrap();
+        let staged = AtomicDir::create(&dest).unwrap();
+        std::fs::create_dir(staged.path().join("plots")).unwrap();
+        std::fs::write(staged.path().join("plots/a.svg"), "a2").unwrap();
+        std::fs::write(staged.path().join("index.html"), "two").unwrap();
+        staged.commit().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dest.join("index.html")).unwrap(),
+            "two"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dest.join("plots/a.svg")).unwrap(),
+            "a2"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dest.join("mine.json")).unwrap(),
+            "{}"
+        );
+        let names: Vec<String> = std::fs::read_dir(&dest)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 3, "no staging directory left: {names:?}");
+    }
+
+    #[test]
     fn refuses_to_replace_what_is_not_a_regular_file() {
         let dir = tempfile::tempdir().unwrap();
         let err = AtomicFile::create(dir.path())

@@ -482,6 +482,7 @@ fn finish_files(
     result: &mut RunResult,
     outcome: Result<(), runner::RunError>,
 ) -> anyhow::Result<Result<(), runner::RunError>> {
+    files.drop_unsaved_steps(result);
     let measured = result.configs.iter().any(|c| !c.steps.is_empty());
     let interrupted = matches!(outcome, Err(runner::RunError::Interrupted));
     // An interrupted run always leaves its result (marked `interrupted`), even with nothing

@@ -28,6 +28,9 @@ struct Shared {
     /// `None` without a sidecar (`--no-sidecar`) or once finished.
     sidecar: Option<Sidecar>,
     lock: Option<ResultLock>,
+    /// Steps per configuration in the result this run last saved: the steps kept (`None`
+    /// before its first save, when the file holds what an earlier attempt kept).
+    saved: Option<Vec<usize>>,
 }
 
 impl RunFiles {
@@ -36,7 +39,11 @@ impl RunFiles {
     pub fn new(result: &Path, sidecar: Option<Sidecar>, lock: Option<ResultLock>) -> RunFiles {
         RunFiles {
             result: result.to_path_buf(),
-            shared: Arc::new(Mutex::new(Shared { sidecar, lock })),
+            shared: Arc::new(Mutex::new(Shared {
+                sidecar,
+                lock,
+                saved: None,
+            })),
         }
     }
 
@@ -75,7 +82,21 @@ impl RunFiles {
         if let Some(sidecar) = shared.sidecar.as_mut() {
             sidecar.keep();
         }
+        shared.saved = Some(result.configs.iter().map(|c| c.steps.len()).collect());
         Ok(())
+    }
+
+    /// Drops from `result` the steps measured after its last successful save (one whose
+    /// save failed, on a full disk): they are not kept, their lines are not in the sidecar,
+    /// and the final result must not list them.
+    pub fn drop_unsaved_steps(&self, result: &mut RunResult) {
+        let shared = self.shared();
+        let Some(saved) = &shared.saved else {
+            return;
+        };
+        for (i, config) in result.configs.iter_mut().enumerate() {
+            config.steps.truncate(saved.get(i).copied().unwrap_or(0));
+        }
     }
 
     /// Moves the sidecar into place with the lines of the kept steps. Done before the final

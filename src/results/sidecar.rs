@@ -132,14 +132,15 @@ impl Sidecar {
                 path: source.to_path_buf(),
                 source: e,
             })?;
-            for line in std::io::BufRead::lines(std::io::BufReader::new(file)) {
+            for line in std::io::BufRead::split(std::io::BufReader::new(file), b'\n') {
                 let line = line.map_err(|e| ResultFileError::Read {
                     path: source.to_path_buf(),
                     source: e,
                 })?;
-                // A line cut off by a kill, or not ours, is dropped with its step.
-                if serde_json::from_str::<Key>(&line).is_ok_and(|k| keep(k.config, k.step)) {
-                    sidecar.write_line(line.as_bytes())?;
+                // A line cut off by a kill, or damaged, is dropped (its step is measured
+                // again: see `recover`).
+                if serde_json::from_slice::<Key>(&line).is_ok_and(|k| keep(k.config, k.step)) {
+                    sidecar.write_line(&line)?;
                 }
             }
         }

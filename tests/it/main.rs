@@ -21,6 +21,7 @@ mod connect_errors;
 mod datasets;
 mod deadlines;
 mod download;
+mod durability;
 mod element_types;
 mod encodings;
 mod eval;
