@@ -37,7 +37,12 @@ impl Exporter for CsvExporter {
                     v => format_value(m, v),
                 }));
                 record.push(filter_name(&row));
-                record.extend(super::sizes::columns(run, &row));
+                // Absent figures are `-` here, as the registry's columns write them.
+                record.extend(
+                    super::sizes::columns(run, &row)
+                        .into_iter()
+                        .map(|c| if c.is_empty() { "-".to_string() } else { c }),
+                );
                 w.write_record(&record).map_err(|e| err(&e))?;
             }
         }

@@ -49,10 +49,10 @@ pub fn index_holds(row: &Row<'_>) -> Option<&'static str> {
 pub fn run_index_holds(run: &RunResult) -> Vec<&'static str> {
     let mut out = Vec::new();
     for row in crate::export::registry::rows(&run.configs) {
-        if let Some(h) = index_holds(&row) {
-            if !out.contains(&h) {
-                out.push(h);
-            }
+        if let Some(h) = index_holds(&row)
+            && !out.contains(&h)
+        {
+            out.push(h);
         }
     }
     out

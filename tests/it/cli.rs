@@ -139,17 +139,36 @@ fn report_renders_csv_and_markdown() {
     assert!(csv.status.success());
     let text = stdout(&csv);
     let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with("engine,engine_version,dataset,"));
+    assert!(header.ends_with(
+        ",filter,index_holds,raw_bytes_per_vector,memory_after_build_mb,memory_after_build_of"
+    ));
+    let row = lines.next().unwrap();
+    assert!(row.starts_with("exact,"));
+    // exact has no index figure; the raw vectors are 4 × 4 B; its memory is the process's.
     assert!(
-        lines
-            .next()
-            .unwrap()
-            .starts_with("engine,engine_version,dataset,")
+        row.contains(",-,16,")
+            && row.ends_with(",\"ragdbeval process RSS (engine, dataset and harness)\""),
+        "{row}"
     );
-    assert!(lines.next().unwrap().starts_with("exact,"));
     let md = ragdbeval(dir.path(), &["report", file, "--format", "markdown"]);
     let text = stdout(&md);
     assert!(
         text.contains("### Quality") && text.contains("| exact |"),
+        "{text}"
+    );
+    // The cost table's sizes are the totals; the engine-specific index figures are not there.
+    assert!(
+        text.contains("| total MB |") && text.contains("| total B/vec |"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("| index MB |") && !text.contains("index B/vec"),
+        "{text}"
+    );
+    assert!(
+        text.contains("against the raw vectors' 16 B per vector; no index figure recorded"),
         "{text}"
     );
     let bad = ragdbeval(dir.path(), &["report", file, "--format", "pdf"]);

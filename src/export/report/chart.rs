@@ -134,7 +134,7 @@ fn decade_multiples(lo: f64, hi: f64, mantissas: &[f64]) -> Vec<f64> {
 /// Evenly spaced round values (steps of 1, 2 or 5 × 10^e) within `[lo, hi]`, at least two.
 fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let rough = (hi - lo) / 4.0;
-    if !(rough > 0.0) {
+    if !rough.is_finite() || rough <= 0.0 {
         return vec![lo, hi];
     }
     let decade = 10f64.powf(rough.log10().floor());

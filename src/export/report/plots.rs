@@ -189,10 +189,10 @@ fn per_engine(
             let points: Vec<(f64, f64)> = pts.iter().map(|(_, xy)| *xy).collect();
             let hollow = settings.iter().any(|p| p.invalid);
             let mut label = engine.clone();
-            if let Legend::Of(of) = legend {
-                if let Some(of) = settings.iter().find_map(|p| of(p)) {
-                    label = format!("{label}: {of}");
-                }
+            if let Legend::Of(of) = legend
+                && let Some(of) = settings.iter().find_map(|p| of(p))
+            {
+                label = format!("{label}: {of}");
             }
             if hollow {
                 label.push_str(" (invalid: possible full scan)");
@@ -333,7 +333,14 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
         },
         &group.load_series(true, |l| Some((l.target_rate?, l.latency.p99_ms))),
     )?;
-    // Runbook timelines: only runs with more than one search step over the runbook.
+    timeline_plots(&mut out, group)?;
+    Ok(out)
+}
+
+/// Runbook timelines (only runs with more than one search step over the runbook) and the
+/// per-second timelines of stream steps.
+fn timeline_plots(out: &mut Vec<Plot>, group: &Group<'_>) -> Result<(), ExportError> {
+    let name = group.dataset;
     let timelines: [Timeline; 3] = [
         ("timeline", "recall@K", |p| p.recall, false),
         ("timeline-p99", "p99 latency, ms", |p| p.p99_ms, true),
@@ -357,7 +364,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             axes
         };
         add(
-            &mut out,
+            out,
             file,
             format!("{name}: {what} per runbook step"),
             format!("{name}: {what} per runbook step"),
@@ -395,7 +402,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             axes
         };
         add(
-            &mut out,
+            out,
             file,
             format!("{name}: {what} per second of each stream step (searches while writing)"),
             format!("{name}: {what} while writing"),
@@ -403,7 +410,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             &group.stream_series(y),
         )?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// What a setting costs against the recall it reaches: the total size per vector, with the
