@@ -6,11 +6,13 @@
 //! the first signal is answered with a line saying so ([`busy`]). A second signal ends the
 //! process without waiting for the current engine call, after the hook given to
 //! [`on_forced_exit`] has put the run's files in order (the sidecar's kept lines in place, the
-//! result marked `interrupted`, resumable). A third ends it at once, hook or not.
+//! result marked `interrupted`, resumable) and the engine's scratch directories are removed
+//! ([`scratch_dir`]). A third ends it at once.
 //!
 //! The handler itself only does async-signal-safe work (atomics, `write`, `_exit`): a thread
 //! started by [`install`] reads the signals from a pipe and does the rest.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
@@ -23,6 +25,8 @@ static WAKE: AtomicI32 = AtomicI32::new(-1);
 static BUSY: Mutex<Option<&'static str>> = Mutex::new(None);
 type Hook = Box<dyn FnOnce() + Send>;
 static FORCED_EXIT: Mutex<Option<Hook>> = Mutex::new(None);
+/// Scratch directories (engines' working directories) a forced exit removes.
+static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Whether a stop was requested.
 #[inline]
@@ -110,6 +114,10 @@ fn answer_signals(fd: libc::c_int) {
         if let Some(hook) = hook {
             hook();
         }
+        let scratch = std::mem::take(&mut *SCRATCH.lock().unwrap_or_else(PoisonError::into_inner));
+        for dir in scratch {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         // SAFETY: ends the process without unwinding the threads still at work.
         unsafe { libc::_exit(130) };
     }
@@ -135,5 +143,27 @@ pub struct Busy(());
 impl Drop for Busy {
     fn drop(&mut self) {
         *BUSY.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+/// Marks `dir` as scratch space that a forced exit removes (the normal cleanup, which the
+/// forced exit skips, removes it otherwise), until the returned guard is dropped.
+pub fn scratch_dir(dir: &Path) -> ScratchDir {
+    SCRATCH
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(dir.to_path_buf());
+    ScratchDir(dir.to_path_buf())
+}
+
+/// See [`scratch_dir`].
+pub struct ScratchDir(PathBuf);
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let mut dirs = SCRATCH.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(i) = dirs.iter().position(|d| *d == self.0) {
+            dirs.remove(i);
+        }
     }
 }

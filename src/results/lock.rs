@@ -23,7 +23,7 @@ pub enum LockError {
         owner: String,
         lock: PathBuf,
     },
-    #[error("cannot lock {path}: {source}")]
+    #[error("cannot create {path} (the lock on the result's name): {source}")]
     Io {
         path: PathBuf,
         source: std::io::Error,

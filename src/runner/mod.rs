@@ -351,6 +351,7 @@ fn run_config(
     let _cleanup = WorkDirGuard {
         path: work_dir.clone(),
         keep: plan.keep_work_dir,
+        _forced_exit: (!plan.keep_work_dir).then(|| crate::interrupt::scratch_dir(&work_dir)),
     };
 
     let mut engine =
@@ -842,10 +843,12 @@ impl Drop for CloseOnInterrupt {
     }
 }
 
-/// Removes an engine's working directory when the configuration ends, unless asked to keep it.
+/// Removes an engine's working directory when the configuration ends, unless asked to keep it
+/// (and on a forced exit, which skips this: see [`crate::interrupt::scratch_dir`]).
 struct WorkDirGuard {
     path: PathBuf,
     keep: bool,
+    _forced_exit: Option<crate::interrupt::ScratchDir>,
 }
 
 impl Drop for WorkDirGuard {

@@ -95,6 +95,8 @@ fn bench_args<'a>(name: &'a str, engine: &'a str, dataset: &'a str) -> Vec<&'a s
         dataset,
         "--runbook",
         "kill.toml",
+        "--work-dir",
+        "work",
         "--name",
         name,
     ]
@@ -636,6 +638,8 @@ fn a_second_ctrl_c_during_an_index_build_leaves_a_resumable_result() {
         "build-search",
         "--build-param",
         "ef_construct=400",
+        "--work-dir",
+        "work",
         "--name",
         "r",
     ];
@@ -693,6 +697,8 @@ fn a_second_ctrl_c_during_an_index_build_leaves_a_resumable_result() {
         );
         let r = RunResult::load(&path).unwrap();
         assert_eq!(r.status.state, RunState::Interrupted);
+        let work = crate::common::files_in(&dir.path().join("work"));
+        assert!(work.is_empty(), "the engine's files are removed: {work:?}");
         let results = dir.path().join("results");
         assert!(leftovers(&results).is_empty(), "{:?}", leftovers(&results));
         assert!(results.join("r.queries.jsonl").is_file());
