@@ -126,7 +126,7 @@ fn check_stored_gt(
         });
     }
     let rows = ids.len() / k;
-    if rows != test.len() || ids.len() % k != 0 {
+    if rows != test.len() || !ids.len().is_multiple_of(k) {
         return Err(DatasetError::GroundTruthRows {
             gt: rows,
             test: test.len(),

@@ -28,6 +28,10 @@ use crate::filter::{Attributes, Column};
 use crate::types::ElementType;
 use crate::vectors::Vectors;
 
+/// A file's `neighbors` and `distances`: their depth `k`, then `k` train row ids and `k`
+/// distances per query, row-major.
+pub type StoredNeighbors = (usize, Vec<i64>, Vec<f32>);
+
 /// What an HDF5 file holds, read in full.
 pub struct Hdf5Contents {
     pub distance: Distance,
@@ -38,7 +42,7 @@ pub struct Hdf5Contents {
     pub train_rows_in_file: usize,
     pub test: Vectors,
     /// Neighbours as stored (ids unchecked), with the file's own distances.
-    pub neighbors: Option<(usize, Vec<i64>, Vec<f32>)>,
+    pub neighbors: Option<StoredNeighbors>,
     /// What reading changed that the reader of a result must know (integer components that
     /// f32 cannot hold exactly).
     pub warnings: Vec<String>,
@@ -238,7 +242,7 @@ fn read_distance(
     path: &Path,
     warnings: &mut Vec<String>,
 ) -> Result<Distance, DatasetError> {
-    let distance_name = match read_string_attr(&file, "distance") {
+    let distance_name = match read_string_attr(file, "distance") {
         Some(name) => name,
         // Present but not a string: "missing" would send the user looking for nothing.
         None if file.attr("distance").is_ok() => {
@@ -277,10 +281,7 @@ fn read_distance(
 
 /// The stored `neighbors` (depth, ids) and their `distances` (NaN when the file has none),
 /// refused when either holds the other's element kind.
-fn read_neighbors(
-    file: &hdf5::File,
-    path: &Path,
-) -> Result<Option<(usize, Vec<i64>, Vec<f32>)>, DatasetError> {
+fn read_neighbors(file: &hdf5::File, path: &Path) -> Result<Option<StoredNeighbors>, DatasetError> {
     Ok(match file.dataset("neighbors") {
         Err(_) => None,
         Ok(ds) => {
