@@ -376,7 +376,7 @@ impl<R: Read> VectorSource<R> {
 }
 
 /// Stored neighbours read from a ground-truth file. The distances that follow the ids are not
-/// read: [`assemble`] recomputes them with ragdbeval's conventions anyway.
+/// read: [`assemble`](super::assemble) recomputes them with ragdbeval's conventions anyway.
 #[derive(Debug)]
 pub struct BinTruth {
     /// Neighbours per row.
