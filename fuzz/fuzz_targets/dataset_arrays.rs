@@ -6,7 +6,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use ragdbeval::dataset::{LoadOptions, assemble};
+use ragdbeval::dataset::{DatasetArrays, LoadOptions, assemble};
 use ragdbeval::distance::Distance;
 use ragdbeval::vectors::Vectors;
 
@@ -45,14 +45,14 @@ fuzz_target!(|a: Arrays| {
         ..LoadOptions::default()
     };
     let stored = a.neighbors.map(|(k, ids)| (usize::from(k), ids));
-    let _ = assemble(
-        "fuzz".into(),
-        "fuzz",
+    let arrays = DatasetArrays {
+        name: "fuzz".into(),
+        source: "fuzz",
         distance,
         train,
         test,
-        stored,
-        String::new(),
-        &opts,
-    );
+        stored_gt: stored,
+        sha256: String::new(),
+    };
+    let _ = assemble(arrays, &opts);
 });

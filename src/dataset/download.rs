@@ -82,22 +82,7 @@ pub fn fetch(
         }
     }
 
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_connect(Some(std::time::Duration::from_secs(20)))
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut request = agent.get(url);
-    match file.crop {
-        Some(crop) => {
-            request = request.header("Range", &format!("bytes={have}-{}", crop.bytes - 1));
-        }
-        None if have > 0 => {
-            request = request.header("Range", &format!("bytes={have}-"));
-        }
-        None => {}
-    }
-    let response = request.call().map_err(|e| fail(e.to_string()))?;
+    let response = request(file, have).map_err(|e| fail(e.to_string()))?;
     let etag = etag_of(&response);
     let status = response.status().as_u16();
     let (resume, total) = match status {
@@ -123,14 +108,64 @@ pub fn fetch(
         }
         other => return Err(fail(format!("server answered HTTP {other}"))),
     };
+    let into = PartFile {
+        file,
+        part: &part,
+        fail: &fail,
+    };
+    receive(&into, response, resume.then_some(have), total, progress)?;
+    // An ETag names the whole file, never a crop of it.
+    let etag = if file.crop.is_some() { None } else { etag };
+    finish(file, etag.as_deref(), &part, dest, &fail)
+}
+
+/// Asks for `file`'s bytes from `have` on (up to a crop's end).
+fn request(file: &RemoteFile, have: u64) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(std::time::Duration::from_secs(20)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut request = agent.get(&file.url);
+    match file.crop {
+        Some(crop) => {
+            request = request.header("Range", &format!("bytes={have}-{}", crop.bytes - 1));
+        }
+        None if have > 0 => {
+            request = request.header("Range", &format!("bytes={have}-"));
+        }
+        None => {}
+    }
+    request.call()
+}
+
+/// The partial file a download writes into, and how its failures are told.
+struct PartFile<'a> {
+    file: &'a RemoteFile,
+    part: &'a Path,
+    fail: &'a dyn Fn(String) -> DatasetError,
+}
+
+/// Writes the answer's body into the partial file, appended to its first `resume_from` bytes
+/// when the server resumes (else from scratch), and checks it ends up `total` bytes long when
+/// that is known.
+fn receive(
+    into: &PartFile<'_>,
+    response: ureq::http::Response<ureq::Body>,
+    resume_from: Option<u64>,
+    total: Option<u64>,
+    progress: &dyn Progress,
+) -> Result<(), DatasetError> {
+    let PartFile { file, part, fail } = *into;
+    let resume = resume_from.is_some();
+    let start = resume_from.unwrap_or(0);
     let mut out = OpenOptions::new()
         .create(true)
         .write(true)
         .append(resume)
         .truncate(!resume)
-        .open(&part)
-        .map_err(|e| DatasetError::io(&part, e))?;
-    let start = if resume { have } else { 0 };
+        .open(part)
+        .map_err(|e| DatasetError::io(part, e))?;
     let bar = progress.task(
         &format!("download {}", file.local.display()),
         total,
@@ -152,13 +187,13 @@ pub fn fetch(
             break;
         }
         out.write_all(&buf[..n])
-            .map_err(|e| DatasetError::io(&part, e))?;
+            .map_err(|e| DatasetError::io(part, e))?;
         done += n as u64;
         bar.set(done);
     }
-    out.sync_all().map_err(|e| DatasetError::io(&part, e))?;
+    out.sync_all().map_err(|e| DatasetError::io(part, e))?;
     drop(bar);
-    let got = std::fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
+    let got = std::fs::metadata(part).map(|m| m.len()).unwrap_or(0);
     if let Some(total) = total
         && got != total
     {
@@ -166,9 +201,7 @@ pub fn fetch(
             "got {got} of {total} bytes (the partial download is kept; run again to resume)"
         )));
     }
-    // An ETag names the whole file, never a crop of it.
-    let etag = if file.crop.is_some() { None } else { etag };
-    finish(file, etag.as_deref(), &part, dest, &fail)
+    Ok(())
 }
 
 /// Checks the finished `part` against the server's ETag (when it is an MD5) or, for a crop,

@@ -17,15 +17,20 @@ use std::path::Path;
 
 use hdf5::types::{FixedAscii, FixedUnicode, VarLenAscii, VarLenUnicode};
 
+mod write;
+
+pub use write::{PendingWrite, begin_write, write};
+
 use super::DatasetError;
-use super::direct_write::{self, DIRECT_ALIGN};
 use super::spill::{SpillNote, SpillTarget};
-use crate::atomic::AtomicFile;
 use crate::distance::Distance;
 use crate::filter::{Attributes, Column};
-use crate::groundtruth::GroundTruth;
 use crate::types::ElementType;
 use crate::vectors::Vectors;
+
+/// A file's `neighbors` and `distances`: their depth `k`, then `k` train row ids and `k`
+/// distances per query, row-major.
+pub type StoredNeighbors = (usize, Vec<i64>, Vec<f32>);
 
 /// What an HDF5 file holds, read in full.
 pub struct Hdf5Contents {
@@ -37,7 +42,7 @@ pub struct Hdf5Contents {
     pub train_rows_in_file: usize,
     pub test: Vectors,
     /// Neighbours as stored (ids unchecked), with the file's own distances.
-    pub neighbors: Option<(usize, Vec<i64>, Vec<f32>)>,
+    pub neighbors: Option<StoredNeighbors>,
     /// What reading changed that the reader of a result must know (integer components that
     /// f32 cannot hold exactly).
     pub warnings: Vec<String>,
@@ -198,7 +203,46 @@ fn read_spilled(
 /// [`super::spill`]) when `spill` says where; `None` always reads it into memory.
 pub fn read(path: &Path, spill: Option<SpillTarget<'_>>) -> Result<Hdf5Contents, DatasetError> {
     let file = open(path)?;
-    let distance_name = match read_string_attr(&file, "distance") {
+    let mut warnings = Vec::new();
+    let distance = read_distance(&file, path, &mut warnings)?;
+    let point_type = read_string_attr(&file, "point_type");
+    let train = read_matrix(&file, path, "train", &mut warnings, spill)?;
+    let train_rows_in_file = file
+        .dataset("train")
+        .map_or(train.len(), |d| d.shape().first().copied().unwrap_or(0));
+    let test = read_matrix(&file, path, "test", &mut warnings, None)?;
+    let stored_as_integers = ["train", "test"].iter().all(|name| {
+        file.dataset(name)
+            .is_ok_and(|d| element_kind(&d) == ElementKind::Integer)
+    });
+    let element_type = if stored_as_integers {
+        integer_element_type(&train, &test)
+    } else {
+        ElementType::Float32
+    };
+
+    let neighbors = read_neighbors(&file, path)?;
+    let attributes = read_attributes(&file, path, train.len())?;
+    Ok(Hdf5Contents {
+        distance,
+        point_type,
+        train,
+        train_rows_in_file,
+        test,
+        neighbors,
+        warnings,
+        attributes,
+        element_type,
+    })
+}
+
+/// The root attribute `distance` (VIBE's `normalized` read as angular, with a warning).
+fn read_distance(
+    file: &hdf5::File,
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Distance, DatasetError> {
+    let distance_name = match read_string_attr(file, "distance") {
         Some(name) => name,
         // Present but not a string: "missing" would send the user looking for nothing.
         None if file.attr("distance").is_ok() => {
@@ -220,37 +264,25 @@ pub fn read(path: &Path, spill: Option<SpillTarget<'_>>) -> Result<Hdf5Contents,
             });
         }
     };
-    let mut warnings = Vec::new();
     // VIBE's `normalized`: unit vectors, under which euclidean, angular and inner product
     // rank alike; angular is the metric that stays right if a vector is not quite unit.
-    let distance: Distance = if distance_name.trim().eq_ignore_ascii_case("normalized") {
+    if distance_name.trim().eq_ignore_ascii_case("normalized") {
         warnings.push(
             "distance `normalized` (VIBE: unit vectors, any metric ranks alike) read as angular"
                 .to_string(),
         );
-        Distance::Angular
+        Ok(Distance::Angular)
     } else {
         distance_name
             .parse()
-            .map_err(|e| h5err(path, "root attribute `distance`", e))?
-    };
-    let point_type = read_string_attr(&file, "point_type");
-    let train = read_matrix(&file, path, "train", &mut warnings, spill)?;
-    let train_rows_in_file = file
-        .dataset("train")
-        .map_or(train.len(), |d| d.shape().first().copied().unwrap_or(0));
-    let test = read_matrix(&file, path, "test", &mut warnings, None)?;
-    let stored_as_integers = ["train", "test"].iter().all(|name| {
-        file.dataset(name)
-            .is_ok_and(|d| element_kind(&d) == ElementKind::Integer)
-    });
-    let element_type = if stored_as_integers {
-        integer_element_type(&train, &test)
-    } else {
-        ElementType::Float32
-    };
+            .map_err(|e| h5err(path, "root attribute `distance`", e))
+    }
+}
 
-    let neighbors = match file.dataset("neighbors") {
+/// The stored `neighbors` (depth, ids) and their `distances` (NaN when the file has none),
+/// refused when either holds the other's element kind.
+fn read_neighbors(file: &hdf5::File, path: &Path) -> Result<Option<StoredNeighbors>, DatasetError> {
+    Ok(match file.dataset("neighbors") {
         Err(_) => None,
         Ok(ds) => {
             let shape = ds.shape();
@@ -307,18 +339,6 @@ pub fn read(path: &Path, spill: Option<SpillTarget<'_>>) -> Result<Hdf5Contents,
             }
             Some((shape[1], ids, dists))
         }
-    };
-    let attributes = read_attributes(&file, path, train.len())?;
-    Ok(Hdf5Contents {
-        distance,
-        point_type,
-        train,
-        train_rows_in_file,
-        test,
-        neighbors,
-        warnings,
-        attributes,
-        element_type,
     })
 }
 
@@ -499,149 +519,4 @@ pub fn layout(path: &Path) -> Result<Hdf5Layout, DatasetError> {
         datasets,
         attributes,
     })
-}
-
-/// Writes the ann-benchmarks layout (neighbors as int64, distances as float32), to a
-/// temporary file renamed into place so a crash never leaves half a dataset.
-pub fn write(
-    path: &Path,
-    distance: Distance,
-    train: &Vectors,
-    test: &Vectors,
-    gt: &GroundTruth,
-) -> Result<(), DatasetError> {
-    begin_write(path, distance, train, test)?.finish(gt)
-}
-
-/// An ann-benchmarks file whose vectors are written and on their way to disk, waiting for
-/// its ground truth: `dataset gt` writes the vectors while the truth is computed, so that
-/// neither the copy nor the disk's flush of the largest part of the file adds to its time.
-/// Dropped without [`PendingWrite::finish`], the temporary file vanishes.
-pub struct PendingWrite {
-    path: std::path::PathBuf,
-    tmp: AtomicFile,
-    file: hdf5::File,
-}
-
-/// Creates the temporary file of [`write`] with its attributes, `train` and `test`, and
-/// flushes them to disk (the final flush then has only the ground truth left to write).
-pub fn begin_write(
-    path: &Path,
-    distance: Distance,
-    train: &Vectors,
-    test: &Vectors,
-) -> Result<PendingWrite, DatasetError> {
-    hdf5::silence_errors(true);
-    let mut tmp = AtomicFile::create(path).map_err(|e| DatasetError::io(path, e))?;
-    let err = |what: &str, e: hdf5::Error| h5err(path, what, e);
-    // Large objects start on a block boundary, so that `train` can be written with O_DIRECT.
-    let file = hdf5::File::with_options()
-        .with_fapl(|p| {
-            p.file_locking(false)
-                .alignment(DIRECT_MIN_BYTES as u64, DIRECT_ALIGN as u64)
-        })
-        .create(tmp.temp_path())
-        .map_err(|e| err("creating", e))?;
-    let put_str = |name: &str, value: &str| -> Result<(), DatasetError> {
-        let v: VarLenUnicode = value
-            .parse()
-            .map_err(|e| h5err(path, "string attribute", e))?;
-        file.new_attr::<VarLenUnicode>()
-            .shape(())
-            .create(name)
-            .and_then(|a| a.write_scalar(&v))
-            .map_err(|e| err(name, e))
-    };
-    put_str("distance", distance.as_str())?;
-    put_str("point_type", "float")?;
-    file.new_attr::<i64>()
-        .shape(())
-        .create("dimension")
-        .and_then(|a| a.write_scalar(&(train.dim() as i64)))
-        .map_err(|e| err("dimension", e))?;
-    let put = |name: &str, rows: usize, cols: usize, data: &[f32]| {
-        file.new_dataset::<f32>()
-            .shape([rows, cols])
-            .create(name)
-            .and_then(|d| d.write_raw(data))
-            .map_err(|e| err(name, e))
-    };
-    if train.byte_len() >= DIRECT_MIN_BYTES {
-        put_direct(&file, tmp.temp_path(), path, "train", train)?;
-    } else {
-        put("train", train.len(), train.dim(), train.as_flat())?;
-    }
-    put("test", test.len(), test.dim(), test.as_flat())?;
-    file.flush().map_err(|e| err("flushing", e))?;
-    tmp.file()
-        .sync_data()
-        .map_err(|e| DatasetError::io(path, e))?;
-    Ok(PendingWrite {
-        path: path.to_path_buf(),
-        tmp,
-        file,
-    })
-}
-
-/// Vector datasets at least this large are written with O_DIRECT (see `direct_write`).
-const DIRECT_MIN_BYTES: usize = 8 << 20;
-
-/// Writes `vectors` (at least [`DIRECT_MIN_BYTES`]) as the float dataset `name`: contiguous
-/// storage allocated up front and filled with O_DIRECT behind HDF5's back (HDF5 never writes
-/// or caches that raw data: no fill value, no chunk cache); where the file system refuses
-/// O_DIRECT, through HDF5.
-fn put_direct(
-    file: &hdf5::File,
-    temp: &Path,
-    path: &Path,
-    name: &str,
-    vectors: &Vectors,
-) -> Result<(), DatasetError> {
-    let err = |what: &str, e: hdf5::Error| h5err(path, what, e);
-    let dataset = file
-        .new_dataset::<f32>()
-        .shape([vectors.len(), vectors.dim()])
-        .no_chunk()
-        .alloc_time(Some(hdf5::plist::dataset_create::AllocTime::Early))
-        .fill_time(hdf5::plist::dataset_create::FillTime::Never)
-        .create(name)
-        .map_err(|e| err(name, e))?;
-    if let Some(offset) = dataset.offset() {
-        // HDF5's own buffers hold nothing of the file yet that the direct write could
-        // contradict; flushed, its metadata is on the file before the data goes around it.
-        // (The dataset's file type is the native float, so the rows' little-endian bytes are
-        // exactly what HDF5 would write.)
-        file.flush().map_err(|e| err("flushing", e))?;
-        let written = direct_write::write_at(temp, offset, vectors.byte_len(), |start, out| {
-            vectors.copy_bytes(start, out)
-        })
-        .map_err(|e| DatasetError::io(path, e))?;
-        if written {
-            return Ok(());
-        }
-    }
-    dataset
-        .write_raw(vectors.as_flat())
-        .map_err(|e| err(name, e))
-}
-
-impl PendingWrite {
-    /// Adds `distances` and `neighbors`, closes the file and renames it into place.
-    pub fn finish(self, gt: &GroundTruth) -> Result<(), DatasetError> {
-        let PendingWrite { path, tmp, file } = self;
-        let err = |what: &str, e: hdf5::Error| h5err(&path, what, e);
-        file.new_dataset::<f32>()
-            .shape([gt.queries(), gt.k])
-            .create("distances")
-            .and_then(|d| d.write_raw(&gt.distances))
-            .map_err(|e| err("distances", e))?;
-        let ids: Vec<i64> = gt.ids.iter().map(|&i| i as i64).collect();
-        file.new_dataset::<i64>()
-            .shape([gt.queries(), gt.k])
-            .create("neighbors")
-            .and_then(|d| d.write_raw(&ids))
-            .map_err(|e| err("neighbors", e))?;
-        file.close().map_err(|e| err("closing", e))?;
-        tmp.commit().map_err(|e| DatasetError::io(&path, e))
-    }
 }

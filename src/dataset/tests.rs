@@ -102,13 +102,15 @@ fn stored_neighbours_of_depth_zero_are_refused() {
     let ids_len = |k: usize| if k == 0 { "some" } else { "an odd number of" };
     for (k, ids) in [(0, vec![0]), (0, vec![]), (2, vec![0, 1, 1])] {
         let Err(err) = super::assemble(
-            "t".into(),
-            "t",
-            Distance::Euclidean,
-            train.clone(),
-            test.clone(),
-            Some((k, ids)),
-            String::new(),
+            super::DatasetArrays {
+                name: "t".into(),
+                source: "t",
+                distance: Distance::Euclidean,
+                train: train.clone(),
+                test: test.clone(),
+                stored_gt: Some((k, ids)),
+                sha256: String::new(),
+            },
             &LoadOptions::default(),
         ) else {
             panic!("depth {k} with {} ids must be refused", ids_len(k));

@@ -255,14 +255,22 @@ fn run_width(selectivity: f64, n: usize) -> usize {
     ((selectivity * n as f64).round() as usize).clamp(1, n.max(1))
 }
 
+/// One generated attribute: a filter kind at one selectivity, stored under `field`.
+struct GeneratedField<'a> {
+    kind: Kind,
+    field: &'a str,
+    selectivity: f64,
+}
+
 /// Adds the attribute of one generated filter at one selectivity and returns each query's
 /// condition on it.
-#[allow(clippy::too_many_arguments)]
 fn generated(
     attributes: &mut Attributes,
-    kind: Kind,
-    field: &str,
-    selectivity: f64,
+    GeneratedField {
+        kind,
+        field,
+        selectivity,
+    }: GeneratedField<'_>,
     ranking: &Ranking,
     queries: usize,
     correlation: Correlation,
@@ -340,7 +348,6 @@ pub fn generate(
     mut attributes: Attributes,
 ) -> Result<FilterSetup, FilterError> {
     let n = train.len();
-    let nq = queries.len();
     if n == 0 {
         return Err(invalid("a filtered search needs points"));
     }
@@ -351,125 +358,17 @@ pub fn generate(
         )));
     }
     let mut rng = SplitMix64::new(request.seed ^ 0x5eed_f117);
-    let mut levels = Vec::new();
-    if request.sweep {
-        let [FilterArg::Generated { kind, amount: None }] = request.args.as_slice() else {
-            return Err(invalid(
-                "--filter-sweep takes exactly one --filter kind without a selectivity \
-                 (label, int-range or tenant)",
-            ));
-        };
-        let ranking = ranking(train, queries, request.correlation, request.seed);
-        for (i, s) in request.levels.iter().enumerate() {
-            let field = match kind {
-                Kind::IntRange => "num".to_string(),
-                _ => format!("{}_{i}", kind.as_str().replace('-', "_")),
-            };
-            let conditions = generated(
-                &mut attributes,
-                *kind,
-                &field,
-                *s,
-                &ranking,
-                nq,
-                request.correlation,
-                &mut rng,
-            )?;
-            levels.push(FilterLevel {
-                name: level_name(*kind, *s),
-                target_selectivity: Some(*s),
-                predicates: conditions
-                    .into_iter()
-                    .map(|c| Predicate { all: vec![c] })
-                    .collect(),
-            });
-        }
+    let vectors = Points { train, queries };
+    let levels = if request.sweep {
+        sweep_levels(vectors, request, &mut attributes, &mut rng)?
     } else {
-        if request.args.is_empty() {
-            return Err(invalid("no filter given"));
-        }
-        let mut predicates = vec![Predicate::default(); nq];
-        let mut names = Vec::new();
-        let mut target = Some(1.0);
-        for (j, arg) in request.args.iter().enumerate() {
-            match arg {
-                FilterArg::Literal(c) => {
-                    for p in &mut predicates {
-                        p.all.push(c.clone());
-                    }
-                    names.push(c.to_string());
-                    target = None;
-                }
-                FilterArg::Generated { kind, amount } => {
-                    let Some(amount) = amount else {
-                        return Err(invalid(format!(
-                            "--filter {} needs a {} (e.g. {}), or --filter-sweep",
-                            kind.as_str(),
-                            if *kind == Kind::Tenant {
-                                "tenant count"
-                            } else {
-                                "selectivity"
-                            },
-                            if *kind == Kind::Tenant {
-                                "tenant:1000"
-                            } else {
-                                "label:0.01"
-                            }
-                        )));
-                    };
-                    let selectivity = match kind {
-                        Kind::Tenant => 1.0 / amount,
-                        _ => *amount,
-                    };
-                    let field = match kind {
-                        Kind::Label => "label",
-                        Kind::IntRange => "num",
-                        Kind::Tenant => "tenant",
-                    };
-                    if request.args[..j]
-                        .iter()
-                        .any(|a| matches!(a, FilterArg::Generated { kind: k, .. } if k == kind))
-                    {
-                        return Err(invalid(format!(
-                            "--filter {} is given twice",
-                            kind.as_str()
-                        )));
-                    }
-                    let ranking = ranking(
-                        train,
-                        queries,
-                        request.correlation,
-                        request.seed.wrapping_add(j as u64 + 1),
-                    );
-                    let conditions = generated(
-                        &mut attributes,
-                        *kind,
-                        field,
-                        selectivity,
-                        &ranking,
-                        nq,
-                        request.correlation,
-                        &mut rng,
-                    )?;
-                    for (p, c) in predicates.iter_mut().zip(conditions) {
-                        p.all.push(c);
-                    }
-                    names.push(level_name(*kind, selectivity));
-                    target = target.map(|t| t * selectivity);
-                }
-            }
-        }
-        // With independent keys the selectivities multiply; correlated conjunctions only
-        // have a measured selectivity.
-        if request.args.len() > 1 && request.correlation != Correlation::None {
-            target = None;
-        }
-        levels.push(FilterLevel {
-            name: names.join(" AND "),
-            target_selectivity: target,
-            predicates,
-        });
-    }
+        vec![conjunction_level(
+            vectors,
+            request,
+            &mut attributes,
+            &mut rng,
+        )?]
+    };
     // Every literal condition must name an attribute of the right kind.
     for level in &levels {
         if let Some(p) = level.predicates.first() {
@@ -479,5 +378,152 @@ pub fn generate(
     Ok(FilterSetup {
         attributes: std::sync::Arc::new(attributes),
         levels,
+    })
+}
+
+/// The dataset's points and queries, which the generated keys rank.
+#[derive(Clone, Copy)]
+struct Points<'a> {
+    train: &'a Vectors,
+    queries: &'a Vectors,
+}
+
+/// One level per selectivity of the sweep, each on its own field (ranges share `num`).
+fn sweep_levels(
+    Points { train, queries }: Points<'_>,
+    request: &FilterRequest,
+    attributes: &mut Attributes,
+    rng: &mut SplitMix64,
+) -> Result<Vec<FilterLevel>, FilterError> {
+    let [FilterArg::Generated { kind, amount: None }] = request.args.as_slice() else {
+        return Err(invalid(
+            "--filter-sweep takes exactly one --filter kind without a selectivity \
+             (label, int-range or tenant)",
+        ));
+    };
+    let ranking = ranking(train, queries, request.correlation, request.seed);
+    let mut levels = Vec::new();
+    for (i, s) in request.levels.iter().enumerate() {
+        let field = match kind {
+            Kind::IntRange => "num".to_string(),
+            _ => format!("{}_{i}", kind.as_str().replace('-', "_")),
+        };
+        let conditions = generated(
+            attributes,
+            GeneratedField {
+                kind: *kind,
+                field: &field,
+                selectivity: *s,
+            },
+            &ranking,
+            queries.len(),
+            request.correlation,
+            rng,
+        )?;
+        levels.push(FilterLevel {
+            name: level_name(*kind, *s),
+            target_selectivity: Some(*s),
+            predicates: conditions
+                .into_iter()
+                .map(|c| Predicate { all: vec![c] })
+                .collect(),
+        });
+    }
+    Ok(levels)
+}
+
+/// The one level of the `--filter` arguments: every query's predicate is their conjunction.
+fn conjunction_level(
+    Points { train, queries }: Points<'_>,
+    request: &FilterRequest,
+    attributes: &mut Attributes,
+    rng: &mut SplitMix64,
+) -> Result<FilterLevel, FilterError> {
+    if request.args.is_empty() {
+        return Err(invalid("no filter given"));
+    }
+    let nq = queries.len();
+    let mut predicates = vec![Predicate::default(); nq];
+    let mut names = Vec::new();
+    let mut target = Some(1.0);
+    for (j, arg) in request.args.iter().enumerate() {
+        match arg {
+            FilterArg::Literal(c) => {
+                for p in &mut predicates {
+                    p.all.push(c.clone());
+                }
+                names.push(c.to_string());
+                target = None;
+            }
+            FilterArg::Generated { kind, amount } => {
+                let Some(amount) = amount else {
+                    return Err(invalid(format!(
+                        "--filter {} needs a {} (e.g. {}), or --filter-sweep",
+                        kind.as_str(),
+                        if *kind == Kind::Tenant {
+                            "tenant count"
+                        } else {
+                            "selectivity"
+                        },
+                        if *kind == Kind::Tenant {
+                            "tenant:1000"
+                        } else {
+                            "label:0.01"
+                        }
+                    )));
+                };
+                let selectivity = match kind {
+                    Kind::Tenant => 1.0 / amount,
+                    _ => *amount,
+                };
+                let field = match kind {
+                    Kind::Label => "label",
+                    Kind::IntRange => "num",
+                    Kind::Tenant => "tenant",
+                };
+                if request.args[..j]
+                    .iter()
+                    .any(|a| matches!(a, FilterArg::Generated { kind: k, .. } if k == kind))
+                {
+                    return Err(invalid(format!(
+                        "--filter {} is given twice",
+                        kind.as_str()
+                    )));
+                }
+                let ranking = ranking(
+                    train,
+                    queries,
+                    request.correlation,
+                    request.seed.wrapping_add(j as u64 + 1),
+                );
+                let conditions = generated(
+                    attributes,
+                    GeneratedField {
+                        kind: *kind,
+                        field,
+                        selectivity,
+                    },
+                    &ranking,
+                    nq,
+                    request.correlation,
+                    rng,
+                )?;
+                for (p, c) in predicates.iter_mut().zip(conditions) {
+                    p.all.push(c);
+                }
+                names.push(level_name(*kind, selectivity));
+                target = target.map(|t| t * selectivity);
+            }
+        }
+    }
+    // With independent keys the selectivities multiply; correlated conjunctions only
+    // have a measured selectivity.
+    if request.args.len() > 1 && request.correlation != Correlation::None {
+        target = None;
+    }
+    Ok(FilterLevel {
+        name: names.join(" AND "),
+        target_selectivity: target,
+        predicates,
     })
 }

@@ -142,32 +142,7 @@ pub fn entries(text: &str) -> Result<Vec<String>, RunbookError> {
 /// Reads entry `entry` of a big-ann runbook (the only one when `None` and the file has one).
 pub fn parse(text: &str, entry: Option<&str>) -> Result<Runbook, RunbookError> {
     let lines = lines(text)?;
-    let names: Vec<&str> = lines
-        .iter()
-        .filter(|l| l.indent == 0)
-        .map(|l| l.key)
-        .collect();
-    let chosen = match (entry, names.as_slice()) {
-        (Some(e), _) => names
-            .iter()
-            .copied()
-            .find(|n| n.eq_ignore_ascii_case(e))
-            .ok_or_else(|| {
-                invalid(format!(
-                    "no entry `{e}` in this big-ann runbook; it has: {}",
-                    names.join(", ")
-                ))
-            })?,
-        (None, [only]) => only,
-        (None, []) => return Err(invalid("the big-ann runbook has no entries".into())),
-        (None, many) => {
-            return Err(invalid(format!(
-                "the big-ann runbook has {} entries ({}): name one as FILE.yaml#ENTRY",
-                many.len(),
-                many.join(", ")
-            )));
-        }
-    };
+    let chosen = choose_entry(&lines, entry)?;
     // The lines of the chosen entry.
     let start = lines
         .iter()
@@ -177,9 +152,61 @@ pub fn parse(text: &str, entry: Option<&str>) -> Result<Runbook, RunbookError> {
         .iter()
         .take_while(|l| l.indent > 0)
         .collect();
+    let mut operations = operations(&body)?;
+    operations.sort_by_key(|o| o.number);
+    if let Some(w) = operations.windows(2).find(|w| w[0].number == w[1].number) {
+        return Err(invalid(format!("operation {} appears twice", w[0].number)));
+    }
+    let mut steps = Vec::with_capacity(operations.len());
+    for op in &operations {
+        let step = step_of(op, steps.is_empty())?;
+        if steps.is_empty() && !matches!(step, StepSpec::Build { .. }) {
+            return Err(invalid(format!(
+                "operation {} (line {}): the first operation must be an insert",
+                op.number, op.line
+            )));
+        }
+        steps.push(step);
+    }
+    Ok(Runbook {
+        name: chosen.to_string(),
+        steps,
+    })
+}
+
+/// The entry `entry` names (case aside), or the file's only one.
+fn choose_entry<'a>(lines: &[Line<'a>], entry: Option<&str>) -> Result<&'a str, RunbookError> {
+    let names: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.indent == 0)
+        .map(|l| l.key)
+        .collect();
+    match (entry, names.as_slice()) {
+        (Some(e), _) => names
+            .iter()
+            .copied()
+            .find(|n| n.eq_ignore_ascii_case(e))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "no entry `{e}` in this big-ann runbook; it has: {}",
+                    names.join(", ")
+                ))
+            }),
+        (None, [only]) => Ok(*only),
+        (None, []) => Err(invalid("the big-ann runbook has no entries".into())),
+        (None, many) => Err(invalid(format!(
+            "the big-ann runbook has {} entries ({}): name one as FILE.yaml#ENTRY",
+            many.len(),
+            many.join(", ")
+        ))),
+    }
+}
+
+/// The numbered operations of an entry's lines, in file order.
+fn operations(body: &[&Line]) -> Result<Vec<Operation>, RunbookError> {
     let step_indent = body.first().map_or(2, |l| l.indent);
     let mut operations: Vec<Operation> = Vec::new();
-    for line in &body {
+    for line in body {
         if line.indent == step_indent {
             if let Ok(number) = line.key.parse::<u64>() {
                 if !line.value.is_empty() {
@@ -215,82 +242,69 @@ pub fn parse(text: &str, entry: Option<&str>) -> Result<Runbook, RunbookError> {
             )));
         }
     }
-    operations.sort_by_key(|o| o.number);
-    if let Some(w) = operations.windows(2).find(|w| w[0].number == w[1].number) {
-        return Err(invalid(format!("operation {} appears twice", w[0].number)));
-    }
+    Ok(operations)
+}
+
+/// The step an operation maps to; the first insert (`first`: no step yet) is the build.
+fn step_of(op: &Operation, first: bool) -> Result<StepSpec, RunbookError> {
     let row = |v: u64| Position::Row(v);
-    let mut steps = Vec::with_capacity(operations.len());
-    for op in &operations {
-        let kind = op.get("operation").ok_or_else(|| {
-            invalid(format!(
-                "operation {} (line {}) has no `operation`",
-                op.number, op.line
-            ))
-        })?;
-        let step = match kind {
-            "insert" if steps.is_empty() => StepSpec::Build {
+    let kind = op.get("operation").ok_or_else(|| {
+        invalid(format!(
+            "operation {} (line {}) has no `operation`",
+            op.number, op.line
+        ))
+    })?;
+    Ok(match kind {
+        "insert" if first => StepSpec::Build {
+            start: row(op.number_field("start")?),
+            end: row(op.number_field("end")?),
+            cluster: None,
+        },
+        "insert" => StepSpec::Insert {
+            start: row(op.number_field("start")?),
+            end: row(op.number_field("end")?),
+            cluster: None,
+            mode: OpMode::Batch,
+            batch_size: None,
+        },
+        "delete" => StepSpec::Delete {
+            ids: IdSelection::Range {
                 start: row(op.number_field("start")?),
                 end: row(op.number_field("end")?),
-                cluster: None,
             },
-            "insert" => StepSpec::Insert {
-                start: row(op.number_field("start")?),
-                end: row(op.number_field("end")?),
-                cluster: None,
-                mode: OpMode::Batch,
-                batch_size: None,
-            },
-            "delete" => StepSpec::Delete {
-                ids: IdSelection::Range {
-                    start: row(op.number_field("start")?),
-                    end: row(op.number_field("end")?),
-                },
-                mode: OpMode::Batch,
-                batch_size: None,
-            },
-            "replace" => {
-                let (tags, ids) = (
-                    (op.number_field("tags_start")?, op.number_field("tags_end")?),
-                    (op.number_field("ids_start")?, op.number_field("ids_end")?),
-                );
-                if tags.1.checked_sub(tags.0) != ids.1.checked_sub(ids.0) {
-                    return Err(invalid(format!(
-                        "operation {} (line {}): replace of {}..{} tags with {}..{} ids: the \
-                         ranges must have the same length",
-                        op.number, op.line, tags.0, tags.1, ids.0, ids.1
-                    )));
-                }
-                StepSpec::Update {
-                    ids: IdSelection::Range {
-                        start: row(tags.0),
-                        end: row(tags.1),
-                    },
-                    from: row(ids.0),
-                    mode: OpMode::Batch,
-                    batch_size: None,
-                }
-            }
-            "search" => StepSpec::Search,
-            other => {
+            mode: OpMode::Batch,
+            batch_size: None,
+        },
+        "replace" => {
+            let (tags, ids) = (
+                (op.number_field("tags_start")?, op.number_field("tags_end")?),
+                (op.number_field("ids_start")?, op.number_field("ids_end")?),
+            );
+            if tags.1.checked_sub(tags.0) != ids.1.checked_sub(ids.0) {
                 return Err(invalid(format!(
-                    "operation {} (line {}): unknown operation `{other}` (big-ann's are \
-                     insert, delete, replace and search)",
-                    op.number, op.line
+                    "operation {} (line {}): replace of {}..{} tags with {}..{} ids: the \
+                     ranges must have the same length",
+                    op.number, op.line, tags.0, tags.1, ids.0, ids.1
                 )));
             }
-        };
-        if steps.is_empty() && !matches!(step, StepSpec::Build { .. }) {
+            StepSpec::Update {
+                ids: IdSelection::Range {
+                    start: row(tags.0),
+                    end: row(tags.1),
+                },
+                from: row(ids.0),
+                mode: OpMode::Batch,
+                batch_size: None,
+            }
+        }
+        "search" => StepSpec::Search,
+        other => {
             return Err(invalid(format!(
-                "operation {} (line {}): the first operation must be an insert",
+                "operation {} (line {}): unknown operation `{other}` (big-ann's are \
+                 insert, delete, replace and search)",
                 op.number, op.line
             )));
         }
-        steps.push(step);
-    }
-    Ok(Runbook {
-        name: chosen.to_string(),
-        steps,
     })
 }
 

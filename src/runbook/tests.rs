@@ -1,6 +1,7 @@
 //! Unit tests of the parent module.
 
 use super::*;
+use crate::types::PointId;
 
 fn parse(text: &str) -> Runbook {
     Runbook::parse_toml(text).unwrap()
