@@ -148,7 +148,7 @@ pub fn score_query_marking(
     let distance_forms = QueryQuality {
         had_duplicates,
         short,
-        ..distance_forms(&answer, gt_d, k)
+        ..ann_distance_forms(&answer, gt_d, k)
     };
 
     let r = relevant.min(depth);
@@ -199,7 +199,7 @@ pub fn score_query_marking(
 
 /// ann-benchmarks' forms of one query (they depend on K only, not on r): the distance
 /// recalls and both sums of `rel`, over the first min(K, depth) positions of the truth `gt_d`.
-fn distance_forms(answer: &[Option<f32>], gt_d: &[f32], k: usize) -> QueryQuality {
+fn ann_distance_forms(answer: &[Option<f32>], gt_d: &[f32], k: usize) -> QueryQuality {
     let m = k.min(gt_d.len());
     let (recall_distance, recall_epsilon, recall_large_epsilon) = if m == 0 {
         (0.0, 0.0, 0.0)
