@@ -56,27 +56,7 @@ impl BuildParams {
         let m = m.unwrap_or(16);
         let ef_construction = ef_construction.unwrap_or(64);
         if index == IndexKind::Hnsw {
-            if !HNSW_M.contains(&m) {
-                return Err(bad_param(
-                    "m",
-                    format!("{m} is outside pgvector's range 2..=100"),
-                ));
-            }
-            if !HNSW_EF_CONSTRUCTION.contains(&ef_construction) {
-                return Err(bad_param(
-                    "ef_construction",
-                    format!("{ef_construction} is outside pgvector's range 4..=1000"),
-                ));
-            }
-            if ef_construction < 2 * m {
-                return Err(bad_param(
-                    "ef_construction",
-                    format!(
-                        "pgvector needs ef_construction >= 2 * m ({ef_construction} < {})",
-                        2 * m
-                    ),
-                ));
-            }
+            check_hnsw_params(m, ef_construction)?;
         }
         if let Some(l) = lists
             && !IVFFLAT_LISTS.contains(&l)
@@ -159,6 +139,33 @@ impl BuildParams {
         );
         Value::Object(m)
     }
+}
+
+/// An HNSW index's `m` and `ef_construction` within pgvector's ranges, and
+/// `ef_construction >= 2 * m` as pgvector requires.
+fn check_hnsw_params(m: u64, ef_construction: u64) -> EngineResult<()> {
+    if !HNSW_M.contains(&m) {
+        return Err(bad_param(
+            "m",
+            format!("{m} is outside pgvector's range 2..=100"),
+        ));
+    }
+    if !HNSW_EF_CONSTRUCTION.contains(&ef_construction) {
+        return Err(bad_param(
+            "ef_construction",
+            format!("{ef_construction} is outside pgvector's range 4..=1000"),
+        ));
+    }
+    if ef_construction < 2 * m {
+        return Err(bad_param(
+            "ef_construction",
+            format!(
+                "pgvector needs ef_construction >= 2 * m ({ef_construction} < {})",
+                2 * m
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Parsed search parameters; `None` leaves the server's setting at its default.

@@ -17,30 +17,7 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
         Some(u) => (u.to_string(), false),
         None => (LOCAL_SERVER.start()?, true),
     };
-    let mut config = Config::from_str(&url).map_err(|e| {
-        EngineError::bad_param(
-            ENGINE,
-            "url",
-            format!(
-                "`{}` is not a PostgreSQL URL ({e}); expected postgres://USER@HOST:PORT/DATABASE",
-                crate::secret::redact(&url)
-            ),
-        )
-    })?;
-    // The API key option doubles as the password, so that it never has to appear in a URL.
-    if config.get_password().is_none()
-        && let Some(key) = &opts.api_key
-    {
-        config.password(key.as_str());
-    }
-    let connect_timeout = if opts.timeout.is_zero() {
-        DEFAULT_CONNECT_TIMEOUT
-    } else {
-        opts.timeout.min(MAX_CONNECT_TIMEOUT)
-    };
-    config
-        .connect_timeout(connect_timeout)
-        .application_name("ragdbeval");
+    let config = client_config(&url, opts)?;
     let target = describe_target(&config);
 
     let mut client = connect_within(&config).map_err(|e| EngineError::Unreachable {
@@ -52,32 +29,7 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
             LOCAL_SERVER.hint()
         ),
     })?;
-    client
-        .batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
-        .map_err(|e| {
-            EngineError::op(
-                ENGINE,
-                "open",
-                format!(
-                    "the pgvector extension is not available in this database ({}); \
-                     install pgvector or use scripts/servers/pgvector.sh start",
-                    pg_message(&e)
-                ),
-            )
-        })?;
-    let row = client
-        .query_one(
-            "SELECT current_setting('server_version'), \
-             (SELECT extversion FROM pg_extension WHERE extname = 'vector')",
-            &[],
-        )
-        .map_err(|e| EngineError::op(ENGINE, "open", pg_message(&e)))?;
-    let server_version: String = row.try_get(0).unwrap_or_default();
-    let vector_version: Option<String> = row.try_get(1).unwrap_or_default();
-    let version = format!(
-        "PostgreSQL {server_version}, pgvector {}",
-        vector_version.as_deref().unwrap_or("?")
-    );
+    let version = ensure_extension(&mut client)?;
     let server_pid = opts
         .server_pid
         .or_else(|| detect_server_pid(&mut client, &config));
@@ -119,6 +71,68 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
         .map_err(|e| engine.fail("open", e))?;
     engine.put_conn(conn);
     Ok(Box::new(engine))
+}
+
+/// The client configuration for `url`: the API key as the password (unless the URL has
+/// one) and the connect timeout from `--timeout`.
+fn client_config(url: &str, opts: &ConnectOptions) -> EngineResult<Config> {
+    let mut config = Config::from_str(url).map_err(|e| {
+        EngineError::bad_param(
+            ENGINE,
+            "url",
+            format!(
+                "`{}` is not a PostgreSQL URL ({e}); expected postgres://USER@HOST:PORT/DATABASE",
+                crate::secret::redact(url)
+            ),
+        )
+    })?;
+    // The API key option doubles as the password, so that it never has to appear in a URL.
+    if config.get_password().is_none()
+        && let Some(key) = &opts.api_key
+    {
+        config.password(key.as_str());
+    }
+    let connect_timeout = if opts.timeout.is_zero() {
+        DEFAULT_CONNECT_TIMEOUT
+    } else {
+        opts.timeout.min(MAX_CONNECT_TIMEOUT)
+    };
+    config
+        .connect_timeout(connect_timeout)
+        .application_name("ragdbeval");
+    Ok(config)
+}
+
+/// Creates the `vector` extension if the database lacks it, and says which PostgreSQL and
+/// pgvector versions answer.
+fn ensure_extension(client: &mut Client) -> EngineResult<String> {
+    client
+        .batch_execute("CREATE EXTENSION IF NOT EXISTS vector")
+        .map_err(|e| {
+            EngineError::op(
+                ENGINE,
+                "open",
+                format!(
+                    "the pgvector extension is not available in this database ({}); \
+                     install pgvector or use scripts/servers/pgvector.sh start",
+                    pg_message(&e)
+                ),
+            )
+        })?;
+    let row = client
+        .query_one(
+            "SELECT current_setting('server_version'), \
+             (SELECT extversion FROM pg_extension WHERE extname = 'vector')",
+            &[],
+        )
+        .map_err(|e| EngineError::op(ENGINE, "open", pg_message(&e)))?;
+    let server_version: String = row.try_get(0).unwrap_or_default();
+    let vector_version: Option<String> = row.try_get(1).unwrap_or_default();
+    let version = format!(
+        "PostgreSQL {server_version}, pgvector {}",
+        vector_version.as_deref().unwrap_or("?")
+    );
+    Ok(version)
 }
 
 /// The local server `scripts/servers/pgvector.sh` starts.

@@ -227,96 +227,10 @@ impl BuildSettings {
             return Err(SettingsError::new("ef_construct", "must be at least 4"));
         }
 
-        let indexing_threshold = match params.get_u64("indexing_threshold")? {
-            Some(kb) => Threshold {
-                kb,
-                origin: Origin::User,
-            },
-            None => Threshold {
-                kb: derived_indexing_threshold(expected_points, dim),
-                origin: Origin::Derived,
-            },
-        };
-        // A Qdrant server refuses a full-scan threshold below 10 KB at collection creation
-        // (its request validation). The engine in-process takes any, but both targets keep
-        // the server's minimum so that the same settings behave the same on both (a segment
-        // under it is scanned exactly on either). Derived values are raised to it; a user's
-        // below it is refused before anything is built or sent.
-        let minimum = QDRANT_SERVER_MIN_FULL_SCAN_THRESHOLD_KB;
-        let full_scan_threshold = match params.get_u64("full_scan_threshold")? {
-            Some(kb) if kb < minimum => {
-                return Err(SettingsError::new(
-                    "full_scan_threshold",
-                    format!(
-                        "{kb} KB is below Qdrant's minimum of {minimum} KB (a server refuses it)"
-                    ),
-                ));
-            }
-            Some(kb) => Threshold {
-                kb,
-                origin: Origin::User,
-            },
-            None => Threshold {
-                kb: derived_full_scan_threshold(indexing_threshold.kb),
-                origin: Origin::Derived,
-            },
-        };
-
-        let quantization = match params
-            .get_str("quantization")?
-            .unwrap_or("none")
-            .to_ascii_lowercase()
-            .as_str()
-        {
-            "none" => Quantization::None,
-            "int8" | "scalar" => Quantization::Int8,
-            "binary" => Quantization::Binary,
-            "product" | "pq" => Quantization::Product(match params.get("pq_compression") {
-                Some(value) => PqCompression::parse(value)?,
-                None => PqCompression::X16,
-            }),
-            other => {
-                return Err(SettingsError::new(
-                    "quantization",
-                    format!(
-                        "must be none, int8 (or scalar), binary or product (or pq), got `{other}`"
-                    ),
-                ));
-            }
-        };
-        // A setting that would have no effect is refused rather than recorded as if it had.
-        if params.contains_key("pq_compression")
-            && !matches!(quantization, Quantization::Product(_))
-        {
-            return Err(SettingsError::new(
-                "pq_compression",
-                "only applies with quantization = product",
-            ));
-        }
-        let quantization_always_ram = params.get_bool("quantization_always_ram")?;
-        if quantization_always_ram.is_some() && quantization == Quantization::None {
-            return Err(SettingsError::new(
-                "quantization_always_ram",
-                "only applies with quantization = int8, binary or product",
-            ));
-        }
-
-        let datatype = match params.get_str("datatype")? {
-            None => None,
-            Some(name) => match name.parse::<ElementType>() {
-                Ok(t @ (ElementType::Float32 | ElementType::Uint8 | ElementType::Float16)) => {
-                    Some(t)
-                }
-                _ => {
-                    return Err(SettingsError::new(
-                        "datatype",
-                        format!(
-                            "must be float32, uint8 or float16 (Qdrant's datatypes), got `{name}`"
-                        ),
-                    ));
-                }
-            },
-        };
+        let (indexing_threshold, full_scan_threshold) =
+            parse_thresholds(params, expected_points, dim)?;
+        let (quantization, quantization_always_ram) = parse_quantization(params)?;
+        let datatype = parse_datatype(params)?;
 
         Ok(BuildSettings {
             target,
@@ -430,4 +344,103 @@ pub(super) fn get_u32_min1(params: &ParamMap, name: &str) -> Result<Option<u32>,
             )),
         },
     }
+}
+
+/// The indexing and full-scan thresholds: the user's, else derived from the collection's
+/// `expected_points` and `dim`.
+fn parse_thresholds(
+    params: &ParamMap,
+    expected_points: usize,
+    dim: usize,
+) -> Result<(Threshold, Threshold), SettingsError> {
+    let indexing_threshold = match params.get_u64("indexing_threshold")? {
+        Some(kb) => Threshold {
+            kb,
+            origin: Origin::User,
+        },
+        None => Threshold {
+            kb: derived_indexing_threshold(expected_points, dim),
+            origin: Origin::Derived,
+        },
+    };
+    // A Qdrant server refuses a full-scan threshold below 10 KB at collection creation
+    // (its request validation). The engine in-process takes any, but both targets keep
+    // the server's minimum so that the same settings behave the same on both (a segment
+    // under it is scanned exactly on either). Derived values are raised to it; a user's
+    // below it is refused before anything is built or sent.
+    let minimum = QDRANT_SERVER_MIN_FULL_SCAN_THRESHOLD_KB;
+    let full_scan_threshold = match params.get_u64("full_scan_threshold")? {
+        Some(kb) if kb < minimum => {
+            return Err(SettingsError::new(
+                "full_scan_threshold",
+                format!("{kb} KB is below Qdrant's minimum of {minimum} KB (a server refuses it)"),
+            ));
+        }
+        Some(kb) => Threshold {
+            kb,
+            origin: Origin::User,
+        },
+        None => Threshold {
+            kb: derived_full_scan_threshold(indexing_threshold.kb),
+            origin: Origin::Derived,
+        },
+    };
+    Ok((indexing_threshold, full_scan_threshold))
+}
+
+/// The quantization and whether its vectors stay in RAM; a setting that only applies to
+/// another quantization is refused.
+fn parse_quantization(params: &ParamMap) -> Result<(Quantization, Option<bool>), SettingsError> {
+    let quantization = match params
+        .get_str("quantization")?
+        .unwrap_or("none")
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "none" => Quantization::None,
+        "int8" | "scalar" => Quantization::Int8,
+        "binary" => Quantization::Binary,
+        "product" | "pq" => Quantization::Product(match params.get("pq_compression") {
+            Some(value) => PqCompression::parse(value)?,
+            None => PqCompression::X16,
+        }),
+        other => {
+            return Err(SettingsError::new(
+                "quantization",
+                format!("must be none, int8 (or scalar), binary or product (or pq), got `{other}`"),
+            ));
+        }
+    };
+    // A setting that would have no effect is refused rather than recorded as if it had.
+    if params.contains_key("pq_compression") && !matches!(quantization, Quantization::Product(_)) {
+        return Err(SettingsError::new(
+            "pq_compression",
+            "only applies with quantization = product",
+        ));
+    }
+    let quantization_always_ram = params.get_bool("quantization_always_ram")?;
+    if quantization_always_ram.is_some() && quantization == Quantization::None {
+        return Err(SettingsError::new(
+            "quantization_always_ram",
+            "only applies with quantization = int8, binary or product",
+        ));
+    }
+    Ok((quantization, quantization_always_ram))
+}
+
+/// The stored datatype the user asked for, if any.
+fn parse_datatype(params: &ParamMap) -> Result<Option<ElementType>, SettingsError> {
+    let datatype = match params.get_str("datatype")? {
+        None => None,
+        Some(name) => match name.parse::<ElementType>() {
+            Ok(t @ (ElementType::Float32 | ElementType::Uint8 | ElementType::Float16)) => Some(t),
+            _ => {
+                return Err(SettingsError::new(
+                    "datatype",
+                    format!("must be float32, uint8 or float16 (Qdrant's datatypes), got `{name}`"),
+                ));
+            }
+        },
+    };
+    Ok(datatype)
 }

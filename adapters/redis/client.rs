@@ -16,11 +16,6 @@ impl RedisEngine {
             None => LOCAL_SERVER.start()?,
         };
         let target = redact(&url);
-        let unreachable = |message: String| EngineError::Unreachable {
-            engine: ENGINE.into(),
-            target: target.clone(),
-            message,
-        };
         let mut info = redis::IntoConnectionInfo::into_connection_info(url.as_str()).map_err(|e| {
             EngineError::bad_param(
                 ENGINE,
@@ -32,14 +27,7 @@ impl RedisEngine {
             let settings = info.redis_settings().clone().set_password(key);
             info = info.set_redis_settings(settings);
         }
-        let local = match info.addr() {
-            ConnectionAddr::Tcp(host, _) | ConnectionAddr::TcpTls { host, .. } => {
-                matches!(host.as_str(), "127.0.0.1" | "localhost" | "::1" | "[::1]")
-            }
-            ConnectionAddr::Unix(_) => true,
-            // The enum is non-exhaustive: an unknown transport is not assumed local.
-            _ => false,
-        };
+        let local = is_local(info.addr());
         let client = Client::open(info)
             .map_err(|e| EngineError::bad_param(ENGINE, "url", format!("`{target}`: {e}")))?;
         let timeout = if opts.timeout.is_zero() {
@@ -54,34 +42,7 @@ impl RedisEngine {
             connect_timeout: timeout.min(MAX_CONNECT_TIMEOUT),
         };
 
-        let (server_info, has_vadd) = pool
-            .with(|con| {
-                redis::cmd("PING").query::<Value>(con)?;
-                let server_info = redis::cmd("INFO").arg("server").query::<Value>(con)?;
-                let vadd = redis::cmd("COMMAND")
-                    .arg("INFO")
-                    .arg("VADD")
-                    .query::<Value>(con)?;
-                Ok((server_info, vadd))
-            })
-            .map_err(|e| {
-                if e.is_timeout() {
-                    // The socket's EAGAIN says "resource temporarily unavailable": say what
-                    // it means.
-                    unreachable(format!(
-                        "no answer within {timeout:?} (--timeout); is it a Redis server, and \
-                         is it running?"
-                    ))
-                } else if broken(&e) || e.code().is_none() {
-                    unreachable(format!(
-                        "{}; {}",
-                        crate::engine::worded_connection_failure(&e.to_string()),
-                        LOCAL_SERVER.hint()
-                    ))
-                } else {
-                    EngineError::op(ENGINE, "connect", e)
-                }
-            })?;
+        let (server_info, has_vadd) = probe(&pool, &target)?;
         let server_info = parse_info(&value_text(&server_info));
         let version = server_info
             .get("redis_version")
@@ -333,4 +294,53 @@ impl RedisEngine {
             .map_err(|e| self.error("INFO", e))?;
         Ok(parse_info(&value_text(&reply)))
     }
+}
+
+/// Whether the server is on this machine (its process can then be found and measured).
+fn is_local(addr: &ConnectionAddr) -> bool {
+    match addr {
+        ConnectionAddr::Tcp(host, _) | ConnectionAddr::TcpTls { host, .. } => {
+            matches!(host.as_str(), "127.0.0.1" | "localhost" | "::1" | "[::1]")
+        }
+        ConnectionAddr::Unix(_) => true,
+        // The enum is non-exhaustive: an unknown transport is not assumed local.
+        _ => false,
+    }
+}
+
+/// Pings the server and asks for its `INFO server` and `COMMAND INFO VADD`; no answer, or a
+/// lost connection, is `Unreachable`.
+fn probe(pool: &Pool, target: &str) -> EngineResult<(Value, Value)> {
+    let timeout = pool.timeout;
+    let unreachable = |message: String| EngineError::Unreachable {
+        engine: ENGINE.into(),
+        target: target.to_string(),
+        message,
+    };
+    pool.with(|con| {
+        redis::cmd("PING").query::<Value>(con)?;
+        let server_info = redis::cmd("INFO").arg("server").query::<Value>(con)?;
+        let vadd = redis::cmd("COMMAND")
+            .arg("INFO")
+            .arg("VADD")
+            .query::<Value>(con)?;
+        Ok((server_info, vadd))
+    })
+    .map_err(|e| {
+        if e.is_timeout() {
+            // The socket's EAGAIN says "resource temporarily unavailable": say what it means.
+            unreachable(format!(
+                "no answer within {timeout:?} (--timeout); is it a Redis server, and is it \
+                 running?"
+            ))
+        } else if broken(&e) || e.code().is_none() {
+            unreachable(format!(
+                "{}; {}",
+                crate::engine::worded_connection_failure(&e.to_string()),
+                LOCAL_SERVER.hint()
+            ))
+        } else {
+            EngineError::op(ENGINE, "connect", e)
+        }
+    })
 }

@@ -157,32 +157,7 @@ pub(super) fn knn_counted(
     };
 
     // One state per query block: its (centred) queries and the candidates kept so far.
-    let mut states: Vec<QueryBlock> = queries
-        .chunks(qblock * dim)
-        .map(|qs| {
-            // The scoring sees centred queries; the exact re-rank below uses the originals.
-            let scored = match centre {
-                Some(_) => {
-                    let mut centred = Vec::with_capacity(qs.len());
-                    for q in qs.chunks_exact(dim) {
-                        push_centred(&mut centred, q, centre);
-                    }
-                    centred
-                }
-                None => qs.to_vec(),
-            };
-            let norms2: Vec<f64> = scored.chunks_exact(dim).map(norm2).collect();
-            let tops = norms2
-                .iter()
-                .map(|q2| TopBuffer::new(k, bounds.slack_for(*q2)))
-                .collect();
-            QueryBlock {
-                packed: PackedQueries::new(&scored, dim),
-                norms2,
-                tops,
-            }
-        })
-        .collect();
+    let mut states = query_blocks(queries, dim, qblock, k, centre, &bounds);
 
     // The base is packed one chunk at a time (its norms summed by the packing) and every
     // query block scans the chunk before the next is packed: each base row is read (from
@@ -236,6 +211,60 @@ pub(super) fn knn_counted(
     // Exact re-ranking of every kept candidate, on the original vectors, in base order: a
     // mapped base is then swept forward once (read-ahead helps) instead of being faulted in
     // at random, which under memory pressure re-reads far more than it uses.
+    let pairs = candidate_pairs(states, qblock, one_thread);
+    let exact = exact_distances(base, queries, distance, &pairs, min_len);
+    let reranked = pairs.len();
+    let gt = best_per_query(base, &pairs, &exact, nq, k, min_len);
+    (gt, reranked)
+}
+
+/// One state per query block of `qblock` queries: the queries as the scoring sees them
+/// (centred on `centre`, if any) and an empty candidate buffer per query.
+#[inline]
+fn query_blocks(
+    queries: &[f32],
+    dim: usize,
+    qblock: usize,
+    k: usize,
+    centre: Option<&[f32]>,
+    bounds: &ErrorBounds,
+) -> Vec<QueryBlock> {
+    queries
+        .chunks(qblock * dim)
+        .map(|qs| {
+            // The scoring sees centred queries; the exact re-rank below uses the originals.
+            let scored = match centre {
+                Some(_) => {
+                    let mut centred = Vec::with_capacity(qs.len());
+                    for q in qs.chunks_exact(dim) {
+                        push_centred(&mut centred, q, centre);
+                    }
+                    centred
+                }
+                None => qs.to_vec(),
+            };
+            let norms2: Vec<f64> = scored.chunks_exact(dim).map(norm2).collect();
+            let tops = norms2
+                .iter()
+                .map(|q2| TopBuffer::new(k, bounds.slack_for(*q2)))
+                .collect();
+            QueryBlock {
+                packed: PackedQueries::new(&scored, dim),
+                norms2,
+                tops,
+            }
+        })
+        .collect()
+}
+
+/// Every kept candidate as (base entry, query), in base order; the query blocks are freed
+/// before the sort.
+#[inline]
+fn candidate_pairs(
+    mut states: Vec<QueryBlock>,
+    qblock: usize,
+    one_thread: bool,
+) -> Vec<(u32, u32)> {
     let mut pairs: Vec<(u32, u32)> = Vec::new(); // (base entry, query)
     for (b, state) in states.iter_mut().enumerate() {
         for (qi, top) in state.tops.iter_mut().enumerate() {
@@ -249,7 +278,20 @@ pub(super) fn knn_counted(
     } else {
         pairs.par_sort_unstable();
     }
-    let exact: Vec<f32> = pairs
+    pairs
+}
+
+/// The exact distance of each (base entry, query) pair, on the original vectors.
+#[inline]
+fn exact_distances(
+    base: &Base<'_>,
+    queries: &[f32],
+    distance: Distance,
+    pairs: &[(u32, u32)],
+    min_len: usize,
+) -> Vec<f32> {
+    let dim = base.dim();
+    pairs
         .par_iter()
         .enumerate()
         .with_min_len(min_len)
@@ -267,11 +309,24 @@ pub(super) fn knn_counted(
                 base.vector(entry as usize),
             )
         })
-        .collect();
+        .collect()
+}
+
+/// The k best of each query's re-ranked candidates, by (distance, id); slots beyond a
+/// query's candidates stay `PointId::MAX` at infinity.
+#[inline]
+fn best_per_query(
+    base: &Base<'_>,
+    pairs: &[(u32, u32)],
+    exact: &[f32],
+    nq: usize,
+    k: usize,
+    min_len: usize,
+) -> GroundTruth {
     // Grouped by query (a counting sort), then each query's candidates sorted by
     // (distance, id).
     let mut starts = vec![0usize; nq + 1];
-    for &(_, q) in &pairs {
+    for &(_, q) in pairs {
         starts[q as usize + 1] += 1;
     }
     for q in 0..nq {
@@ -279,12 +334,11 @@ pub(super) fn knn_counted(
     }
     let mut by_query: Vec<(f32, PointId)> = vec![(0.0, 0); pairs.len()];
     let mut fill = starts.clone();
-    for (&(entry, q), &d) in pairs.iter().zip(&exact) {
+    for (&(entry, q), &d) in pairs.iter().zip(exact) {
         let slot = &mut fill[q as usize];
         by_query[*slot] = (d, base.id(entry as usize));
         *slot += 1;
     }
-    let reranked = pairs.len();
     let mut per_query: Vec<&mut [(f32, PointId)]> = Vec::with_capacity(nq);
     let mut rest = by_query.as_mut_slice();
     for q in 0..nq {
@@ -305,10 +359,9 @@ pub(super) fn knn_counted(
                 dists_out[slot] = *d;
             }
         });
-    let gt = GroundTruth {
+    GroundTruth {
         k,
         ids,
         distances: dists,
-    };
-    (gt, reranked)
+    }
 }

@@ -274,19 +274,29 @@ fn f64_tolerance(distance: Distance, dim: usize, query: &[f32], base: &[f32], kt
     }
 }
 
-/// Asserts that `gt` is the exact top-k of `queries` over `base` (row r has id `ids[r]`);
-/// panics with the number of top-k entries that differ from brute force.
-#[allow(clippy::too_many_arguments)] // the case under test, spelled out
-fn assert_exact(
-    label: &str,
+/// A case under test: the `k` nearest of `queries` under `distance` over `base` (`dim`
+/// values a row), whose row r has id `ids[r]`.
+#[derive(Clone, Copy)]
+struct Case<'a> {
     distance: Distance,
-    base: &[f32],
-    ids: &[PointId],
+    base: &'a [f32],
+    ids: &'a [PointId],
     dim: usize,
-    queries: &[f32],
+    queries: &'a [f32],
     k: usize,
-    gt: &GroundTruth,
-) {
+}
+
+/// Asserts that `gt` is the exact top-k of the case's queries over its base; panics with
+/// the number of top-k entries that differ from brute force.
+fn assert_exact(label: &str, case: Case<'_>, gt: &GroundTruth) {
+    let Case {
+        distance,
+        base,
+        ids,
+        dim,
+        queries,
+        k,
+    } = case;
     let nq = queries.len() / dim;
     assert_eq!(gt.queries(), nq, "{label}");
     // 1. Equal to the f32 brute force.
@@ -379,7 +389,15 @@ fn run_exact(label: &str, distance: Distance, base: &[f32], dim: usize, queries:
         dim,
     };
     let gt = exact_knn(&set, queries, distance, k, &|_| {});
-    assert_exact(label, distance, base, &ids, dim, queries, k, &gt);
+    let case = Case {
+        distance,
+        base,
+        ids: &ids,
+        dim,
+        queries,
+        k,
+    };
+    assert_exact(label, case, &gt);
 }
 
 const METRICS: [Distance; 3] = [Distance::Euclidean, Distance::Angular, Distance::Dot];
@@ -485,7 +503,15 @@ fn exact_on_offset_row_selection() {
             dim,
         };
         let gt = exact_knn_rows(&selection, &queries, d, 10, &|_| {});
-        assert_exact(&format!("rows {d}"), d, &copy, &ids, dim, &queries, 10, &gt);
+        let case = Case {
+            distance: d,
+            base: &copy,
+            ids: &ids,
+            dim,
+            queries: &queries,
+            k: 10,
+        };
+        assert_exact(&format!("rows {d}"), case, &gt);
     }
 }
 
@@ -601,7 +627,15 @@ fn exact_on_many_random_datasets() {
                 dim,
             };
             let gt = exact_knn_rows(&selection, &queries, distance, k, &|_| {});
-            assert_exact(&label, distance, &copy, &ids, dim, &queries, k, &gt);
+            let case = Case {
+                distance,
+                base: &copy,
+                ids: &ids,
+                dim,
+                queries: &queries,
+                k,
+            };
+            assert_exact(&label, case, &gt);
         } else {
             run_exact(&label, distance, &base, dim, &queries, k);
         }
@@ -704,16 +738,15 @@ fn exact_when_larger_norms_come_in_later_chunks() {
         },
         &|_| {},
     );
-    assert_exact(
-        "late norms",
-        Distance::Dot,
-        &base,
-        &ids,
+    let case = Case {
+        distance: Distance::Dot,
+        base: &base,
+        ids: &ids,
         dim,
-        &queries,
-        10,
-        &gt,
-    );
+        queries: &queries,
+        k: 10,
+    };
+    assert_exact("late norms", case, &gt);
 }
 
 #[test]
@@ -744,15 +777,14 @@ fn groups_on_a_sampled_centre_are_exact() {
             dim,
         };
         let gt = exact_knn_rows_group(&selection, &queries, *d, 10, &centre, &mut scratch);
-        assert_exact(
-            &format!("group {d}"),
-            *d,
-            &copy,
-            &ids,
+        let case = Case {
+            distance: *d,
+            base: &copy,
+            ids: &ids,
             dim,
-            &queries,
-            10,
-            &gt,
-        );
+            queries: &queries,
+            k: 10,
+        };
+        assert_exact(&format!("group {d}"), case, &gt);
     }
 }

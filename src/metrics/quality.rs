@@ -145,35 +145,10 @@ pub fn score_query_marking(
     let available = if depth < input.gt_ids.len() { depth } else { k };
     let short = seen.len() < k.min(available);
 
-    // ann-benchmarks' forms depend on K only, not on r.
-    let m = k.min(depth);
-    let (recall_distance, recall_epsilon, recall_large_epsilon) = if m == 0 {
-        (0.0, 0.0, 0.0)
-    } else {
-        // Thresholds in f64, as numpy computes them from a float32 distance.
-        let kth = f64::from(gt_d[m - 1]);
-        (
-            recall_within(&answer, m, kth + DISTANCE_EPSILON_F64),
-            recall_within(&answer, m, kth * (1.0 + RECALL_EPSILON)),
-            recall_within(&answer, m, kth * (1.0 + RECALL_LARGE_EPSILON)),
-        )
-    };
-    let returned_distance_sum: f64 = (0..m)
-        .map(|i| match answer.get(i) {
-            Some(Some(d)) if !d.is_nan() => f64::from(*d),
-            _ => f64::INFINITY,
-        })
-        .sum();
-    let true_distance_sum: f64 = gt_d[..m].iter().map(|d| f64::from(*d)).sum();
     let distance_forms = QueryQuality {
-        recall_distance,
-        recall_epsilon,
-        recall_large_epsilon,
-        returned_distance_sum,
-        true_distance_sum,
         had_duplicates,
         short,
-        ..QueryQuality::default()
+        ..ann_distance_forms(&answer, gt_d, k)
     };
 
     let r = relevant.min(depth);
@@ -185,40 +160,14 @@ pub fn score_query_marking(
         ..distance_forms
     };
 
-    // The relevant set R (module doc): points strictly closer than b are in; the r − (their
-    // count) remaining slots go to tie partners at b, returned ones first.
-    let boundary = gt_d[r - 1];
-    // Truth entries within the boundary, sorted by id for lookup; the flag: strictly closer.
-    let within_boundary = gt_d.partition_point(|d| *d <= boundary);
-    let mut pool: Vec<(PointId, bool)> = gt_ids[..within_boundary]
-        .iter()
-        .zip(gt_d)
-        .map(|(id, d)| (*id, *d < boundary))
-        .collect();
-    pool.sort_unstable_by_key(|p| p.0);
-    let strictly_closer = gt_d[..r].iter().filter(|d| **d < boundary).count();
-    let mut tie_slots = r - strictly_closer;
-
+    let mut relevant_set = RelevantSet::new(gt_ids, gt_d, r);
     let mut hits = 0usize;
     let mut first_rank = None;
     let mut dcg = 0.0f64;
     let mut precision_sum = 0.0f64;
     for (pos, (id, d)) in input.returned_ids.iter().zip(&answer).enumerate() {
         let Some(d) = d else { continue };
-        let is_relevant = match pool.binary_search_by_key(id, |p| p.0) {
-            Ok(i) if pool[i].1 => true,
-            // A tie partner: a listed one, or one beyond the truth's depth.
-            found => {
-                let partner = found.is_ok() || *d <= boundary;
-                if partner && tie_slots > 0 {
-                    tie_slots -= 1;
-                    true
-                } else {
-                    false
-                }
-            }
-        };
-        if is_relevant {
+        if relevant_set.admits(*id, *d) {
             mark(pos);
             hits += 1;
             first_rank.get_or_insert(pos + 1);
@@ -245,6 +194,88 @@ pub fn score_query_marking(
         average_precision: precision_sum / r as f64,
         hit: hits > 0,
         ..distance_forms
+    }
+}
+
+/// ann-benchmarks' forms of one query (they depend on K only, not on r): the distance
+/// recalls and both sums of `rel`, over the first min(K, depth) positions of the truth `gt_d`.
+fn ann_distance_forms(answer: &[Option<f32>], gt_d: &[f32], k: usize) -> QueryQuality {
+    let m = k.min(gt_d.len());
+    let (recall_distance, recall_epsilon, recall_large_epsilon) = if m == 0 {
+        (0.0, 0.0, 0.0)
+    } else {
+        // Thresholds in f64, as numpy computes them from a float32 distance.
+        let kth = f64::from(gt_d[m - 1]);
+        (
+            recall_within(answer, m, kth + DISTANCE_EPSILON_F64),
+            recall_within(answer, m, kth * (1.0 + RECALL_EPSILON)),
+            recall_within(answer, m, kth * (1.0 + RECALL_LARGE_EPSILON)),
+        )
+    };
+    let returned_distance_sum: f64 = (0..m)
+        .map(|i| match answer.get(i) {
+            Some(Some(d)) if !d.is_nan() => f64::from(*d),
+            _ => f64::INFINITY,
+        })
+        .sum();
+    let true_distance_sum: f64 = gt_d[..m].iter().map(|d| f64::from(*d)).sum();
+    QueryQuality {
+        recall_distance,
+        recall_epsilon,
+        recall_large_epsilon,
+        returned_distance_sum,
+        true_distance_sum,
+        ..QueryQuality::default()
+    }
+}
+
+/// The relevant set R of one query (module doc): points strictly closer than the boundary b
+/// (the r-th true distance) are in; the r − (their count) remaining slots go to tie partners
+/// at b, returned ones first.
+struct RelevantSet {
+    boundary: f32,
+    /// Truth entries within the boundary, sorted by id for lookup; the flag: strictly closer.
+    pool: Vec<(PointId, bool)>,
+    /// Slots left for tie partners.
+    tie_slots: usize,
+}
+
+impl RelevantSet {
+    /// R for the truth `gt_ids`/`gt_d` (sorted by distance, no padding) and `r` ≥ 1 relevant.
+    fn new(gt_ids: &[PointId], gt_d: &[f32], r: usize) -> Self {
+        let boundary = gt_d[r - 1];
+        let within_boundary = gt_d.partition_point(|d| *d <= boundary);
+        let mut pool: Vec<(PointId, bool)> = gt_ids[..within_boundary]
+            .iter()
+            .zip(gt_d)
+            .map(|(id, d)| (*id, *d < boundary))
+            .collect();
+        pool.sort_unstable_by_key(|p| p.0);
+        let strictly_closer = gt_d[..r].iter().filter(|d| **d < boundary).count();
+        RelevantSet {
+            boundary,
+            pool,
+            tie_slots: r - strictly_closer,
+        }
+    }
+
+    /// Whether the returned `id` (recomputed distance `d`, not a repeat) is relevant; a tie
+    /// partner admitted takes one of the tie slots.
+    #[inline]
+    fn admits(&mut self, id: PointId, d: f32) -> bool {
+        match self.pool.binary_search_by_key(&id, |p| p.0) {
+            Ok(i) if self.pool[i].1 => true,
+            // A tie partner: a listed one, or one beyond the truth's depth.
+            found => {
+                let partner = found.is_ok() || d <= self.boundary;
+                if partner && self.tie_slots > 0 {
+                    self.tie_slots -= 1;
+                    true
+                } else {
+                    false
+                }
+            }
+        }
     }
 }
 

@@ -130,71 +130,39 @@ fn count(outcomes: &mut OutcomeCounts, o: Outcome) {
     }
 }
 
+/// A query of A beside the same query of B.
+type QueryPair<'r> = (&'r QueryValues, &'r QueryValues);
+
+/// A metric both runs have, with its column in A and in B.
+type SharedColumn<'r> = (&'r MetricSpec, usize, usize);
+
+/// Per category: the indices of its pairs and their outcomes.
+type CategoryMembers<'r> = BTreeMap<&'r str, (Vec<usize>, OutcomeCounts)>;
+
+/// The queries of A and B matched by id, in A's order, and those only one side has.
+struct MatchedQueries<'r> {
+    pairs: Vec<QueryPair<'r>>,
+    only_in_a: Vec<String>,
+    only_in_b: Vec<String>,
+}
+
 /// Compares B against A on the queries both have, in A's query order.
 pub fn compare_runs(
     a: &RunValues,
     b: &RunValues,
     options: &EvalCompareOptions,
 ) -> Result<EvalComparison, EvalCompareError> {
-    let mut b_index: HashMap<&str, usize> = HashMap::with_capacity(b.queries.len());
-    for (i, q) in b.queries.iter().enumerate() {
-        if b_index.insert(q.query_id.as_str(), i).is_some() {
-            return Err(EvalCompareError::DuplicateQuery(
-                q.query_id.clone(),
-                b.label.clone(),
-            ));
-        }
-    }
-    let mut seen_in_a: HashMap<&str, ()> = HashMap::with_capacity(a.queries.len());
-    let mut pairs: Vec<(&QueryValues, &QueryValues)> = Vec::new();
-    let mut only_in_a = Vec::new();
-    for q in &a.queries {
-        if seen_in_a.insert(q.query_id.as_str(), ()).is_some() {
-            return Err(EvalCompareError::DuplicateQuery(
-                q.query_id.clone(),
-                a.label.clone(),
-            ));
-        }
-        match b_index.get(q.query_id.as_str()) {
-            Some(&j) => pairs.push((q, &b.queries[j])),
-            None => only_in_a.push(q.query_id.clone()),
-        }
-    }
-    let only_in_b: Vec<String> = b
-        .queries
-        .iter()
-        .filter(|q| !seen_in_a.contains_key(q.query_id.as_str()))
-        .map(|q| q.query_id.clone())
-        .collect();
-    if pairs.is_empty() {
-        return Err(EvalCompareError::NoCommonQueries);
-    }
-    // The metrics both runs have, in A's order, with each side's column.
-    let columns: Vec<(&MetricSpec, usize, usize)> = a
-        .metrics
-        .iter()
-        .enumerate()
-        .filter_map(|(ia, m)| {
-            let ib = b.metrics.iter().position(|n| n.name == m.name)?;
-            Some((m, ia, ib))
-        })
-        .collect();
+    let MatchedQueries {
+        pairs,
+        only_in_a,
+        only_in_b,
+    } = match_queries(a, b)?;
+    let columns = shared_columns(a, b);
     if columns.is_empty() {
         return Err(EvalCompareError::NoCommonMetrics);
     }
-    let primary = match &options.primary {
-        None => columns[0].0.name.clone(),
-        Some(p) if columns.iter().any(|(m, _, _)| &m.name == p) => p.clone(),
-        Some(p) => {
-            let names: Vec<&str> = columns.iter().map(|(m, _, _)| m.name.as_str()).collect();
-            return Err(EvalCompareError::UnknownPrimary(
-                p.clone(),
-                names.join(", "),
-            ));
-        }
-    };
+    let primary = primary_metric(&columns, options)?;
 
-    let value = |q: &QueryValues, i: usize| q.values.get(i).copied().unwrap_or(f64::NAN);
     let metrics: Vec<MetricComparison> = columns
         .iter()
         .map(|(m, ia, ib)| {
@@ -216,62 +184,8 @@ pub fn compare_runs(
         })
         .collect();
 
-    // Documents as small integers, shared by both sides, for the per-query classification.
-    let mut doc_ids: HashMap<String, PointId> = HashMap::new();
-    let mut intern = |docs: &[String]| -> Vec<PointId> {
-        docs.iter()
-            .map(|d| {
-                let next = doc_ids.len() as PointId;
-                *doc_ids.entry(d.clone()).or_insert(next)
-            })
-            .collect()
-    };
-    let mut outcomes = OutcomeCounts::default();
-    let mut per_query = Vec::with_capacity(pairs.len());
-    let mut by_category: BTreeMap<&str, (Vec<usize>, OutcomeCounts)> = BTreeMap::new();
-    for (i, (qa, qb)) in pairs.iter().enumerate() {
-        let ra = intern(&qa.relevant_returned);
-        let rb = intern(&qb.relevant_returned);
-        let (outcome, lost) = classify(&ra, &rb, qa.first_relevant_rank, qb.first_relevant_rank);
-        count(&mut outcomes, outcome);
-        if let Some(c) = qa.category.as_deref().or(qb.category.as_deref()) {
-            let entry = by_category.entry(c).or_default();
-            entry.0.push(i);
-            count(&mut entry.1, outcome);
-        }
-        per_query.push(EvalQueryOutcome {
-            query_id: qa.query_id.clone(),
-            outcome,
-            a_first_rank: qa.first_relevant_rank,
-            b_first_rank: qb.first_relevant_rank,
-            lost,
-        });
-    }
-    let categories = by_category
-        .into_iter()
-        .map(|(category, (members, outcomes))| {
-            let means = columns
-                .iter()
-                .map(|(_, ia, ib)| {
-                    let side = |pick: &dyn Fn(&(&QueryValues, &QueryValues)) -> f64| {
-                        let v: Vec<f64> = members
-                            .iter()
-                            .map(|i| pick(&pairs[*i]))
-                            .filter(|x| x.is_finite())
-                            .collect();
-                        if v.is_empty() { f64::NAN } else { mean(&v) }
-                    };
-                    (side(&|p| value(p.0, *ia)), side(&|p| value(p.1, *ib)))
-                })
-                .collect();
-            CategoryDeltas {
-                category: category.to_string(),
-                queries: members.len(),
-                means,
-                outcomes,
-            }
-        })
-        .collect();
+    let (outcomes, per_query, by_category) = classify_queries(&pairs);
+    let categories = category_deltas(by_category, &columns, &pairs);
     let winner = match metrics
         .iter()
         .find(|m| m.metric == primary)
@@ -297,6 +211,158 @@ pub fn compare_runs(
         per_query,
         categories,
     })
+}
+
+/// A query's value in column `i`; NaN where the run has none.
+fn value(q: &QueryValues, i: usize) -> f64 {
+    q.values.get(i).copied().unwrap_or(f64::NAN)
+}
+
+/// Matches the queries of A and B by id; a query id twice in one run, or no query in both,
+/// is an error.
+fn match_queries<'r>(
+    a: &'r RunValues,
+    b: &'r RunValues,
+) -> Result<MatchedQueries<'r>, EvalCompareError> {
+    let mut b_index: HashMap<&str, usize> = HashMap::with_capacity(b.queries.len());
+    for (i, q) in b.queries.iter().enumerate() {
+        if b_index.insert(q.query_id.as_str(), i).is_some() {
+            return Err(EvalCompareError::DuplicateQuery(
+                q.query_id.clone(),
+                b.label.clone(),
+            ));
+        }
+    }
+    let mut seen_in_a: HashMap<&str, ()> = HashMap::with_capacity(a.queries.len());
+    let mut pairs: Vec<QueryPair<'r>> = Vec::new();
+    let mut only_in_a = Vec::new();
+    for q in &a.queries {
+        if seen_in_a.insert(q.query_id.as_str(), ()).is_some() {
+            return Err(EvalCompareError::DuplicateQuery(
+                q.query_id.clone(),
+                a.label.clone(),
+            ));
+        }
+        match b_index.get(q.query_id.as_str()) {
+            Some(&j) => pairs.push((q, &b.queries[j])),
+            None => only_in_a.push(q.query_id.clone()),
+        }
+    }
+    let only_in_b: Vec<String> = b
+        .queries
+        .iter()
+        .filter(|q| !seen_in_a.contains_key(q.query_id.as_str()))
+        .map(|q| q.query_id.clone())
+        .collect();
+    if pairs.is_empty() {
+        return Err(EvalCompareError::NoCommonQueries);
+    }
+    Ok(MatchedQueries {
+        pairs,
+        only_in_a,
+        only_in_b,
+    })
+}
+
+/// The metrics both runs have, in A's order, with each side's column.
+fn shared_columns<'r>(a: &'r RunValues, b: &RunValues) -> Vec<SharedColumn<'r>> {
+    a.metrics
+        .iter()
+        .enumerate()
+        .filter_map(|(ia, m)| {
+            let ib = b.metrics.iter().position(|n| n.name == m.name)?;
+            Some((m, ia, ib))
+        })
+        .collect()
+}
+
+/// The metric that decides the winner: the one asked for, else the first shared one.
+fn primary_metric(
+    columns: &[SharedColumn<'_>],
+    options: &EvalCompareOptions,
+) -> Result<String, EvalCompareError> {
+    match &options.primary {
+        None => Ok(columns[0].0.name.clone()),
+        Some(p) if columns.iter().any(|(m, _, _)| &m.name == p) => Ok(p.clone()),
+        Some(p) => {
+            let names: Vec<&str> = columns.iter().map(|(m, _, _)| m.name.as_str()).collect();
+            Err(EvalCompareError::UnknownPrimary(
+                p.clone(),
+                names.join(", "),
+            ))
+        }
+    }
+}
+
+/// Each pair's outcome, their counts overall, and the pairs of each category.
+fn classify_queries<'r>(
+    pairs: &[QueryPair<'r>],
+) -> (OutcomeCounts, Vec<EvalQueryOutcome>, CategoryMembers<'r>) {
+    // Documents as small integers, shared by both sides, for the per-query classification.
+    let mut doc_ids: HashMap<String, PointId> = HashMap::new();
+    let mut intern = |docs: &[String]| -> Vec<PointId> {
+        docs.iter()
+            .map(|d| {
+                let next = doc_ids.len() as PointId;
+                *doc_ids.entry(d.clone()).or_insert(next)
+            })
+            .collect()
+    };
+    let mut outcomes = OutcomeCounts::default();
+    let mut per_query = Vec::with_capacity(pairs.len());
+    let mut by_category: CategoryMembers<'r> = BTreeMap::new();
+    for (i, (qa, qb)) in pairs.iter().enumerate() {
+        let ra = intern(&qa.relevant_returned);
+        let rb = intern(&qb.relevant_returned);
+        let (outcome, lost) = classify(&ra, &rb, qa.first_relevant_rank, qb.first_relevant_rank);
+        count(&mut outcomes, outcome);
+        if let Some(c) = qa.category.as_deref().or(qb.category.as_deref()) {
+            let entry = by_category.entry(c).or_default();
+            entry.0.push(i);
+            count(&mut entry.1, outcome);
+        }
+        per_query.push(EvalQueryOutcome {
+            query_id: qa.query_id.clone(),
+            outcome,
+            a_first_rank: qa.first_relevant_rank,
+            b_first_rank: qb.first_relevant_rank,
+            lost,
+        });
+    }
+    (outcomes, per_query, by_category)
+}
+
+/// Per category, each shared metric's mean on each side (over the members with a value).
+fn category_deltas(
+    by_category: CategoryMembers<'_>,
+    columns: &[SharedColumn<'_>],
+    pairs: &[QueryPair<'_>],
+) -> Vec<CategoryDeltas> {
+    by_category
+        .into_iter()
+        .map(|(category, (members, outcomes))| {
+            let means = columns
+                .iter()
+                .map(|(_, ia, ib)| {
+                    let side = |pick: &dyn Fn(&QueryPair<'_>) -> f64| {
+                        let v: Vec<f64> = members
+                            .iter()
+                            .map(|i| pick(&pairs[*i]))
+                            .filter(|x| x.is_finite())
+                            .collect();
+                        if v.is_empty() { f64::NAN } else { mean(&v) }
+                    };
+                    (side(&|p| value(p.0, *ia)), side(&|p| value(p.1, *ib)))
+                })
+                .collect();
+            CategoryDeltas {
+                category: category.to_string(),
+                queries: members.len(),
+                means,
+                outcomes,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,15 +6,15 @@
 
 pub mod compare;
 pub mod eval_compare;
+mod file;
 pub mod histlog;
 pub mod load;
 pub mod lock;
 pub mod manifest;
 pub mod run_files;
 pub mod sidecar;
+mod stream;
 pub mod warnings;
-
-use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +24,9 @@ use crate::metrics::latency::{LatencySummary, null_is_nan};
 use crate::metrics::quality::QualitySummary;
 use crate::params::ParamMap;
 use crate::resources::PhaseResources;
+pub use file::ResultFileError;
 pub use manifest::Manifest;
+pub use stream::{StageRecall, StreamFreshness, StreamSecond, StreamStep};
 use warnings::Warning;
 
 /// Version tag of the JSON layout; bumped on incompatible changes.
@@ -416,141 +418,6 @@ pub enum Step {
     Stream(StreamStep),
 }
 
-/// A stream step: searches while writes ran, each search scored against what a correct engine
-/// could have returned at some instant between its sending and its answer (see
-/// [`crate::groundtruth::stream`]).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct StreamStep {
-    /// Position of the step in the runbook (1-based).
-    pub runbook_step: usize,
-    pub search_params: ParamMap,
-    pub k: usize,
-    /// Closed-loop search threads.
-    pub searchers: usize,
-    /// Target write rate (points per second); `None`: as fast as the engine took them.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub target_rate: Option<f64>,
-    /// Points per write call.
-    pub batch_size: usize,
-    /// Points inserted, updated and deleted.
-    pub inserts: usize,
-    pub updates: usize,
-    pub deletes: usize,
-    /// From the first write issued to the last acknowledged.
-    pub duration_s: f64,
-    /// Points written ÷ `duration_s` (NaN, `null`, when no time passed).
-    #[serde(deserialize_with = "null_is_nan")]
-    pub write_points_per_s: f64,
-    /// Latency of each write call.
-    pub write_latency: LatencySummary,
-    pub searches: usize,
-    /// Searches ÷ `duration_s` (only searches sent while writes ran are counted).
-    #[serde(deserialize_with = "null_is_nan")]
-    pub qps: f64,
-    pub latency: LatencySummary,
-    /// Mean over searches of the streaming recall (NaN, `null`, without searches).
-    #[serde(deserialize_with = "null_is_nan")]
-    pub recall: f64,
-    /// Returned ids whose delete was acknowledged before the search was sent.
-    pub stale_hits: usize,
-    /// Searches with at least one stale hit.
-    pub searches_with_stale_hits: usize,
-    /// Recall of the searches sent in the tenth of the stream before 50 %, 80 % and 100 % of
-    /// the writes were acknowledged: VectorDBBench's stages, scored with the rule above.
-    pub recall_at_stage: Vec<StageRecall>,
-    /// Per second of the step.
-    pub timeline: Vec<StreamSecond>,
-    /// Time to compute the streaming ground truth and score every search (not measured time).
-    pub truth_s: f64,
-    /// How soon sampled writes showed in search while the stream ran.
-    #[serde(default)]
-    pub freshness: StreamFreshness,
-    /// Client and engine resources over the whole step.
-    #[serde(default)]
-    pub resources: PhaseResources,
-    /// Points the engine held but had not indexed yet (its own count, see
-    /// [`crate::engine::VectorEngine::index_progress`]): the most seen at a second's end,
-    /// and right after the last write. Absent for engines that report no index progress.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index_lag_max: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index_lag_after: Option<u64>,
-    /// Points live after the step.
-    pub live_points: usize,
-}
-
-/// Freshness under load: for a sample of a stream step's writes, the time from the write's
-/// acknowledgement until a search with the written vector first returns the point (inserts
-/// and updates) or a search with its last vector first no longer does (deletes). A probe
-/// thread polls every pending sample in turn, beside the searchers, so each time is an upper
-/// bound by one probe round.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct StreamFreshness {
-    /// Writes sampled (evenly over the stream, at most 100).
-    pub samples: usize,
-    /// Sampled inserts and updates seen, and their delay.
-    pub puts_seen: usize,
-    pub put_delay: LatencySummary,
-    /// Sampled deletes seen gone, and their delay.
-    pub deletes_seen: usize,
-    pub delete_delay: LatencySummary,
-    /// Samples not seen within `bound_s` of their acknowledgement (an insert whose point does
-    /// not rank in the top k for its own vector, among duplicates, is one).
-    pub not_seen: usize,
-    pub bound_s: f64,
-    /// Median time of one probe round (every pending sample searched once): the resolution
-    /// of the delays. A fast stream queues many samples at once and lengthens the rounds.
-    #[serde(default)]
-    pub probe_round_p50_ms: f64,
-}
-
-/// Recall at one stage of the stream.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct StageRecall {
-    /// Percentage of the writes acknowledged (50, 80, 100).
-    pub stage: u32,
-    pub searches: usize,
-    /// Mean recall of those searches; `null` when the stage had none.
-    pub recall: Option<f64>,
-}
-
-/// One second of a stream step.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct StreamSecond {
-    /// Seconds from the step's start (the second `[second, second + 1)`).
-    pub second: u64,
-    /// Searches sent in this second; without any, their latency and recall are undefined
-    /// (NaN, `null` in JSON), as are the write latencies of a second without writes.
-    pub searches: usize,
-    #[serde(deserialize_with = "null_is_nan")]
-    pub p50_ms: f64,
-    #[serde(deserialize_with = "null_is_nan")]
-    pub p99_ms: f64,
-    #[serde(deserialize_with = "null_is_nan")]
-    pub recall: f64,
-    pub stale_hits: usize,
-    /// Points whose write was acknowledged in this second.
-    pub points_written: usize,
-    #[serde(deserialize_with = "null_is_nan")]
-    pub write_p50_ms: f64,
-    #[serde(deserialize_with = "null_is_nan")]
-    pub write_p99_ms: f64,
-    /// The client's mean CPU (100 = one core) and peak RSS over this second; undefined (NaN)
-    /// for a second the resource sampler has no figure for.
-    #[serde(default, deserialize_with = "null_is_nan")]
-    pub client_cpu_percent: f64,
-    #[serde(default, deserialize_with = "null_is_nan")]
-    pub client_rss_mb: f64,
-    /// The engine server's, when it runs on this host (PSS or RSS, see the step's resources).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_cpu_percent: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_memory_mb: Option<f64>,
-    /// Points held but not yet indexed at the end of this second, where the engine says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index_lag: Option<u64>,
-}
-
 /// Everything measured for one set of build parameters.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConfigRun {
@@ -641,99 +508,6 @@ impl ElementTypes {
                 all.push_str("; ");
                 all.push_str(stored);
             }
-        }
-    }
-}
-
-/// Problems reading or writing result files.
-#[derive(Debug, thiserror::Error)]
-pub enum ResultFileError {
-    #[error("cannot write {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path} is not a ragdbeval result file: {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error(
-        "{path} is not a usable interval log (HdrHistogram, from `bench --histogram-logs`): {message}"
-    )]
-    IntervalLog { path: PathBuf, message: String },
-}
-
-impl RunResult {
-    /// Writes the document atomically (temp file + rename). Whatever secret reached it (a
-    /// password in a URL, an engine's message quoting one) is redacted on the way out.
-    pub fn save(&self, path: &Path) -> Result<(), ResultFileError> {
-        let text = self.to_json().map_err(|e| ResultFileError::Write {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(e),
-        })?;
-        crate::atomic::write_atomic(path, text.as_bytes()).map_err(|e| ResultFileError::Write {
-            path: path.to_path_buf(),
-            source: e,
-        })
-    }
-
-    /// The document as pretty-printed JSON, its secrets redacted: what `save` writes and
-    /// `bench --json` prints.
-    pub fn to_json(&self) -> serde_json::Result<String> {
-        Ok(crate::secret::redact(&serde_json::to_string_pretty(self)?))
-    }
-
-    pub fn load(path: &Path) -> Result<RunResult, ResultFileError> {
-        let text = crate::text::read(path).map_err(|e| ResultFileError::Read {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
-        RunResult::parse(&text, path)
-    }
-
-    /// A result document from bytes in memory; `path` names it in errors. A file written
-    /// before secrets were redacted is redacted as it is read, so that no report, export or
-    /// resumed run carries its secret on.
-    pub fn parse(text: &[u8], path: &Path) -> Result<RunResult, ResultFileError> {
-        let text = crate::text::strip_bom(text).map_err(|e| ResultFileError::Read {
-            path: path.to_path_buf(),
-            source: e.into(),
-        })?;
-        let redacted = std::str::from_utf8(text).map(crate::secret::redact);
-        let text = redacted.as_deref().map_or(text, str::as_bytes);
-        let r: RunResult = serde_json::from_slice(text).map_err(|e| ResultFileError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        if r.schema != SCHEMA {
-            return Err(ResultFileError::Parse {
-                path: path.to_path_buf(),
-                message: format!("schema `{}`, expected `{SCHEMA}`", r.schema),
-            });
-        }
-        Ok(r)
-    }
-}
-
-#[cfg(test)]
-mod round_trip_tests {
-    /// A figure read back from a result is the one written, to the bit: `--resume` writes the
-    /// kept steps again, and must not move them by an ulp (parsing without serde_json's
-    /// `float_roundtrip` read this one as 0.924313).
-    #[test]
-    fn figures_read_back_to_the_same_bits() {
-        for x in [
-            0.9243129999999999_f64,
-            1.0 / 3.0,
-            2.0f64.sqrt() * 1e-7,
-            123456.789e200,
-        ] {
-            let text = serde_json::to_string(&x).unwrap();
-            let back: f64 = serde_json::from_str(&text).unwrap();
-            assert_eq!(back.to_bits(), x.to_bits(), "{x} written as {text}");
         }
     }
 }
