@@ -187,9 +187,31 @@ impl std::fmt::Display for Warning {
                 runbook_step,
             } => write!(
                 f,
-                "FILTER VIOLATIONS (the run is invalid): {count} returned id(s) in {queries}                  query(ies) fail their predicate ({level}, runbook step {runbook_step}); the                  engine did not apply the filter as asked"
+                "FILTER VIOLATIONS (the run is invalid): {count} returned id(s) in {queries} \
+                 query(ies) fail their predicate ({level}, runbook step {runbook_step}); the \
+                 engine did not apply the filter as asked"
             ),
             Warning::Note { detail } => f.write_str(detail),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A message wrapped over several source lines reads as one sentence: no run of spaces
+    /// left where a line continuation was lost.
+    #[test]
+    fn a_filter_violation_reads_as_one_sentence() {
+        let text = Warning::FilterViolations {
+            count: 3,
+            queries: 2,
+            level: "label 1%".into(),
+            runbook_step: 2,
+        }
+        .to_string();
+        assert!(!text.contains("  "), "{text}");
+        assert!(text.contains("in 2 query(ies) fail their predicate (label 1%, runbook step 2)"));
     }
 }
