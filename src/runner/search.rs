@@ -7,14 +7,16 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::{BenchPlan, RunError};
+use super::{BenchPlan, RunError, RunScope};
 use crate::dataset::Dataset;
 use crate::engine::{Neighbor, PointId, VectorEngine};
 use crate::filter::{Attributes, CompiledPredicate, FilterLevel, Predicate};
 use crate::groundtruth::GroundTruth;
-use crate::metrics::bands::lid_terciles;
+use crate::metrics::bands::{DifficultyBands, lid_terciles};
 use crate::metrics::latency::LatencySummary;
-use crate::metrics::quality::{DISTANCE_EPSILON, QueryInput, score_query_marking, summarize};
+use crate::metrics::quality::{
+    DISTANCE_EPSILON, QueryInput, QueryQuality, score_query_marking, summarize,
+};
 use crate::params::ParamMap;
 use crate::resources::{Sampler, Watch};
 use crate::results::run_files::RunFiles;
@@ -85,7 +87,6 @@ fn copy_answer(out: &[Neighbor], ids: &mut [PointId], scores: &mut [f32]) {
 
 /// Runs warm-up and the timed loop, one call per query. Warm-up calls are timed too (into
 /// `warmup_latencies`, never into the results) to report cold start and settling.
-#[allow(clippy::too_many_arguments)]
 fn timed_single(
     engine: &dyn VectorEngine,
     dataset: &Dataset,
@@ -213,55 +214,115 @@ pub struct ActiveFilter<'a> {
     pub selectivity: f64,
 }
 
-/// Measures one search configuration and scores it against `gt`, the exact top-k of the
-/// live set (of the live points that pass each query's predicate, under a filter).
-#[allow(clippy::too_many_arguments)]
+/// What one search measurement runs with: its parameters, the truth it is scored against,
+/// what the engine holds, its filter level, and where it sits in the run.
+pub struct SearchTarget<'a> {
+    pub params: &'a ParamMap,
+    /// The exact top-k of the live set (of the live points that pass each query's predicate,
+    /// under a filter).
+    pub gt: &'a GroundTruth,
+    pub live: &'a LiveState,
+    pub filter: Option<&'a ActiveFilter<'a>>,
+    pub position: &'a StepContext<'a>,
+}
+
+/// Each query's quality, and the positions of its relevant results (kept for the sidecar
+/// only).
+struct Scored {
+    per_query: Vec<QueryQuality>,
+    relevant_at: Vec<Vec<u32>>,
+}
+
+/// Measures one search configuration and scores it against `target.gt`.
 pub fn run_search(
     engine: &dyn VectorEngine,
-    dataset: &Dataset,
-    plan: &BenchPlan,
-    params: &ParamMap,
-    gt: &GroundTruth,
-    live: &LiveState,
-    filter: Option<&ActiveFilter<'_>>,
-    files: Option<&RunFiles>,
-    ctx: &StepContext<'_>,
+    scope: RunScope<'_>,
+    target: &SearchTarget<'_>,
 ) -> Result<SearchStep, RunError> {
-    let k = plan.k;
-    let warmup = plan.warmup;
+    let (plan, dataset) = (scope.plan, scope.dataset);
     let sampler = Sampler::start(
         Watch::with_engine(engine.server_pid()),
         plan.sample_interval,
     );
-    let mut warmup_latencies = Vec::with_capacity(warmup);
-    let predicates = filter.map(|f| f.level.predicates.as_slice());
-    let timed = if plan.batch_mode {
-        timed_batch(engine, dataset, k, warmup, predicates)
+    let mut warmup_latencies = Vec::with_capacity(plan.warmup);
+    let predicates = target.filter.map(|f| f.level.predicates.as_slice());
+    let timed = timed_queries(
+        engine,
+        plan,
+        dataset,
+        plan.warmup,
+        predicates,
+        &mut warmup_latencies,
+    );
+    let resources = sampler.stop();
+    let (answers, wall) = timed?;
+
+    let mut distances = answer_distances(dataset, target.live, &answers);
+    // Under a filter, an id that fails its query's predicate is never relevant, however
+    // close: its distance is NaN like that of a point that is not live.
+    let filter_outcome = match target.filter {
+        Some(f) => Some(check_filter(f, &answers, &mut distances, target.gt)?),
+        None => None,
+    };
+    let keep_positions = scope.files.is_some_and(RunFiles::has_sidecar);
+    let scored = score_queries(plan, target.gt, &answers, &distances, keep_positions);
+    let truth_mismatches = engine
+        .answers_are_exact()
+        .then(|| count_truth_mismatches(&answers, &distances, target.gt));
+    if let Some(files) = scope.files {
+        write_sidecar(files, plan, target.position, &answers, &distances, &scored)?;
+    }
+    let mut step = SearchStep {
+        quality: summarize(&scored.per_query, plan.k, plan.relevant),
+        difficulty_bands: difficulty_bands(plan, &answers, &scored.per_query),
+        stale_hits: stale_hits(&answers, target.live),
+        ghost_hits: ghost_hits(dataset, plan.relevant, target, &answers, &distances),
+        truth_mismatches,
+        resources,
+        filter: filter_outcome,
+        ..timing(plan, dataset, target, &answers, wall, &warmup_latencies)
+    };
+    // With --repeat-build the trials are whole rebuilt runs (runner::run), not loops here.
+    if plan.repeat > 1 && !plan.repeat_build {
+        step.repeats = Some(repeat_trials(engine, dataset, plan, predicates, &step)?);
+    }
+    Ok(step)
+}
+
+/// The timed queries in the plan's mode: one call per query, or one batch.
+fn timed_queries(
+    engine: &dyn VectorEngine,
+    plan: &BenchPlan,
+    dataset: &Dataset,
+    warmup: usize,
+    predicates: Option<&[Predicate]>,
+    warmup_latencies: &mut Vec<Duration>,
+) -> Result<(Answers, Duration), RunError> {
+    if plan.batch_mode {
+        timed_batch(engine, dataset, plan.k, warmup, predicates)
     } else {
         timed_single(
             engine,
             dataset,
-            k,
+            plan.k,
             warmup,
             predicates,
             plan.observer(),
-            &mut warmup_latencies,
+            warmup_latencies,
         )
-    };
-    let resources = sampler.stop();
-    let (answers, wall) = timed?;
+    }
+}
 
-    let latency = LatencySummary::of(answers.latencies.iter().copied());
-
-    // Distances are recomputed from the dataset, with each id's current vector: the engine's
-    // scores are never trusted. Ids that are not live get NaN (never relevant).
-    let nq = dataset.test.len();
+/// Distances are recomputed from the dataset, with each id's current vector: the engine's
+/// scores are never trusted. Ids that are not live get NaN (never relevant).
+fn answer_distances(dataset: &Dataset, live: &LiveState, answers: &Answers) -> Vec<f32> {
+    let (nq, k) = (dataset.test.len(), answers.k);
     let distance_of = |i: usize, row: usize| {
         dataset
             .distance
             .between(dataset.test.row(i / k), dataset.train.row(row))
     };
-    let mut distances: Vec<f32> = if dataset.train.is_mapped() {
+    if dataset.train.is_mapped() {
         // A mapped base is read in row order, one forward sweep, rather than faulted in at
         // random (under memory pressure every random fault reads ahead and evicts).
         let mut order: Vec<(usize, usize)> = (0..nq * k)
@@ -285,21 +346,34 @@ pub fn run_search(
                 None => f32::NAN,
             })
             .collect()
-    };
-    // Under a filter, an id that fails its query's predicate is never relevant, however
-    // close: its distance is NaN like that of a point that is not live.
-    let filter_outcome = match filter {
-        Some(f) => Some(check_filter(f, &answers, &mut distances, gt)?),
-        None => None,
-    };
-    // Each query scored once; the positions of its relevant results are kept only for the
-    // sidecar, which records them.
-    let keep_positions = files.is_some_and(RunFiles::has_sidecar);
+    }
+}
+
+/// Results query `q` returned (its row without the padding).
+fn returned_of(answers: &Answers, q: usize) -> usize {
+    let k = answers.k;
+    answers.ids[q * k..(q + 1) * k]
+        .iter()
+        .take_while(|id| **id != PointId::MAX)
+        .count()
+}
+
+/// Each query scored once; the positions of its relevant results are kept only for the
+/// sidecar, which records them.
+fn score_queries(
+    plan: &BenchPlan,
+    gt: &GroundTruth,
+    answers: &Answers,
+    distances: &[f32],
+    keep_positions: bool,
+) -> Scored {
+    let k = answers.k;
+    let nq = answers.ids.len() / k.max(1);
     let (per_query, relevant_at): (Vec<_>, Vec<Vec<u32>>) = (0..nq)
         .into_par_iter()
         .map(|q| {
             let row = &answers.ids[q * k..(q + 1) * k];
-            let returned = row.iter().take_while(|id| **id != PointId::MAX).count();
+            let returned = returned_of(answers, q);
             let mut positions = Vec::new();
             let quality = score_query_marking(
                 &QueryInput {
@@ -319,29 +393,54 @@ pub fn run_search(
             (quality, positions)
         })
         .unzip();
-    let quality = summarize(&per_query, k, plan.relevant);
-    let difficulty_bands = plan.difficulty.as_ref().and_then(|d| {
+    Scored {
+        per_query,
+        relevant_at,
+    }
+}
+
+/// Recall and latency split into terciles of the queries' LID, when the plan has them.
+fn difficulty_bands(
+    plan: &BenchPlan,
+    answers: &Answers,
+    per_query: &[QueryQuality],
+) -> Option<DifficultyBands> {
+    plan.difficulty.as_ref().and_then(|d| {
         let lid: Vec<f64> = d.queries.iter().map(|q| q.lid).collect();
         let recall: Vec<f64> = per_query.iter().map(|q| q.recall).collect();
         let latencies = (!plan.batch_mode).then_some(answers.latencies.as_slice());
         lid_terciles(&lid, &recall, latencies, d.k)
-    });
-    let stale_hits = answers
+    })
+}
+
+/// Returned ids that are not live.
+fn stale_hits(answers: &Answers, live: &LiveState) -> usize {
+    answers
         .ids
         .iter()
         .filter(|id| **id != PointId::MAX && !live.contains(**id))
-        .count();
-    // A ghost: an updated id that ranks where its old vector would, not where its current one
-    // does (the engine kept or still searches the old vector).
+        .count()
+}
+
+/// A ghost: an updated id that ranks where its old vector would, not where its current one
+/// does (the engine kept or still searches the old vector).
+fn ghost_hits(
+    dataset: &Dataset,
+    relevant: usize,
+    target: &SearchTarget<'_>,
+    answers: &Answers,
+    distances: &[f32],
+) -> usize {
+    let (gt, live, k) = (target.gt, target.live, answers.k);
     let boundary = |q: usize| {
-        let r = plan.relevant.min(gt.k);
+        let r = relevant.min(gt.k);
         gt.distances_of(q)
             .get(r.saturating_sub(1))
             .copied()
             .unwrap_or(f32::INFINITY)
             + DISTANCE_EPSILON
     };
-    let ghost_hits: usize = (0..nq)
+    (0..dataset.test.len())
         .into_par_iter()
         .map(|q| {
             let bound = boundary(q);
@@ -358,46 +457,62 @@ pub fn run_search(
                 })
                 .count()
         })
-        .sum();
+        .sum()
+}
 
-    let truth_mismatches = engine
-        .answers_are_exact()
-        .then(|| count_truth_mismatches(&answers, &distances, gt));
+/// One sidecar line per query: its answer, distances, quality and difficulty.
+fn write_sidecar(
+    files: &RunFiles,
+    plan: &BenchPlan,
+    position: &StepContext<'_>,
+    answers: &Answers,
+    distances: &[f32],
+    scored: &Scored,
+) -> Result<(), RunError> {
+    let k = answers.k;
+    files.with_sidecar(|sidecar| {
+        for q in 0..scored.per_query.len() {
+            let lat = if plan.batch_mode {
+                None
+            } else {
+                Some(answers.latencies[q].as_nanos() as f64 / 1000.0)
+            };
+            let returned = returned_of(answers, q);
+            let quality = &scored.per_query[q];
+            let difficulty = plan.difficulty.as_ref().and_then(|d| d.queries.get(q));
+            sidecar.write(&QueryRecord {
+                config: position.config_index,
+                step: position.step_index,
+                query: q,
+                latency_us: lat,
+                ids: &answers.ids[q * k..q * k + returned],
+                scores: &answers.scores[q * k..q * k + returned],
+                distances: &distances[q * k..q * k + returned],
+                recall: quality.defined.then_some(quality.recall),
+                ndcg: quality.defined.then_some(quality.ndcg),
+                rr: quality.defined.then_some(quality.reciprocal_rank),
+                relevant: &scored.relevant_at[q],
+                rc: difficulty.map(|d| d.rc),
+                lid: difficulty.map(|d| d.lid),
+            })?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
 
-    if let Some(files) = files {
-        files.with_sidecar(|sidecar| {
-            for q in 0..nq {
-                let lat = if plan.batch_mode {
-                    None
-                } else {
-                    Some(answers.latencies[q].as_nanos() as f64 / 1000.0)
-                };
-                let returned = answers.ids[q * k..(q + 1) * k]
-                    .iter()
-                    .take_while(|id| **id != PointId::MAX)
-                    .count();
-                let quality = &per_query[q];
-                let difficulty = plan.difficulty.as_ref().and_then(|d| d.queries.get(q));
-                sidecar.write(&QueryRecord {
-                    config: ctx.config_index,
-                    step: ctx.step_index,
-                    query: q,
-                    latency_us: lat,
-                    ids: &answers.ids[q * k..q * k + returned],
-                    scores: &answers.scores[q * k..q * k + returned],
-                    distances: &distances[q * k..q * k + returned],
-                    recall: quality.defined.then_some(quality.recall),
-                    ndcg: quality.defined.then_some(quality.ndcg),
-                    rr: quality.defined.then_some(quality.reciprocal_rank),
-                    relevant: &relevant_at[q],
-                    rc: difficulty.map(|d| d.rc),
-                    lid: difficulty.map(|d| d.lid),
-                })?;
-            }
-            Ok(())
-        })?;
-    }
-
+/// The step's record with its timing figures (throughput, latency, cold start, settling) and
+/// where it sits; the quality figures are left at their defaults for the caller to fill.
+fn timing(
+    plan: &BenchPlan,
+    dataset: &Dataset,
+    target: &SearchTarget<'_>,
+    answers: &Answers,
+    wall: Duration,
+    warmup_latencies: &[Duration],
+) -> SearchStep {
+    let nq = dataset.test.len();
+    let latency = LatencySummary::of(answers.latencies.iter().copied());
     // Cold start and settling, over the whole sequence of calls (warm-up then timed).
     let (cold_start_ms, warmup_settle) = if plan.batch_mode {
         (None, None)
@@ -408,25 +523,25 @@ pub fn run_search(
             .copied()
             .collect();
         (
-            ctx.first_after_change
+            target
+                .position
+                .first_after_change
                 .then(|| sequence.first().map(|d| d.as_secs_f64() * 1000.0))
                 .flatten(),
             warmup_settle(&sequence),
         )
     };
-
-    let wall_s = wall.as_secs_f64();
-    Ok(SearchStep {
-        runbook_step: ctx.runbook_step,
-        after: ctx.after.to_string(),
-        search_params: params.clone(),
+    SearchStep {
+        runbook_step: target.position.runbook_step,
+        after: target.position.after.to_string(),
+        search_params: target.params.clone(),
         mode: if plan.batch_mode { "batch" } else { "single" }.into(),
         warmup_queries: if plan.batch_mode {
-            warmup.min(nq * 4)
+            plan.warmup.min(nq * 4)
         } else {
-            warmup
+            plan.warmup
         },
-        quality,
+        quality: Default::default(),
         qps: per_second(nq, wall),
         qps_from_mean_latency: if plan.batch_mode || latency.mean_ms <= 0.0 {
             per_second(nq, wall)
@@ -434,28 +549,21 @@ pub fn run_search(
             1000.0 / latency.mean_ms
         },
         latency,
-        wall_s,
-        live_points: live.live,
-        stale_hits,
-        ghost_hits,
-        truth_mismatches,
-        resources,
-        sidecar_step: ctx.step_index,
+        wall_s: wall.as_secs_f64(),
+        live_points: target.live.live,
+        stale_hits: 0,
+        ghost_hits: 0,
+        truth_mismatches: None,
+        resources: Default::default(),
+        sidecar_step: target.position.step_index,
         cold_start_ms,
         warmup_settle,
         load: Vec::new(),
         max_rate_within_slo: None,
         repeats: None,
-        filter: filter_outcome,
-        difficulty_bands,
-    })
-    .and_then(|mut step| {
-        // With --repeat-build the trials are whole rebuilt runs (runner::run), not loops here.
-        if plan.repeat > 1 && !plan.repeat_build {
-            step.repeats = Some(repeat_trials(engine, dataset, plan, predicates, &step)?);
-        }
-        Ok(step)
-    })
+        filter: None,
+        difficulty_bands: None,
+    }
 }
 
 /// The further timed trials of `--repeat` (the index is warm: no warm-up), with the first
