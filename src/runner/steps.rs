@@ -50,7 +50,7 @@ impl ConfigPass<'_, '_> {
             self.slot.build_params.label(),
             ids.len()
         ));
-        let build = build::run_build(self.engine.as_mut(), &self.spec, dataset, ids, plan)?;
+        let build = build::run_build(self.engine.as_mut(), &self.spec, self.scope, ids)?;
         let stored = dataset
             .element_type
             .stored_as(self.engine.stored_element_type());
