@@ -5,7 +5,7 @@
 use crate::engine::PointId;
 use crate::params::{ParamMap, ParamMapExt};
 use crate::results::warnings::Warning;
-use crate::results::{SearchStep, Step};
+use crate::results::{MutationStep, SearchStep, Step, StreamStep};
 use crate::runbook::{Resolved, ResolvedStream};
 
 use super::config::ConfigPass;
@@ -143,6 +143,12 @@ impl ConfigPass<'_, '_> {
         if replay {
             return Ok(AfterStep::Skip);
         }
+        self.record_write(m);
+        Ok(AfterStep::Save)
+    }
+
+    /// A measured write step's warnings and record.
+    fn record_write(&mut self, m: MutationStep) {
         if m.index.may_full_scan {
             warn_full_scan(self.result, &m.index);
         }
@@ -157,7 +163,6 @@ impl ConfigPass<'_, '_> {
         // The read-after-write probes have already searched the changed index, so the
         // next search is not a cold start (`changed` is off): only one after a build is.
         push_step(self.result, Step::Mutation(m));
-        Ok(AfterStep::Save)
     }
 
     /// A stream step: measured, or replayed (its writes applied) when an earlier attempt has it.
@@ -205,22 +210,7 @@ impl ConfigPass<'_, '_> {
         )?;
         self.apply_stream(stream);
         step.live_points = self.live.live;
-        plan.observer().message(&format!(
-            "[{}] stream: recall {:.4}, {} stale hits, {:.0} QPS, p99 {:.3} ms; \
-             writes {:.0} points/s, p99 {:.3} ms; visible after p50 {:.3} ms, \
-             gone after p50 {:.3} ms ({} of {} samples seen)",
-            plan.entry.name,
-            step.recall,
-            step.stale_hits,
-            step.qps,
-            step.latency.p99_ms,
-            step.write_points_per_s,
-            step.write_latency.p99_ms,
-            step.freshness.put_delay.p50_ms,
-            step.freshness.delete_delay.p50_ms,
-            step.freshness.puts_seen + step.freshness.deletes_seen,
-            step.freshness.samples
-        ));
+        report_stream(plan, &step);
         if step.stale_hits > 0 {
             push_warning(
                 self.result,
@@ -353,5 +343,25 @@ fn report_search(plan: &super::BenchPlan, after: &str, params: &ParamMap, step: 
         params.label(),
         step.qps,
         step.latency.p99_ms
+    ));
+}
+
+/// The one-line message of a stream step.
+fn report_stream(plan: &super::BenchPlan, step: &StreamStep) {
+    plan.observer().message(&format!(
+        "[{}] stream: recall {:.4}, {} stale hits, {:.0} QPS, p99 {:.3} ms; \
+         writes {:.0} points/s, p99 {:.3} ms; visible after p50 {:.3} ms, \
+         gone after p50 {:.3} ms ({} of {} samples seen)",
+        plan.entry.name,
+        step.recall,
+        step.stale_hits,
+        step.qps,
+        step.latency.p99_ms,
+        step.write_points_per_s,
+        step.write_latency.p99_ms,
+        step.freshness.put_delay.p50_ms,
+        step.freshness.delete_delay.p50_ms,
+        step.freshness.puts_seen + step.freshness.deletes_seen,
+        step.freshness.samples
     ));
 }
