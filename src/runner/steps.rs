@@ -6,7 +6,7 @@ use crate::engine::PointId;
 use crate::params::{ParamMap, ParamMapExt};
 use crate::results::warnings::Warning;
 use crate::results::{MutationStep, SearchStep, Step, StreamStep};
-use crate::runbook::{Resolved, ResolvedStream};
+use crate::runbook::{OpMode, Resolved, ResolvedStream};
 
 use super::config::ConfigPass;
 use super::levels::run_load;
@@ -27,9 +27,22 @@ impl ConfigPass<'_, '_> {
     pub(super) fn run_step(&mut self, si: usize, step: &Resolved) -> Result<AfterStep, RunError> {
         match step {
             Resolved::Build { ids } => self.build(ids),
-            Resolved::Insert { .. } | Resolved::Update { .. } | Resolved::Delete { .. } => {
-                self.write(si + 1, step)
+            Resolved::Insert {
+                ids,
+                mode,
+                batch_size,
             }
+            | Resolved::Update {
+                ids,
+                mode,
+                batch_size,
+                ..
+            }
+            | Resolved::Delete {
+                ids,
+                mode,
+                batch_size,
+            } => self.write(si + 1, step, (ids, *mode, *batch_size)),
             Resolved::Stream(stream) => self.stream(si + 1, stream),
             Resolved::Search { .. } => self.search(si),
         }
@@ -72,27 +85,14 @@ impl ConfigPass<'_, '_> {
         Ok(AfterStep::Save)
     }
 
-    /// An insert, update or delete step (replayed unmeasured when an earlier attempt has it).
-    fn write(&mut self, runbook_step: usize, step: &Resolved) -> Result<AfterStep, RunError> {
-        let (ids, mode, batch_size) = match step {
-            Resolved::Insert {
-                ids,
-                mode,
-                batch_size,
-            }
-            | Resolved::Update {
-                ids,
-                mode,
-                batch_size,
-                ..
-            }
-            | Resolved::Delete {
-                ids,
-                mode,
-                batch_size,
-            } => (ids, *mode, *batch_size),
-            _ => unreachable!("write called for a {} step", step.kind()),
-        };
+    /// An insert, update or delete step (replayed unmeasured when an earlier attempt has it):
+    /// `ids` written in `mode`, `batch_size` at a time.
+    fn write(
+        &mut self,
+        runbook_step: usize,
+        step: &Resolved,
+        (ids, mode, batch_size): (&[PointId], OpMode, Option<usize>),
+    ) -> Result<AfterStep, RunError> {
         let replay = self.record < self.slot.done;
         let kind = step.kind();
         let insert_rows: Vec<usize>;
