@@ -3,13 +3,15 @@
 
 use std::time::{Duration, Instant};
 
-use super::{BenchPlan, RunError};
+use hdrhistogram::Histogram;
+
+use super::{BenchPlan, RunError, RunScope};
 use crate::dataset::Dataset;
-use crate::engine::{CollectionSpec, PointId, SourcedBytes, VectorEngine};
+use crate::engine::{CollectionSpec, IndexReport, PointId, SourcedBytes, VectorEngine};
 use crate::metrics::latency::{LatencySummary, new_histogram, record};
 use crate::resources::{Sampler, Watch};
 use crate::results::BuildStep;
-use crate::types::ProgressUnit;
+use crate::types::{ProgressTask, ProgressUnit};
 
 /// Loads `dataset.train` into a freshly created collection.
 /// `build_ids` are train rows (id = row) in ascending order: contiguous as a range resolves,
@@ -17,12 +19,11 @@ use crate::types::ProgressUnit;
 pub fn run_build(
     engine: &mut dyn VectorEngine,
     spec: &CollectionSpec,
-    dataset: &Dataset,
+    scope: RunScope<'_>,
     build_ids: &[PointId],
-    plan: &BenchPlan,
 ) -> Result<BuildStep, RunError> {
+    let plan = scope.plan;
     engine.create(spec).map_err(RunError::engine("create"))?;
-    let first = build_ids.first().map_or(0, |id| *id as usize);
     let n = build_ids.len();
     // Server adapters split a chunk into `upload_parallel` concurrent requests.
     let chunk = (plan.connect.batch_size * plan.connect.upload_parallel.max(1)).max(1);
@@ -33,6 +34,44 @@ pub fn run_build(
     let bar = plan
         .observer()
         .task("build", Some(n as u64), ProgressUnit::Items);
+    let (insert, batch_hist) = load_vectors(engine, scope.dataset, build_ids, chunk, &*bar)?;
+    drop(bar);
+    let (index, ready) = wait_for_index(engine, plan)?;
+    let resources = sampler.stop();
+
+    let footprint = engine.footprint().map_err(RunError::engine("footprint"))?;
+    let total = insert + ready;
+    Ok(BuildStep {
+        points: n,
+        batch_size: chunk,
+        total_s: total.as_secs_f64(),
+        insert_s: insert.as_secs_f64(),
+        ready_wait_s: ready.as_secs_f64(),
+        vectors_per_s: per_second(n, total),
+        write_vectors_per_s: per_second(n, insert),
+        batch_latency: LatencySummary::from_histogram(&batch_hist),
+        total_bytes_per_vector: per_vector(footprint.total.as_ref(), n),
+        index_bytes_per_vector: per_vector(footprint.index.as_ref(), n),
+        footprint,
+        index_size: None,
+        bytes_per_vector: None,
+        index,
+        resources,
+        rebuild_s: Vec::new(),
+    })
+}
+
+/// The timed insert calls, `chunk` points each; returns the time spent in them and their
+/// latencies.
+fn load_vectors(
+    engine: &mut dyn VectorEngine,
+    dataset: &Dataset,
+    build_ids: &[PointId],
+    chunk: usize,
+    bar: &dyn ProgressTask,
+) -> Result<(Duration, Histogram<u64>), RunError> {
+    let first = build_ids.first().map_or(0, |id| *id as usize);
+    let n = build_ids.len();
     let mut batch_hist = new_histogram();
 
     // Scattered ids cannot be passed as a slice of the shared matrix: their rows are copied
@@ -71,8 +110,14 @@ pub fn run_build(
         start = end;
     }
     let insert = load_start.elapsed().saturating_sub(gathering);
-    drop(bar);
+    Ok((insert, batch_hist))
+}
 
+/// The engine's index-ready wait, timed.
+fn wait_for_index(
+    engine: &mut dyn VectorEngine,
+    plan: &BenchPlan,
+) -> Result<(IndexReport, Duration), RunError> {
     let spinner = plan
         .observer()
         .task("index build", None, ProgressUnit::Wait);
@@ -86,28 +131,7 @@ pub fn run_build(
     let ready = ready_start.elapsed();
     drop(busy);
     drop(spinner);
-    let resources = sampler.stop();
-
-    let footprint = engine.footprint().map_err(RunError::engine("footprint"))?;
-    let total = insert + ready;
-    Ok(BuildStep {
-        points: n,
-        batch_size: chunk,
-        total_s: total.as_secs_f64(),
-        insert_s: insert.as_secs_f64(),
-        ready_wait_s: ready.as_secs_f64(),
-        vectors_per_s: per_second(n, total),
-        write_vectors_per_s: per_second(n, insert),
-        batch_latency: LatencySummary::from_histogram(&batch_hist),
-        total_bytes_per_vector: per_vector(footprint.total.as_ref(), n),
-        index_bytes_per_vector: per_vector(footprint.index.as_ref(), n),
-        footprint,
-        index_size: None,
-        bytes_per_vector: None,
-        index,
-        resources,
-        rebuild_s: Vec::new(),
-    })
+    Ok((index, ready))
 }
 
 /// Bytes per point of a measured size; `None` when unmeasured or when there are no points

@@ -28,7 +28,7 @@ use crate::groundtruth::{
     GroundTruth, GroupScratch, RowSelection, exact_knn_rows, exact_knn_rows_group, rows_centre,
 };
 use crate::runbook::Resolved;
-use crate::types::{PointId, Progress, ProgressUnit};
+use crate::types::{PointId, Progress, ProgressTask, ProgressUnit};
 
 /// The truths and measured selectivities of every level, `[level][step]`.
 pub struct FilteredTruths {
@@ -118,6 +118,46 @@ pub fn filtered_truths(
     })
 }
 
+/// A level's queries grouped by predicate (a query's position in the group order is its
+/// group's index), with each predicate compiled.
+struct PredicateGroups<'a> {
+    queries: BTreeMap<&'a Predicate, Vec<usize>>,
+    predicates: Vec<&'a Predicate>,
+    compiled: Vec<CompiledPredicate<'a>>,
+}
+
+impl<'a> PredicateGroups<'a> {
+    /// Groups the queries of `level`, which must have one predicate per query.
+    fn of(
+        setup: &'a FilterSetup,
+        level: &'a FilterLevel,
+        nq: usize,
+    ) -> Result<PredicateGroups<'a>, RunError> {
+        if level.predicates.len() != nq {
+            return Err(RunError::Setup(format!(
+                "filter level {}: {} predicates for {nq} queries",
+                level.name,
+                level.predicates.len()
+            )));
+        }
+        let mut queries: BTreeMap<&Predicate, Vec<usize>> = BTreeMap::new();
+        for (q, p) in level.predicates.iter().enumerate() {
+            queries.entry(p).or_default().push(q);
+        }
+        let predicates: Vec<&Predicate> = queries.keys().copied().collect();
+        let compiled = queries
+            .keys()
+            .map(|p| p.compile(&setup.attributes))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| RunError::Setup(format!("filter level {}: {e}", level.name)))?;
+        Ok(PredicateGroups {
+            queries,
+            predicates,
+            compiled,
+        })
+    }
+}
+
 /// One level: the passing points of each predicate group at each search step, their truth
 /// when `compute` (else only the selectivity).
 fn level_truth(
@@ -130,24 +170,7 @@ fn level_truth(
     progress: &dyn Progress,
 ) -> Result<(StepTruths, Vec<f64>), RunError> {
     let nq = dataset.test.len();
-    if level.predicates.len() != nq {
-        return Err(RunError::Setup(format!(
-            "filter level {}: {} predicates for {nq} queries",
-            level.name,
-            level.predicates.len()
-        )));
-    }
-    let mut groups: BTreeMap<&Predicate, Vec<usize>> = BTreeMap::new();
-    for (q, p) in level.predicates.iter().enumerate() {
-        groups.entry(p).or_default().push(q);
-    }
-    let group_predicates: Vec<&Predicate> = groups.keys().copied().collect();
-    let compiled = groups
-        .keys()
-        .map(|p| p.compile(&setup.attributes))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| RunError::Setup(format!("filter level {}: {e}", level.name)))?;
-    let dim = dataset.train.dim();
+    let groups = PredicateGroups::of(setup, level, nq)?;
     let mut out: StepTruths = vec![None; steps.len()];
     let mut selectivity = vec![0.0; steps.len()];
     for (si, step) in steps.iter().enumerate() {
@@ -173,8 +196,14 @@ fn level_truth(
         // Filled on all cores: the first writes to fresh memory are what this costs.
         let mut ids: Vec<PointId> = (0..nq * k).into_par_iter().map(|_| PointId::MAX).collect();
         let mut distances: Vec<f32> = (0..nq * k).into_par_iter().map(|_| f32::INFINITY).collect();
-        let passing = passing_sets(live, &group_predicates, &compiled, &setup.attributes);
+        let passing = passing_sets(
+            live,
+            &groups.predicates,
+            &groups.compiled,
+            &setup.attributes,
+        );
         let passing_sum: f64 = groups
+            .queries
             .values()
             .enumerate()
             .map(|(g, queries)| {
@@ -183,60 +212,14 @@ fn level_truth(
             })
             .sum();
         if compute {
-            // Groups run in parallel; a group of up to 256 queries is one query block (its
-            // passing points packed once, straight from the matrix), a larger one spreads over
-            // the cores itself. All share one centre, sampled from the live points.
-            let centre = rows_centre(
-                dataset.train.as_flat(),
-                dim,
-                live.iter().map(|(_, row)| *row),
-            );
-            let done = AtomicUsize::new(0);
-            // Each group's answers go into the output as soon as they are found (one short
-            // lock per group): kept until the end, all groups' answers were another output's
-            // worth of fresh memory, and first writes to fresh memory are slow on a VM.
-            let output = std::sync::Mutex::new((&mut ids, &mut distances));
-            groups
-                .values()
-                .enumerate()
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .for_each_init(GroupScratch::default, |scratch, (g, queries)| {
-                    let (rows, pass_ids) = passing.group(g);
-                    let mut flat = Vec::with_capacity(queries.len() * dim);
-                    for q in queries {
-                        flat.extend_from_slice(dataset.test.row(*q));
-                    }
-                    let base = RowSelection {
-                        vectors: dataset.train.as_flat(),
-                        rows,
-                        ids: pass_ids,
-                        dim,
-                    };
-                    let gt = if rows.is_empty() {
-                        GroundTruth {
-                            k,
-                            ids: vec![PointId::MAX; queries.len() * k],
-                            distances: vec![f32::INFINITY; queries.len() * k],
-                        }
-                    } else if queries.len() <= GROUP_BLOCK {
-                        exact_knn_rows_group(&base, &flat, dataset.distance, k, &centre, scratch)
-                    } else {
-                        exact_knn_rows(&base, &flat, dataset.distance, k, &|_| {})
-                    };
-                    let n = done.fetch_add(queries.len(), Ordering::Relaxed) + queries.len();
-                    if let Some(b) = &bar {
-                        b.set(n as u64);
-                    }
-                    // A panic elsewhere poisons the lock; the rows it guards are still
-                    // whole (each copy is of whole rows).
-                    let mut out = output.lock().unwrap_or_else(|e| e.into_inner());
-                    let (ids, distances) = &mut *out;
-                    for (j, q) in queries.iter().enumerate() {
-                        ids[q * k..(q + 1) * k].copy_from_slice(gt.ids_of(j));
-                        distances[q * k..(q + 1) * k].copy_from_slice(gt.distances_of(j));
-                    }
-                });
+            let search = GroupSearch {
+                dataset,
+                k,
+                groups: &groups.queries,
+                passing: &passing,
+                bar: bar.as_deref(),
+            };
+            search.run(live, (&mut ids, &mut distances));
         }
         drop(bar);
         selectivity[si] = passing_sum / nq.max(1) as f64;
@@ -246,6 +229,78 @@ fn level_truth(
         super::check_interrupt()?;
     }
     Ok((out, selectivity))
+}
+
+/// The exact search of every predicate group among its passing points at one step.
+struct GroupSearch<'a> {
+    dataset: &'a Dataset,
+    k: usize,
+    groups: &'a BTreeMap<&'a Predicate, Vec<usize>>,
+    passing: &'a PassingSets,
+    bar: Option<&'a dyn ProgressTask>,
+}
+
+impl GroupSearch<'_> {
+    /// Writes each query's top k among its group's passing points into `ids` and `distances`
+    /// (`queries × k`).
+    fn run(&self, live: &[(PointId, usize)], (ids, distances): (&mut Vec<PointId>, &mut Vec<f32>)) {
+        let (dataset, k) = (self.dataset, self.k);
+        let dim = dataset.train.dim();
+        // Groups run in parallel; a group of up to 256 queries is one query block (its
+        // passing points packed once, straight from the matrix), a larger one spreads over
+        // the cores itself. All share one centre, sampled from the live points.
+        let centre = rows_centre(
+            dataset.train.as_flat(),
+            dim,
+            live.iter().map(|(_, row)| *row),
+        );
+        let done = AtomicUsize::new(0);
+        // Each group's answers go into the output as soon as they are found (one short
+        // lock per group): kept until the end, all groups' answers were another output's
+        // worth of fresh memory, and first writes to fresh memory are slow on a VM.
+        let output = std::sync::Mutex::new((ids, distances));
+        self.groups
+            .values()
+            .enumerate()
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .for_each_init(GroupScratch::default, |scratch, (g, queries)| {
+                let (rows, pass_ids) = self.passing.group(g);
+                let mut flat = Vec::with_capacity(queries.len() * dim);
+                for q in queries {
+                    flat.extend_from_slice(dataset.test.row(*q));
+                }
+                let base = RowSelection {
+                    vectors: dataset.train.as_flat(),
+                    rows,
+                    ids: pass_ids,
+                    dim,
+                };
+                let gt = if rows.is_empty() {
+                    GroundTruth {
+                        k,
+                        ids: vec![PointId::MAX; queries.len() * k],
+                        distances: vec![f32::INFINITY; queries.len() * k],
+                    }
+                } else if queries.len() <= GROUP_BLOCK {
+                    exact_knn_rows_group(&base, &flat, dataset.distance, k, &centre, scratch)
+                } else {
+                    exact_knn_rows(&base, &flat, dataset.distance, k, &|_| {})
+                };
+                let n = done.fetch_add(queries.len(), Ordering::Relaxed) + queries.len();
+                if let Some(b) = self.bar {
+                    b.set(n as u64);
+                }
+                // A panic elsewhere poisons the lock; the rows it guards are still
+                // whole (each copy is of whole rows).
+                let mut out = output.lock().unwrap_or_else(|e| e.into_inner());
+                let (ids, distances) = &mut *out;
+                for (j, q) in queries.iter().enumerate() {
+                    ids[q * k..(q + 1) * k].copy_from_slice(gt.ids_of(j));
+                    distances[q * k..(q + 1) * k].copy_from_slice(gt.distances_of(j));
+                }
+            });
+    }
 }
 
 /// The live points that pass each group's predicate, all groups' lists in two flat buffers

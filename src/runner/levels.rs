@@ -1,17 +1,55 @@
 //! The load levels of a search step (`--concurrency`, `--rate`, `--rate-sweep`): run with
 //! the step's search parameters after its timed queries, each level's figures attached to it.
 
-use super::*;
+use std::path::PathBuf;
+
+use crate::dataset::Dataset;
+use crate::engine::VectorEngine;
+use crate::results::load::LoadLevel;
+use crate::results::warnings::Warning;
+use crate::results::{RunResult, SearchStep};
+
+use super::load::{self, RateSweep};
+use super::warnings::push_warning;
+use super::{BenchPlan, RunError, check_interrupt};
 
 /// Runs the load levels of `plan.load` with the current search parameters.
 pub(super) fn run_load(
-    engine: &dyn crate::engine::VectorEngine,
+    engine: &dyn VectorEngine,
     dataset: &Dataset,
     plan: &BenchPlan,
-    step: &mut crate::results::SearchStep,
+    step: &mut SearchStep,
     label: &str,
     result: &mut RunResult,
 ) -> Result<(), RunError> {
+    let mut levels = fixed_levels(engine, dataset, plan)?;
+    if plan.load.rate_sweep {
+        levels.extend(sweep_rates(engine, dataset, plan, step)?);
+    }
+    for (i, level) in levels.iter_mut().enumerate() {
+        if let Some(dir) = &plan.load.histogram_dir {
+            let file = dir.join(format!("{}-{label}-{i}.hlog", plan.load.histogram_prefix));
+            let file = PathBuf::from(file.to_string_lossy().replace([' ', '='], "_"));
+            crate::results::histlog::write(
+                &file,
+                &format!("{}-{}", level.kind, level.concurrency),
+                std::time::SystemTime::now(),
+                &level.intervals,
+            )?;
+            level.histogram_log = Some(file.display().to_string());
+        }
+        warn_of_level(engine, plan, level, result);
+    }
+    step.load = levels;
+    Ok(())
+}
+
+/// The closed-loop levels (`--concurrency`), then the fixed rates (`--rate`).
+fn fixed_levels(
+    engine: &dyn VectorEngine,
+    dataset: &Dataset,
+    plan: &BenchPlan,
+) -> Result<Vec<LoadLevel>, RunError> {
     let lp = &plan.load;
     let mut levels = Vec::new();
     for &c in &lp.concurrency {
@@ -54,78 +92,79 @@ pub(super) fn run_load(
         ));
         levels.push(level);
     }
-    if lp.rate_sweep {
-        // Start from half the single-client throughput: well inside what the engine sustains.
-        let start = (step.qps / 2.0).max(1.0);
-        let (best, sweep) = load::rate_sweep(
-            engine,
-            &dataset.test,
-            plan.k,
-            start,
-            lp.slo,
-            lp.duration,
-            lp.workers,
-            plan.sample_interval,
-        )
+    Ok(levels)
+}
+
+/// `--rate-sweep`: the highest rate within the SLO (set on `step`) and the levels tried.
+fn sweep_rates(
+    engine: &dyn VectorEngine,
+    dataset: &Dataset,
+    plan: &BenchPlan,
+    step: &mut SearchStep,
+) -> Result<Vec<LoadLevel>, RunError> {
+    let lp = &plan.load;
+    // Start from half the single-client throughput: well inside what the engine sustains.
+    let start = (step.qps / 2.0).max(1.0);
+    let sweep = RateSweep {
+        start_rate: start,
+        slo: lp.slo,
+        step_duration: lp.duration,
+        workers: lp.workers,
+        sample_interval: plan.sample_interval,
+    };
+    let (best, sweep) = load::rate_sweep(engine, &dataset.test, plan.k, &sweep)
         .map_err(RunError::engine("rate sweep"))?;
-        plan.observer().message(&match best {
-            Some(r) => format!(
-                "[{}]   highest rate with p99 <= {:?}: {r:.0}/s",
-                plan.entry.name, lp.slo
-            ),
-            None => format!(
-                "[{}]   no tested rate kept p99 <= {:?}",
-                plan.entry.name, lp.slo
-            ),
-        });
-        step.max_rate_within_slo = best;
-        levels.extend(sweep);
-    }
+    plan.observer().message(&match best {
+        Some(r) => format!(
+            "[{}]   highest rate with p99 <= {:?}: {r:.0}/s",
+            plan.entry.name, lp.slo
+        ),
+        None => format!(
+            "[{}]   no tested rate kept p99 <= {:?}",
+            plan.entry.name, lp.slo
+        ),
+    });
+    step.max_rate_within_slo = best;
+    Ok(sweep)
+}
+
+/// The harness watches itself: a client near all-cores saturation, or an open loop that fell
+/// behind its schedule, makes the level's latency partly the harness's.
+fn warn_of_level(
+    engine: &dyn VectorEngine,
+    plan: &BenchPlan,
+    level: &LoadLevel,
+    result: &mut RunResult,
+) {
+    let lp = &plan.load;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-    for (i, level) in levels.iter_mut().enumerate() {
-        if let Some(dir) = &lp.histogram_dir {
-            let file = dir.join(format!("{}-{label}-{i}.hlog", lp.histogram_prefix));
-            let file = PathBuf::from(file.to_string_lossy().replace([' ', '='], "_"));
-            crate::results::histlog::write(
-                &file,
-                &format!("{}-{}", level.kind, level.concurrency),
-                std::time::SystemTime::now(),
-                &level.intervals,
-            )?;
-            level.histogram_log = Some(file.display().to_string());
-        }
-        // The harness watches itself: a client near all-cores saturation, or an open loop that
-        // fell behind its schedule, makes the level's latency partly the harness's.
-        let cpu = level.resources.client.mean_cpu_percent;
-        if !engine.in_process() && cpu > 90.0 * cores {
-            push_warning(result, Warning::ClientSaturated { cpu_percent: cpu });
-        }
-        if let (Some(dropped @ 1..), Some(intended)) = (level.dropped, level.intended) {
-            push_warning(
-                result,
-                Warning::DroppedQueries {
-                    rate: level.target_rate.unwrap_or(0.0),
-                    intended,
-                    dropped,
-                    // The level gives up `duration` after its last scheduled send (load.rs).
-                    waited_s: lp.duration.as_secs_f64(),
-                },
-            );
-        }
-        if level.saturated {
-            push_warning(
-                result,
-                Warning::Note {
-                    detail: format!(
-                        "open loop at {:.0}/s was saturated: achieved {:.0}/s, max send lag {:.1} ms",
-                        level.target_rate.unwrap_or(0.0),
-                        level.qps,
-                        level.max_send_lag_ms.unwrap_or(0.0)
-                    ),
-                },
-            );
-        }
+    let cpu = level.resources.client.mean_cpu_percent;
+    if !engine.in_process() && cpu > 90.0 * cores {
+        push_warning(result, Warning::ClientSaturated { cpu_percent: cpu });
     }
-    step.load = levels;
-    Ok(())
+    if let (Some(dropped @ 1..), Some(intended)) = (level.dropped, level.intended) {
+        push_warning(
+            result,
+            Warning::DroppedQueries {
+                rate: level.target_rate.unwrap_or(0.0),
+                intended,
+                dropped,
+                // The level gives up `duration` after its last scheduled send (load.rs).
+                waited_s: lp.duration.as_secs_f64(),
+            },
+        );
+    }
+    if level.saturated {
+        push_warning(
+            result,
+            Warning::Note {
+                detail: format!(
+                    "open loop at {:.0}/s was saturated: achieved {:.0}/s, max send lag {:.1} ms",
+                    level.target_rate.unwrap_or(0.0),
+                    level.qps,
+                    level.max_send_lag_ms.unwrap_or(0.0)
+                ),
+            },
+        );
+    }
 }

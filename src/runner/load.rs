@@ -509,35 +509,43 @@ pub fn open_loop(
     })
 }
 
+/// How a rate sweep runs: the rate it starts from, the p99 it must keep, and how long and
+/// with how many senders each rate is run.
+pub struct RateSweep {
+    pub start_rate: f64,
+    pub slo: Duration,
+    pub step_duration: Duration,
+    pub workers: usize,
+    pub sample_interval: Duration,
+}
+
 /// The highest rate whose p99 stays within `slo`: doubles the rate from `start_rate` until the
 /// SLO breaks or the engine saturates, then bisects between the last good and first bad rate.
-#[allow(clippy::too_many_arguments)]
 pub fn rate_sweep(
     engine: &dyn VectorEngine,
     queries: &Vectors,
     k: usize,
-    start_rate: f64,
-    slo: Duration,
-    step_duration: Duration,
-    workers: usize,
-    sample_interval: Duration,
+    sweep: &RateSweep,
 ) -> Result<(Option<f64>, Vec<LoadLevel>), EngineError> {
-    let slo_ms = slo.as_secs_f64() * 1000.0;
+    let slo_ms = sweep.slo.as_secs_f64() * 1000.0;
     let ok = |l: &LoadLevel| !l.saturated && l.latency.p99_ms <= slo_ms;
-    let mut levels = Vec::new();
-    let mut good: Option<f64> = None;
-    let mut bad: Option<f64> = None;
-    let mut rate = start_rate.max(1.0);
-    for _ in 0..12 {
-        let level = open_loop(
+    let at = |rate: f64| {
+        open_loop(
             engine,
             queries,
             k,
             rate,
-            step_duration,
-            workers,
-            sample_interval,
-        )?;
+            sweep.step_duration,
+            sweep.workers,
+            sweep.sample_interval,
+        )
+    };
+    let mut levels = Vec::new();
+    let mut good: Option<f64> = None;
+    let mut bad: Option<f64> = None;
+    let mut rate = sweep.start_rate.max(1.0);
+    for _ in 0..12 {
+        let level = at(rate)?;
         let passed = ok(&level);
         levels.push(level);
         if passed {
@@ -551,15 +559,7 @@ pub fn rate_sweep(
     if let (Some(mut lo), Some(mut hi)) = (good, bad) {
         for _ in 0..4 {
             let mid = (lo + hi) / 2.0;
-            let level = open_loop(
-                engine,
-                queries,
-                k,
-                mid,
-                step_duration,
-                workers,
-                sample_interval,
-            )?;
+            let level = at(mid)?;
             if ok(&level) {
                 lo = mid;
             } else {

@@ -14,14 +14,15 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::filtered_truth::filtered_truths;
-use super::ground_truth;
+use super::filtered_truth::{FilteredTruths, filtered_truths};
+use super::ground_truth::{self, StepTruths};
 use super::search::LiveState;
 use crate::dataset::Dataset;
-use crate::filter::{Attributes, FilterLevel, FilterSpec};
+use crate::filter::{Attributes, CompiledPredicate, FilterLevel, FilterSetup, FilterSpec};
+use crate::groundtruth::GroundTruth;
 use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::{QualitySummary, QueryInput, score_query, summarize};
-use crate::results::{RunResult, SearchStep, Step};
+use crate::results::{ConfigRun, RunResult, SearchStep, Step};
 use crate::runbook::{Resolved, Runbook};
 use crate::types::{PointId, Progress};
 
@@ -100,7 +101,38 @@ pub fn verify(
     cache_dir: &Path,
     progress: &dyn Progress,
 ) -> Result<Verification, VerifyError> {
-    let invalid = |m: String| VerifyError::Invalid(m);
+    let steps = recorded_steps(result, dataset)?;
+    // The depth the runner's step truths use (bench caps them at 1000).
+    let depth = truth_depth(result).min(1000);
+    let cache = ground_truth::cache_path(cache_dir, dataset, &steps, depth);
+    let truths = ground_truth::step_truths(dataset, &steps, depth, Some(&cache), progress)
+        .map_err(|e| invalid(format!("computing the ground truth: {e}")))?;
+    let filtered = filtered_truth(result, dataset, &steps, depth, cache_dir, progress)?;
+
+    let (lines, unreadable_lines) = read_lines(sidecar)?;
+    let reference = Reference {
+        dataset,
+        steps: &steps,
+        truths: &truths,
+        filtered: filtered.as_ref(),
+        lines: &lines,
+    };
+    let mut checks = Vec::new();
+    for (ci, config) in result.configs.iter().enumerate() {
+        reference.check_config(ci, config, &mut checks)?;
+    }
+    Ok(Verification {
+        steps: checks,
+        unreadable_lines,
+    })
+}
+
+fn invalid(message: String) -> VerifyError {
+    VerifyError::Invalid(message)
+}
+
+/// The runbook the result's settings record, resolved on the dataset.
+fn recorded_steps(result: &RunResult, dataset: &Dataset) -> Result<Vec<Resolved>, VerifyError> {
     let steps_value = result
         .manifest
         .settings
@@ -112,36 +144,62 @@ pub fn verify(
         steps: serde_json::from_value(steps_value)
             .map_err(|e| invalid(format!("the recorded runbook cannot be read: {e}")))?,
     };
-    let steps = runbook
+    runbook
         .resolve_on(&dataset.train)
-        .map_err(|e| invalid(format!("the recorded runbook: {e}")))?;
-    // The depth the runner's step truths use (bench caps them at 1000).
-    let depth = truth_depth(result).min(1000);
-    let cache = ground_truth::cache_path(cache_dir, dataset, &steps, depth);
-    let truths = ground_truth::step_truths(dataset, &steps, depth, Some(&cache), progress)
-        .map_err(|e| invalid(format!("computing the ground truth: {e}")))?;
-    // A filtered run: the same attributes and predicates made again from its settings, and
-    // the truth of each level.
-    let filtered = match result.manifest.settings.get("filter") {
+        .map_err(|e| invalid(format!("the recorded runbook: {e}")))
+}
+
+/// A filtered run: the same attributes and predicates made again from its settings, and
+/// the truth of each level.
+fn filtered_truth(
+    result: &RunResult,
+    dataset: &Dataset,
+    steps: &[Resolved],
+    depth: usize,
+    cache_dir: &Path,
+    progress: &dyn Progress,
+) -> Result<Option<(FilterSetup, FilteredTruths)>, VerifyError> {
+    Ok(match result.manifest.settings.get("filter") {
         Some(v) if !v.is_null() => {
             let spec: FilterSpec = serde_json::from_value(v.clone())
                 .map_err(|e| invalid(format!("the recorded filter settings: {e}")))?;
             let setup = spec
                 .setup(&dataset.train, &dataset.test, dataset.attributes.as_ref())
                 .map_err(|e| invalid(format!("the recorded filter: {e}")))?;
-            let t = filtered_truths(dataset, &steps, &setup, depth, Some(cache_dir), progress)
+            let t = filtered_truths(dataset, steps, &setup, depth, Some(cache_dir), progress)
                 .map_err(|e| invalid(format!("computing the filtered ground truth: {e}")))?;
             Some((setup, t))
         }
         _ => None,
-    };
+    })
+}
 
-    let (lines, unreadable_lines) = read_lines(sidecar)?;
-    let mut checks = Vec::new();
-    for (ci, config) in result.configs.iter().enumerate() {
+/// A filter level with the attributes its predicates read.
+type LevelFilter<'a> = (&'a FilterLevel, &'a Attributes);
+
+/// What every search step of a result is checked against: the dataset, the recorded runbook
+/// with its truths (and its filter levels' truths), and the sidecar's lines.
+struct Reference<'a> {
+    dataset: &'a Dataset,
+    steps: &'a [Resolved],
+    truths: &'a StepTruths,
+    filtered: Option<&'a (FilterSetup, FilteredTruths)>,
+    lines: &'a HashMap<(usize, usize), Vec<Line>>,
+}
+
+impl Reference<'_> {
+    /// Replays configuration `ci`'s runbook, checking each of its search records where the
+    /// runbook places it.
+    fn check_config(
+        &self,
+        ci: usize,
+        config: &ConfigRun,
+        checks: &mut Vec<StepCheck>,
+    ) -> Result<(), VerifyError> {
+        let dataset = self.dataset;
         let mut live = LiveState::empty(dataset.train.len());
         let searches: Vec<&SearchStep> = config.searches().collect();
-        for (si, step) in steps.iter().enumerate() {
+        for (si, step) in self.steps.iter().enumerate() {
             match step {
                 Resolved::Build { ids } | Resolved::Insert { ids, .. } => {
                     let rows: Vec<usize> = ids.iter().map(|id| *id as usize).collect();
@@ -158,32 +216,12 @@ pub fn verify(
                     }
                 }
                 Resolved::Search { .. } => {
-                    let Some(truth) = truths.get(si).and_then(|t| t.as_ref()) else {
+                    let Some(truth) = self.truths.get(si).and_then(|t| t.as_ref()) else {
                         continue;
                     };
                     for s in searches.iter().filter(|s| s.runbook_step == si + 1) {
-                        let (truth, filter) = match (&s.filter, &filtered) {
-                            (None, _) => (truth, None),
-                            (Some(f), Some((setup, t))) => {
-                                let level = setup.levels.get(f.level).ok_or_else(|| {
-                                    invalid(format!("filter level {} is not recorded", f.level))
-                                })?;
-                                let truth = t
-                                    .truths
-                                    .get(f.level)
-                                    .and_then(|l| l.get(si))
-                                    .and_then(|t| t.as_ref())
-                                    .ok_or_else(|| invalid("no filtered truth".into()))?;
-                                (truth, Some((level, &*setup.attributes)))
-                            }
-                            (Some(_), None) => {
-                                return Err(invalid(
-                                    "a search step is filtered but the settings record no filter"
-                                        .into(),
-                                ));
-                            }
-                        };
-                        let rows = lines.get(&(ci, s.sidecar_step)).ok_or_else(|| {
+                        let (truth, filter) = self.truth_of(si, s, truth)?;
+                        let rows = self.lines.get(&(ci, s.sidecar_step)).ok_or_else(|| {
                             invalid(format!(
                                 "the sidecar has no lines for configuration {} search step {}",
                                 ci + 1,
@@ -202,11 +240,37 @@ pub fn verify(
                 ci + 1
             )));
         }
+        Ok(())
     }
-    Ok(Verification {
-        steps: checks,
-        unreadable_lines,
-    })
+
+    /// The truth search record `s` at runbook step `si + 1` is scored against (`unfiltered`,
+    /// or its filter level's), with the level.
+    fn truth_of<'t>(
+        &'t self,
+        si: usize,
+        s: &SearchStep,
+        unfiltered: &'t GroundTruth,
+    ) -> Result<(&'t GroundTruth, Option<LevelFilter<'t>>), VerifyError> {
+        match (&s.filter, self.filtered) {
+            (None, _) => Ok((unfiltered, None)),
+            (Some(f), Some((setup, t))) => {
+                let level = setup
+                    .levels
+                    .get(f.level)
+                    .ok_or_else(|| invalid(format!("filter level {} is not recorded", f.level)))?;
+                let truth = t
+                    .truths
+                    .get(f.level)
+                    .and_then(|l| l.get(si))
+                    .and_then(|t| t.as_ref())
+                    .ok_or_else(|| invalid("no filtered truth".into()))?;
+                Ok((truth, Some((level, &*setup.attributes))))
+            }
+            (Some(_), None) => Err(invalid(
+                "a search step is filtered but the settings record no filter".into(),
+            )),
+        }
+    }
 }
 
 /// The sidecar's lines by (config, step), each in query order, and how many lines could not
@@ -237,13 +301,14 @@ fn read_lines(path: &Path) -> Result<SidecarLines, VerifyError> {
     Ok((out, unreadable))
 }
 
+/// Rescores one search record from its sidecar lines and lists the stored figures that differ.
 fn check_step(
     ci: usize,
     step: &SearchStep,
     rows: &[Line],
     truth: &crate::groundtruth::GroundTruth,
     live: &LiveState,
-    filter: Option<(&FilterLevel, &Attributes)>,
+    filter: Option<LevelFilter<'_>>,
     dataset: &Dataset,
 ) -> Result<StepCheck, VerifyError> {
     let stored = &step.quality;
@@ -261,17 +326,7 @@ fn check_step(
     }
     // Under a filter, an id that fails its query's predicate is never relevant (as in the
     // runner) and is a violation.
-    let compiled = match filter {
-        Some((level, attributes)) => Some(
-            level
-                .predicates
-                .iter()
-                .map(|p| p.compile(attributes))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| VerifyError::Invalid(format!("the recorded filter: {e}")))?,
-        ),
-        None => None,
-    };
+    let compiled = compile_filter(filter)?;
     let mut violations = 0usize;
     let per_query: Vec<_> = rows
         .iter()
@@ -320,16 +375,7 @@ fn check_step(
             violations as f64,
         ));
     }
-    // Latency: the sidecar keeps each query's latency at nanosecond resolution.
-    let latencies: Option<Vec<f64>> = rows.iter().map(|r| r.latency_us).collect();
-    if let Some(latencies) = latencies {
-        let again = LatencySummary::of(
-            latencies
-                .iter()
-                .map(|us| std::time::Duration::from_nanos((us * 1000.0).round().max(0.0) as u64)),
-        );
-        compare_latency(&step.latency, &again, &mut mismatches);
-    }
+    check_latency(step, rows, &mut mismatches);
     Ok(StepCheck {
         config: ci + 1,
         runbook_step: step.runbook_step,
@@ -337,6 +383,36 @@ fn check_step(
         queries: rows.len(),
         mismatches,
     })
+}
+
+/// Each query's predicate of a filter level, compiled against the attributes.
+fn compile_filter<'a>(
+    filter: Option<LevelFilter<'a>>,
+) -> Result<Option<Vec<CompiledPredicate<'a>>>, VerifyError> {
+    Ok(match filter {
+        Some((level, attributes)) => Some(
+            level
+                .predicates
+                .iter()
+                .map(|p| p.compile(attributes))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| VerifyError::Invalid(format!("the recorded filter: {e}")))?,
+        ),
+        None => None,
+    })
+}
+
+/// Latency: the sidecar keeps each query's latency at nanosecond resolution.
+fn check_latency(step: &SearchStep, rows: &[Line], mismatches: &mut Vec<(String, f64, f64)>) {
+    let latencies: Option<Vec<f64>> = rows.iter().map(|r| r.latency_us).collect();
+    if let Some(latencies) = latencies {
+        let again = LatencySummary::of(
+            latencies
+                .iter()
+                .map(|us| std::time::Duration::from_nanos((us * 1000.0).round().max(0.0) as u64)),
+        );
+        compare_latency(&step.latency, &again, mismatches);
+    }
 }
 
 /// Records each (figure, stored, recomputed) whose two values differ.

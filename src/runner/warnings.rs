@@ -83,7 +83,17 @@ pub(super) fn check_repeat_warnings(result: &mut RunResult, step: &SearchStep) {
     }
 }
 
+/// The warnings a search measurement raises, in the order they are listed.
 pub(super) fn check_search_warnings(result: &mut RunResult, step: &SearchStep, in_process: bool) {
+    warn_of_result_lists(result, step);
+    warn_of_filter_violations(result, step);
+    warn_of_wrong_answers(result, step);
+    check_repeat_warnings(result, step);
+    warn_of_harness(result, step, in_process);
+}
+
+/// Queries with nothing to find, duplicate ids, and short result lists.
+fn warn_of_result_lists(result: &mut RunResult, step: &SearchStep) {
     let q = &step.quality;
     if q.queries_without_truth > 0 {
         push_warning(
@@ -112,6 +122,10 @@ pub(super) fn check_search_warnings(result: &mut RunResult, step: &SearchStep, i
     if short > 0 {
         push_warning(result, Warning::ShortResults { queries: short });
     }
+}
+
+/// Ids that fail their query's filter: a warning, and the result marked invalid.
+fn warn_of_filter_violations(result: &mut RunResult, step: &SearchStep) {
     if let Some(f) = &step.filter
         && f.violations > 0
     {
@@ -132,6 +146,10 @@ pub(super) fn check_search_warnings(result: &mut RunResult, step: &SearchStep, i
             result.status.invalid.push(why);
         }
     }
+}
+
+/// Stale hits, answers that differ from an exact engine's truth, and ghost hits.
+fn warn_of_wrong_answers(result: &mut RunResult, step: &SearchStep) {
     if step.stale_hits > 0 {
         push_warning(
             result,
@@ -168,7 +186,11 @@ pub(super) fn check_search_warnings(result: &mut RunResult, step: &SearchStep, i
             },
         );
     }
-    check_repeat_warnings(result, step);
+}
+
+/// Too few queries for the high percentiles, and a client that may limit the measurement.
+fn warn_of_harness(result: &mut RunResult, step: &SearchStep, in_process: bool) {
+    let q = &step.quality;
     if step.mode == "single" && q.queries < 1000 {
         push_warning(
             result,

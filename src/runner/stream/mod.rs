@@ -13,17 +13,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
-use super::RunError;
+mod score;
+
+use score::{
+    insert_and_delete_counts, latency_of, mean, recall_at_stages, score_searches, timeline,
+};
+
 use super::load::Pacer;
+use super::{RunError, RunScope};
 use crate::dataset::Dataset;
 use crate::engine::{
     ConcurrentWrites, EngineError, IndexProgress, Neighbor, PointId, VectorEngine,
 };
-use crate::groundtruth::stream::{SearchEvent, StreamLog, StreamTruth, WriteEvent, WriteOp};
+use crate::groundtruth::stream::{SearchEvent, WriteEvent, WriteOp};
 use crate::metrics::latency::LatencySummary;
 use crate::params::ParamMap;
 use crate::resources::{PhaseResources, Sampler, Watch};
-use crate::results::{StageRecall, StreamFreshness, StreamSecond, StreamStep};
+use crate::results::{StreamFreshness, StreamStep};
 use crate::runbook::{ResolvedStream, StreamOp};
 
 const NANOS: f64 = 1e9;
@@ -343,21 +349,99 @@ fn search_until(
     Ok(events)
 }
 
+/// What the step's threads recorded, and the first engine error that stopped them.
+struct Recorded {
+    /// The writer's record; `None` when it stopped early.
+    written: Option<Written>,
+    searched: Vec<SearchEvent>,
+    freshness: StreamFreshness,
+    per_second: Vec<SecondSample>,
+    failure: Option<EngineError>,
+}
+
 /// Runs the step and scores it.
-#[allow(clippy::too_many_arguments)]
 pub fn run_stream(
     engine: &dyn VectorEngine,
-    dataset: &Dataset,
-    k: usize,
+    scope: RunScope<'_>,
     params: &ParamMap,
     stream: &ResolvedStream,
     runbook_step: usize,
-    visibility_bound: Duration,
-    sample_interval: Duration,
 ) -> Result<StreamStep, RunError> {
+    let (plan, dataset) = (scope.plan, scope.dataset);
     let writer = writer_of(engine, runbook_step)?;
     let watch = Watch::with_engine(engine.server_pid());
-    let step_sampler = Sampler::start(watch, sample_interval);
+    let step_sampler = Sampler::start(watch, plan.sample_interval);
+    let recorded = run_threads(engine, writer, watch, scope, stream);
+    let resources = step_sampler.stop();
+    let index_after = engine.index_progress();
+    if let Some(e) = recorded.failure {
+        return Err(RunError::Engine {
+            operation: "stream",
+            source: e,
+        });
+    }
+    let written = recorded
+        .written
+        .ok_or_else(|| RunError::Setup("the stream's writer stopped".into()))?;
+    let searched = recorded.searched;
+
+    let truth_started = Instant::now();
+    let scores = score_searches(dataset, plan.k, stream, &written, &searched);
+    let truth_s = truth_started.elapsed().as_secs_f64();
+
+    let first_issue = written.events.first().map_or(0, |w| w.issued);
+    let last_ack = written.events.last().map_or(0, |w| w.acked);
+    let duration_s = (last_ack.saturating_sub(first_issue)) as f64 / NANOS;
+    let per_s = |n: usize| {
+        if duration_s > 0.0 {
+            n as f64 / duration_s
+        } else {
+            f64::NAN
+        }
+    };
+    let recall_at_stage = recall_at_stages(&written, &searched, &scores);
+    let timeline = timeline(&written, &searched, &scores, &recorded.per_second);
+    let (inserts, deletes) = insert_and_delete_counts(stream);
+    Ok(StreamStep {
+        runbook_step,
+        search_params: params.clone(),
+        k: plan.k,
+        searchers: stream.searchers,
+        target_rate: stream.rate,
+        batch_size: stream.batch_size,
+        inserts,
+        updates: stream.ops.len() - inserts - deletes,
+        deletes,
+        duration_s,
+        write_points_per_s: per_s(written.events.len()),
+        write_latency: LatencySummary::of(written.call_latencies.iter().copied()),
+        searches: searched.len(),
+        qps: per_s(searched.len()),
+        latency: LatencySummary::of(searched.iter().map(latency_of)),
+        recall: mean(scores.iter().map(|s| s.recall())),
+        stale_hits: scores.iter().map(|s| s.stale).sum(),
+        searches_with_stale_hits: scores.iter().filter(|s| s.stale > 0).count(),
+        recall_at_stage,
+        truth_s,
+        freshness: recorded.freshness,
+        resources,
+        index_lag_max: timeline.iter().filter_map(|t| t.index_lag).max(),
+        index_lag_after: index_after.map(|p| p.points.saturating_sub(p.indexed_vectors)),
+        timeline,
+        live_points: 0,
+    })
+}
+
+/// Runs the writer on this thread beside the searchers, the freshness prober and the
+/// per-second monitor; the first engine error stops them all.
+fn run_threads(
+    engine: &dyn VectorEngine,
+    writer: &dyn ConcurrentWrites,
+    watch: Watch,
+    scope: RunScope<'_>,
+    stream: &ResolvedStream,
+) -> Recorded {
+    let (plan, dataset, k) = (scope.plan, scope.dataset, scope.plan.k);
     let all_done = AtomicBool::new(false);
     let stop = AtomicBool::new(false);
     let failure: Mutex<Option<EngineError>> = Mutex::new(None);
@@ -369,23 +453,17 @@ pub fn run_stream(
     };
     let origin = Instant::now();
     let (probe_tx, probe_rx) = std::sync::mpsc::channel::<Probe>();
-    let (written, searched, freshness, per_second) = std::thread::scope(|scope| {
+    let (written, searched, freshness, per_second) = std::thread::scope(|threads| {
         let monitor = {
             let all_done = &all_done;
-            scope.spawn(move || {
-                per_second_samples(
-                    engine,
-                    watch,
-                    sample_interval.min(Duration::from_millis(200)),
-                    origin,
-                    all_done,
-                )
-            })
+            let interval = plan.sample_interval.min(Duration::from_millis(200));
+            threads.spawn(move || per_second_samples(engine, watch, interval, origin, all_done))
         };
         let prober = {
             let fail = &fail;
-            scope.spawn(move || {
-                probe_writes(engine, dataset, k, probe_rx, visibility_bound)
+            let bound = plan.visibility_timeout;
+            threads.spawn(move || {
+                probe_writes(engine, dataset, k, probe_rx, bound)
                     .map_err(fail)
                     .ok()
             })
@@ -393,7 +471,7 @@ pub fn run_stream(
         let searchers: Vec<_> = (0..stream.searchers)
             .map(|j| {
                 let (stop, fail) = (&stop, &fail);
-                scope.spawn(move || {
+                threads.spawn(move || {
                     search_until(engine, dataset, k, j, stream.searchers, stop, origin)
                         .map_err(fail)
                         .unwrap_or_default()
@@ -413,156 +491,13 @@ pub fn run_stream(
         let per_second = monitor.join().unwrap_or_default();
         (written, searched, freshness, per_second)
     });
-    let resources = step_sampler.stop();
-    let index_after = engine.index_progress();
-    if let Some(e) = failure.into_inner().ok().flatten() {
-        return Err(RunError::Engine {
-            operation: "stream",
-            source: e,
-        });
-    }
-    let written = written.ok_or_else(|| RunError::Setup("the stream's writer stopped".into()))?;
-
-    let truth_started = Instant::now();
-    let log = StreamLog {
-        train: &dataset.train,
-        queries: &dataset.test,
-        distance: dataset.distance,
-        initial: &stream.initial,
-        writes: &written.events,
-        k,
-    };
-    let mut truth = StreamTruth::new(&log);
-    let mut used: Vec<usize> = searched.iter().map(|s| s.query).collect();
-    used.sort_unstable();
-    used.dedup();
-    truth.prepare(&used);
-    let scores: Vec<_> = searched.iter().map(|s| truth.score(s)).collect();
-    let truth_s = truth_started.elapsed().as_secs_f64();
-
-    let first_issue = written.events.first().map_or(0, |w| w.issued);
-    let last_ack = written.events.last().map_or(0, |w| w.acked);
-    let duration_s = (last_ack.saturating_sub(first_issue)) as f64 / NANOS;
-    let per_s = |n: usize| {
-        if duration_s > 0.0 {
-            n as f64 / duration_s
-        } else {
-            f64::NAN
-        }
-    };
-    let latency_of = |s: &SearchEvent| Duration::from_nanos(s.received - s.sent);
-    let mean = |v: &mut dyn Iterator<Item = f64>| {
-        let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-        if n == 0 { f64::NAN } else { sum / n as f64 }
-    };
-
-    // Progress of the stream at an instant: the share of writes acknowledged before it.
-    let acks: Vec<u64> = written.events.iter().map(|w| w.acked).collect();
-    let progress = |t: u64| acks.partition_point(|a| *a < t) as f64 / acks.len().max(1) as f64;
-    let recall_at_stage = [50u32, 80, 100]
-        .iter()
-        .map(|&stage| {
-            let (lo, hi) = (f64::from(stage - 10) / 100.0, f64::from(stage) / 100.0);
-            let picked: Vec<f64> = searched
-                .iter()
-                .zip(&scores)
-                .filter(|(s, _)| {
-                    let p = progress(s.sent);
-                    p > lo && p <= hi
-                })
-                .map(|(_, sc)| sc.recall())
-                .collect();
-            StageRecall {
-                stage,
-                searches: picked.len(),
-                recall: (!picked.is_empty()).then(|| mean(&mut picked.iter().copied())),
-            }
-        })
-        .collect();
-
-    let seconds = (searched.iter().map(|s| s.sent).chain(acks.iter().copied()))
-        .max()
-        .map_or(0, |t| t / 1_000_000_000 + 1);
-    let timeline: Vec<StreamSecond> = (0..seconds)
-        .map(|sec| {
-            let within = |t: u64| t / 1_000_000_000 == sec;
-            let here: Vec<usize> = (0..searched.len())
-                .filter(|&i| within(searched[i].sent))
-                .collect();
-            let lat = LatencySummary::of(here.iter().map(|&i| latency_of(&searched[i])));
-            let calls: Vec<Duration> = written
-                .events
-                .iter()
-                .filter(|w| within(w.acked))
-                .map(|w| Duration::from_nanos(w.acked - w.issued))
-                .collect();
-            let wlat = LatencySummary::of(calls.iter().copied());
-            let used = per_second.get(sec as usize);
-            StreamSecond {
-                second: sec,
-                searches: here.len(),
-                p50_ms: lat.p50_ms,
-                p99_ms: lat.p99_ms,
-                recall: mean(&mut here.iter().map(|&i| scores[i].recall())),
-                stale_hits: here.iter().map(|&i| scores[i].stale).sum(),
-                points_written: calls.len(),
-                write_p50_ms: wlat.p50_ms,
-                write_p99_ms: wlat.p99_ms,
-                client_cpu_percent: used.map_or(f64::NAN, |u| u.resources.client.mean_cpu_percent),
-                client_rss_mb: used.map_or(f64::NAN, |u| {
-                    u.resources.client.peak_memory_bytes() as f64 / 1e6
-                }),
-                server_cpu_percent: used
-                    .and_then(|u| u.resources.engine.as_ref())
-                    .map(|e| e.mean_cpu_percent),
-                server_memory_mb: used
-                    .and_then(|u| u.resources.engine.as_ref())
-                    .map(|e| e.peak_memory_bytes() as f64 / 1e6),
-                index_lag: used
-                    .and_then(|u| u.index)
-                    .map(|p| p.points.saturating_sub(p.indexed_vectors)),
-            }
-        })
-        .collect();
-
-    let count = |f: fn(&StreamOp, &ResolvedStream) -> bool| {
-        stream.ops.iter().filter(|op| f(op, stream)).count()
-    };
-    let inserts = count(|op, s| {
-        op.row.is_some()
-            && s.initial
-                .binary_search_by_key(&op.id, |(id, _)| *id)
-                .is_err()
-    });
-    let deletes = count(|op, _| op.row.is_none());
-    Ok(StreamStep {
-        runbook_step,
-        search_params: params.clone(),
-        k,
-        searchers: stream.searchers,
-        target_rate: stream.rate,
-        batch_size: stream.batch_size,
-        inserts,
-        updates: stream.ops.len() - inserts - deletes,
-        deletes,
-        duration_s,
-        write_points_per_s: per_s(written.events.len()),
-        write_latency: LatencySummary::of(written.call_latencies.iter().copied()),
-        searches: searched.len(),
-        qps: per_s(searched.len()),
-        latency: LatencySummary::of(searched.iter().map(latency_of)),
-        recall: mean(&mut scores.iter().map(|s| s.recall())),
-        stale_hits: scores.iter().map(|s| s.stale).sum(),
-        searches_with_stale_hits: scores.iter().filter(|s| s.stale > 0).count(),
-        recall_at_stage,
-        truth_s,
+    Recorded {
+        written,
+        searched,
         freshness,
-        resources,
-        index_lag_max: timeline.iter().filter_map(|t| t.index_lag).max(),
-        index_lag_after: index_after.map(|p| p.points.saturating_sub(p.indexed_vectors)),
-        timeline,
-        live_points: 0,
-    })
+        per_second,
+        failure: failure.into_inner().ok().flatten(),
+    }
 }
 
 /// Applies a stream step's writes without measuring them (a resumed run replaying its past).
