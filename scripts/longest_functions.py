@@ -4,11 +4,12 @@
     scripts/longest_functions.py            # the ten longest, longest first
     scripts/longest_functions.py --max 120  # also fail (exit 1) if one is longer than 120 lines
     scripts/longest_functions.py --top 30 src/runner
+    scripts/longest_functions.py --max 120 --max-file-lines 650   # as the test command runs it
 
 A function's length is its lines from `fn` to its closing brace. Test code is left out:
 files named `tests.rs` or under a `tests/` folder, and `#[cfg(test)]` modules. The scan
 strips comments, strings and character literals before matching braces, so a brace inside
-one does not count.
+one does not count. A file's length for --max-file-lines is its lines outside test modules.
 """
 import argparse
 import os
@@ -92,6 +93,14 @@ def test_spans(code):
     return spans
 
 
+def code_lines(path):
+    """A file's lines outside its `#[cfg(test)]` modules."""
+    with open(path, encoding="utf-8") as f:
+        code = blank_out(f.read())
+    tests = sum(code.count("\n", a, b) for a, b in test_spans(code))
+    return code.count("\n") - tests
+
+
 def functions(path):
     with open(path, encoding="utf-8") as f:
         code = blank_out(f.read())
@@ -124,6 +133,8 @@ def main():
     ap.add_argument("roots", nargs="*", default=["src", "adapters"])
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--max", type=int, help="exit 1 if a function is longer than this")
+    ap.add_argument("--max-file-lines", type=int,
+                    help="exit 1 if a file holds more lines than this outside its tests")
     args = ap.parse_args()
     found = []
     for path in rust_files(args.roots):
@@ -132,12 +143,21 @@ def main():
     found.sort(key=lambda t: (-t[0], t[1]))
     for lines, where, name in found[: args.top]:
         print(f"{lines:5d}  {name}  {where}")
+    status = 0
     if args.max is not None:
         over = [f for f in found if f[0] > args.max]
         if over:
             print(f"{len(over)} function(s) longer than {args.max} lines", file=sys.stderr)
-            return 1
-    return 0
+            status = 1
+    if args.max_file_lines is not None:
+        for path in rust_files(args.roots):
+            lines = code_lines(path)
+            if lines > args.max_file_lines:
+                rel = os.path.relpath(path, ROOT)
+                print(f"{rel}: {lines} lines outside tests, more than {args.max_file_lines}",
+                      file=sys.stderr)
+                status = 1
+    return status
 
 
 if __name__ == "__main__":
