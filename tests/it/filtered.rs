@@ -474,38 +474,15 @@ fn an_engine_that_drops_the_filter_is_caught() {
 
 /// Every registered engine through `bench --filter` against its real engine: the label,
 /// range and tenant predicates at 1 %, 10 % and 50 % selectivity, 0 violations, and a result
-/// that `verify` recomputes. Gated like the conformance tests (server engines run when their
+/// that `verify` recomputes. Run per engine by `conformance` (server engines when their
 /// server is up; under CI a missing server fails, Qdrant excepted).
-mod every_engine {
-    use crate::common::{ragdbeval, server_url, stderr};
+pub mod every_engine {
+    use crate::common::{engine_url, ragdbeval, stderr};
     use ragdbeval::results::{RunResult, RunState};
 
-    macro_rules! engines {
-        ($($(#[$only_if:meta])? $module:ident => $name:literal,)*) => {
-            $(
-                $(#[$only_if])?
-                #[test]
-                #[cfg_attr(
-                    not(engine_runs = $name),
-                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
-                )]
-                fn $module() {
-                    run_case($name);
-                }
-            )*
-        };
-    }
-
-    include!(concat!(env!("CARGO_MANIFEST_DIR"), "/adapters/engines.rs"));
-
-    fn run_case(engine: &str) {
-        let entry = ragdbeval::adapters::find(engine).expect("a registered engine");
-        let case = &entry.meta.conformance;
-        let url = entry
-            .meta
-            .server
-            .as_ref()
-            .map(|server| server_url(server.url_env, server.how_to_get));
+    pub fn run_case(engine: &str) {
+        let case = &crate::common::entry(engine).meta.conformance;
+        let url = engine_url(engine);
         // Not conformance.rs's seed: the collection is named after the dataset, and the two
         // tests run at the same time against one server.
         let dataset = format!(

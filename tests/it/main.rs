@@ -19,7 +19,6 @@ mod compare;
 mod conformance;
 mod connect_errors;
 mod datasets;
-mod deadlines;
 mod download;
 mod durability;
 mod element_types;

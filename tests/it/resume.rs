@@ -196,7 +196,8 @@ fn an_interrupted_run_resumes_to_the_shape_of_an_uninterrupted_one() {
 fn a_run_whose_server_died_after_the_build_resumes() {
     crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
     let dir = tempfile::tempdir().unwrap();
-    let (server, url) = crate::pgvector::PrivateServer::start();
+    let server = crate::common::ScriptServer::start("pgvector");
+    let url = server.url.clone();
     let args = |name: &'static str, url: &str| {
         [
             "bench",
