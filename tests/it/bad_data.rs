@@ -40,19 +40,10 @@ fn loads(path: &Path) {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--warmup",
-            "0",
-            "--runbook",
-            "build-search",
-            "--dataset",
+        &argv![
+            "bench --db exact -q --warmup 0 --runbook build-search --dataset",
             path.to_str().unwrap(),
-            "--name",
-            "ok",
+            "--name ok"
         ],
     );
     assert!(
@@ -182,16 +173,8 @@ fn a_truth_for_other_vectors_is_refused() {
 #[test]
 fn a_damaged_truth_cache_is_recomputed_not_used() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=3000,dim=16,queries=30,seed=9",
-        "--name",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=3000,dim=16,queries=30,seed=9 --name"
     ];
     let run = |name: &str| {
         let mut a = args.to_vec();
@@ -309,18 +292,11 @@ fn int64_vectors_that_f32_rounds_are_warned_about() {
     let run = |p: &Path, name: &str| {
         let out = ragdbeval(
             dir.path(),
-            &[
-                "bench",
-                "--db",
-                "exact",
-                "--warmup",
-                "0",
-                "--runbook",
-                "build-search",
-                "--dataset",
+            &argv![
+                "bench --db exact --warmup 0 --runbook build-search --dataset",
                 p.to_str().unwrap(),
                 "--name",
-                name,
+                name
             ],
         );
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();

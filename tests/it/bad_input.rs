@@ -127,16 +127,7 @@ fn zero_vector_under_angular() {
     );
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--dataset",
-            p.to_str().unwrap(),
-            "-k",
-            "1",
-        ],
+        &argv!["bench --db exact -q --dataset", p.to_str().unwrap(), "-k 1"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
 }
@@ -176,22 +167,12 @@ fn bad_parameters_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let err = bench_fails(
         dir.path(),
-        &[
-            "--dataset",
-            "gen:uniform:n=100,dim=4,queries=5",
-            "--search-param",
-            "hnsw_ef=16",
-        ],
+        &argv!["--dataset gen:uniform:n=100,dim=4,queries=5 --search-param hnsw_ef=16"],
     );
     assert!(err.contains("hnsw_ef"), "{err}");
     let err = bench_fails(
         dir.path(),
-        &[
-            "--dataset",
-            "gen:uniform:n=100,dim=4,queries=5",
-            "--set",
-            "nope",
-        ],
+        &argv!["--dataset gen:uniform:n=100,dim=4,queries=5 --set nope"],
     );
     assert!(err.contains("no parameter set `nope`"), "{err}");
     let err = bench_fails(dir.path(), &["--dataset", "gen:bogus"]);

@@ -143,24 +143,8 @@ fn server_options_on_an_embedded_engine_are_warned_about() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=500,dim=8,queries=20",
-            "--runbook",
-            "build-search",
-            "--warmup",
-            "0",
-            "--name",
-            "r",
-            "--url",
-            "http://127.0.0.1:1",
-            "--server-pid",
-            "1",
-            "--timeout",
-            "5",
+        &argv![
+            "bench --db exact --dataset gen:uniform:n=500,dim=8,queries=20 --runbook build-search --warmup 0 --name r --url http://127.0.0.1:1 --server-pid 1 --timeout 5"
         ],
     );
     let err = stderr(&out);
@@ -184,14 +168,8 @@ fn a_bad_value_in_a_build_sweep_fails_before_the_first_build() {
     let started = Instant::now();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "qdrant-edge",
-            "--dataset",
-            "gen:uniform:n=20000,dim=32,queries=10",
-            "--build-param",
-            "quantization=none,bogus",
+        &argv![
+            "bench --db qdrant-edge --dataset gen:uniform:n=20000,dim=32,queries=10 --build-param quantization=none,bogus"
         ],
     );
     let err = stderr(&out);

@@ -8,19 +8,8 @@ fn bench_exact_end_to_end_writes_result_and_sidecar() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:clustered:n=3000,dim=16,queries=200,seed=5",
-            "--runbook",
-            "build-search",
-            "-k",
-            "10",
-            "--quiet",
-            "--name",
-            "run",
+        &argv![
+            "bench --db exact --dataset gen:clustered:n=3000,dim=16,queries=200,seed=5 --runbook build-search -k 10 --quiet --name run"
         ],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
@@ -91,19 +80,13 @@ fn exact_recall_is_one_on_angular_and_dot_with_batch_mode() {
         let name = format!("{dist}-{mode}");
         let out = ragdbeval(
             dir.path(),
-            &[
-                "bench",
-                "--db",
-                "exact",
-                "--dataset",
+            &argv![
+                "bench --db exact --dataset",
                 &spec,
                 "--mode",
                 mode,
-                "-k",
-                "20",
-                "-q",
-                "--name",
-                &name,
+                "-k 20 -q --name",
+                &name
             ],
         );
         assert!(out.status.success(), "{dist} {mode}: {}", stderr(&out));
@@ -121,16 +104,7 @@ fn report_renders_csv_and_markdown() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=500,dim=4,queries=20",
-            "-q",
-            "--name",
-            "r",
-        ],
+        &argv!["bench --db exact --dataset gen:uniform:n=500,dim=4,queries=20 -q --name r"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let file = dir.path().join("results/r.json");
@@ -180,14 +154,7 @@ fn json_flag_prints_the_document() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=300,dim=4,queries=10",
-            "--json",
-        ],
+        &argv!["bench --db exact --dataset gen:uniform:n=300,dim=4,queries=10 --json"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -200,21 +167,7 @@ fn dataset_make_info_gt_subset() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "dataset",
-            "make",
-            "-n",
-            "1000",
-            "--dim",
-            "8",
-            "--queries",
-            "20",
-            "-k",
-            "30",
-            "--out",
-            "d.hdf5",
-            "-q",
-        ],
+        &argv!["dataset make -n 1000 --dim 8 --queries 20 -k 30 --out d.hdf5 -q"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let info = ragdbeval(dir.path(), &["dataset", "info", "d.hdf5"]);
@@ -245,19 +198,7 @@ fn dataset_make_info_gt_subset() {
 
     let sub = ragdbeval(
         dir.path(),
-        &[
-            "dataset",
-            "subset",
-            "--dataset",
-            "d.hdf5",
-            "--limit",
-            "100",
-            "-k",
-            "10",
-            "--out",
-            "s.hdf5",
-            "-q",
-        ],
+        &argv!["dataset subset --dataset d.hdf5 --limit 100 -k 10 --out s.hdf5 -q"],
     );
     assert!(sub.status.success(), "{}", stderr(&sub));
     let info = stdout(&ragdbeval(dir.path(), &["dataset", "info", "s.hdf5"]));
@@ -268,17 +209,7 @@ fn dataset_make_info_gt_subset() {
 
     let gt = ragdbeval(
         dir.path(),
-        &[
-            "dataset",
-            "gt",
-            "--dataset",
-            "s.hdf5",
-            "-k",
-            "50",
-            "--out",
-            "g.hdf5",
-            "-q",
-        ],
+        &argv!["dataset gt --dataset s.hdf5 -k 50 --out g.hdf5 -q"],
     );
     assert!(gt.status.success(), "{}", stderr(&gt));
     let info = stdout(&ragdbeval(dir.path(), &["dataset", "info", "g.hdf5"]));
@@ -286,18 +217,7 @@ fn dataset_make_info_gt_subset() {
     // Writing the vectors before the truth (to time the truth alone) writes the same file.
     let first = ragdbeval(
         dir.path(),
-        &[
-            "dataset",
-            "gt",
-            "--dataset",
-            "s.hdf5",
-            "-k",
-            "50",
-            "--out",
-            "g-first.hdf5",
-            "-q",
-            "--write-first",
-        ],
+        &argv!["dataset gt --dataset s.hdf5 -k 50 --out g-first.hdf5 -q --write-first"],
     );
     assert!(first.status.success(), "{}", stderr(&first));
     assert!(
@@ -326,18 +246,10 @@ fn dataset_make_info_gt_subset() {
     ragdbeval::dataset::texmex::write_fvecs(&texmex.join("s_query.fvecs"), &sub.test).unwrap();
     let from_texmex = ragdbeval(
         dir.path(),
-        &[
-            "dataset",
-            "gt",
-            "--dataset",
-            "tx",
-            "--distance",
+        &argv![
+            "dataset gt --dataset tx --distance",
             sub.distance.as_str(),
-            "-k",
-            "50",
-            "--out",
-            "g-tx.hdf5",
-            "-q",
+            "-k 50 --out g-tx.hdf5 -q"
         ],
     );
     assert!(from_texmex.status.success(), "{}", stderr(&from_texmex));
@@ -377,19 +289,8 @@ fn search_sweep_reports_qps_at_recall() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "qdrant-edge",
-            "--dataset",
-            "gen:clustered:n=3000,dim=16,queries=200",
-            "--runbook",
-            "build-search",
-            "--search-sweep",
-            "hnsw_ef=4,16,64",
-            "-q",
-            "--name",
-            "s",
+        &argv![
+            "bench --db qdrant-edge --dataset gen:clustered:n=3000,dim=16,queries=200 --runbook build-search --search-sweep hnsw_ef=4,16,64 -q --name s"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));

@@ -13,6 +13,29 @@ use ragdbeval::groundtruth::{BaseSet, GroundTruth, exact_knn};
 use ragdbeval::params::{EngineConfig, ParamMap, expand};
 use ragdbeval::synthetic::SyntheticSpec;
 
+/// A command line for [`ragdbeval`]: each string literal is split at its spaces (`"bench
+/// --db exact -q"` is four arguments), any other value is one argument as it is.
+macro_rules! argv {
+    (@parts [$($done:expr,)*]) => { [$($done,)*].concat() };
+    (@parts [$($done:expr,)*] $words:literal $(, $($rest:tt)*)?) => {
+        argv!(@parts [$($done,)* crate::common::words($words),] $($($rest)*)?)
+    };
+    (@parts [$($done:expr,)*] $one:expr $(, $($rest:tt)*)?) => {
+        argv!(@parts [$($done,)* crate::common::one($one),] $($($rest)*)?)
+    };
+    ($($part:tt)*) => { argv!(@parts [] $($part)*) };
+}
+
+/// The arguments of a literal of [`argv!`].
+pub fn words(text: &'static str) -> Vec<&'static str> {
+    text.split_whitespace().collect()
+}
+
+/// One argument of [`argv!`].
+pub fn one(arg: &str) -> Vec<&str> {
+    vec![arg]
+}
+
 /// Runs `ragdbeval` with `args` in `cwd`, offline, without progress bars. After a `bench`
 /// that succeeded, every result file it wrote must pass `ragdbeval verify` (the
 /// figures of every result the suite writes are recomputed from its sidecar and dataset).

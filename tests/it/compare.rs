@@ -73,14 +73,7 @@ fn a_worse_index_is_worse_and_the_same_run_is_not_different() {
     bench(
         dir.path(),
         "weak",
-        &[
-            "--db",
-            "qdrant-edge",
-            "--build-param",
-            "m=4",
-            "--search-param",
-            "hnsw_ef=4",
-        ],
+        &argv!["--db qdrant-edge --build-param m=4 --search-param hnsw_ef=4"],
     );
     let results = dir.path().join("results");
     let (exact, weak) = (results.join("exact.json"), results.join("weak.json"));
@@ -129,12 +122,9 @@ fn a_worse_index_is_worse_and_the_same_run_is_not_different() {
     for format in ["text", "md", "json", "html"] {
         let out = ragdbeval(
             dir.path(),
-            &[
-                "compare",
-                "results/exact.json",
-                "results/weak.json",
-                "--format",
-                format,
+            &argv![
+                "compare results/exact.json results/weak.json --format",
+                format
             ],
         );
         assert!(out.status.success(), "{format}: {}", stderr(&out));
@@ -142,13 +132,7 @@ fn a_worse_index_is_worse_and_the_same_run_is_not_different() {
     }
     let bad = ragdbeval(
         dir.path(),
-        &[
-            "compare",
-            "results/exact.json",
-            "results/weak.json",
-            "--pair",
-            "2:1",
-        ],
+        &argv!["compare results/exact.json results/weak.json --pair 2:1"],
     );
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("search step"), "{}", stderr(&bad));
@@ -160,19 +144,8 @@ fn runs_on_other_data_are_not_comparable() {
     bench(dir.path(), "a", &["--db", "exact"]);
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "exact",
-            "--warmup",
-            "0",
-            "--runbook",
-            "build-search",
-            "--dataset",
-            "gen:clustered:n=4000,dim=32,queries=300,seed=22",
-            "--name",
-            "b",
+        &argv![
+            "bench -q --db exact --warmup 0 --runbook build-search --dataset gen:clustered:n=4000,dim=32,queries=300,seed=22 --name b"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));

@@ -354,19 +354,8 @@ fn a_full_disk_leaves_a_failed_result_that_resumes_once_there_is_space() {
     let dir = tempfile::tempdir().unwrap();
     let small = dir.path().join("small");
     let disk = Tmpfs::mount(&small, "1m");
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=4000,dim=16,queries=1200,seed=9",
-        "--out",
-        "small",
-        "--name",
-        "r",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=4000,dim=16,queries=1200,seed=9 --out small --name r"
     ];
     let out = run(dir.path(), &args);
     let err = stderr(&out);
@@ -424,15 +413,8 @@ fn report_out_on_a_full_disk_leaves_no_partial_files() {
     let dir = tempfile::tempdir().unwrap();
     let bench = crate::common::ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--dataset",
-            "gen:clustered:n=2000,dim=16,queries=100,seed=9",
-            "--name",
-            "r",
+        &argv![
+            "bench --db exact -q --dataset gen:clustered:n=2000,dim=16,queries=100,seed=9 --name r"
         ],
     );
     assert!(bench.status.success(), "{}", stderr(&bench));
@@ -474,21 +456,8 @@ fn report_out_on_a_full_disk_leaves_no_partial_files() {
 #[test]
 fn a_second_run_with_the_same_name_fails_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=4000,dim=16,queries=200,seed=9",
-        "--concurrency",
-        "1",
-        "--duration",
-        "1s",
-        "--name",
-        "same",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=4000,dim=16,queries=200,seed=9 --concurrency 1 --duration 1s --name same"
     ];
     let lock = dir.path().join("results/.same.lock");
     let wait_for_lock = |child: &mut Child| {
@@ -567,21 +536,8 @@ fn step_texts(json: &str) -> Vec<&str> {
 #[test]
 fn a_resumed_result_keeps_its_figures_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=6000,dim=32,queries=400,seed=9",
-        "--concurrency",
-        "1",
-        "--duration",
-        "1s",
-        "--name",
-        "r",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=6000,dim=32,queries=400,seed=9 --concurrency 1 --duration 1s --name r"
     ];
     let path = dir.path().join("results/r.json");
     let mut child = spawn(dir.path(), &args);
@@ -626,22 +582,8 @@ fn collect_stderr(child: &mut Child) -> std::sync::Arc<std::sync::Mutex<Vec<Stri
 #[test]
 fn a_second_ctrl_c_during_an_index_build_leaves_a_resumable_result() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "qdrant-edge",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=20000,dim=64,queries=50,seed=9",
-        "--runbook",
-        "build-search",
-        "--build-param",
-        "ef_construct=400",
-        "--work-dir",
-        "work",
-        "--name",
-        "r",
+    let args = argv![
+        "bench --db qdrant-edge --warmup 0 --dataset gen:clustered:n=20000,dim=64,queries=50,seed=9 --runbook build-search --build-param ef_construct=400 --work-dir work --name r"
     ];
     let path = dir.path().join("results/r.json");
     // The signal must land in the index build, after the points are loaded: a run stopped
@@ -716,21 +658,8 @@ fn a_second_ctrl_c_during_an_index_build_leaves_a_resumable_result() {
 #[test]
 fn damaged_sidecars_are_reported_and_missing_lines_measured_again() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=6000,dim=32,queries=400,seed=9",
-        "--concurrency",
-        "1",
-        "--duration",
-        "1s",
-        "--name",
-        "r",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=6000,dim=32,queries=400,seed=9 --concurrency 1 --duration 1s --name r"
     ];
     let results = dir.path().join("results");
     let path = results.join("r.json");
@@ -804,21 +733,8 @@ fn damaged_sidecars_are_reported_and_missing_lines_measured_again() {
 #[test]
 fn a_killed_resume_of_an_interrupted_run_resumes_from_its_newer_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=6000,dim=32,queries=400,seed=9",
-        "--concurrency",
-        "1",
-        "--duration",
-        "1s",
-        "--name",
-        "r",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=6000,dim=32,queries=400,seed=9 --concurrency 1 --duration 1s --name r"
     ];
     let path = dir.path().join("results/r.json");
     let wait_for = |child: &mut Child, records: usize| {

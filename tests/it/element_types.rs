@@ -98,12 +98,7 @@ fn qdrant_edge_stores_uint8_natively_and_float32_on_request() {
         dir.path(),
         &set,
         "edge-u8",
-        &[
-            "--db",
-            "qdrant-edge",
-            "--build-param",
-            "datatype=uint8,float32",
-        ],
+        &argv!["--db qdrant-edge --build-param datatype=uint8,float32"],
     );
     let (dataset, engine) = types(&r);
     assert_eq!(dataset, "uint8");
@@ -147,15 +142,8 @@ fn uint8_datatype_is_refused_for_float_data() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "qdrant-edge",
-            "--dataset",
-            "gen:clustered:n=300,dim=8,queries=5,seed=1",
-            "--build-param",
-            "datatype=uint8",
+        &argv![
+            "bench -q --db qdrant-edge --dataset gen:clustered:n=300,dim=8,queries=5,seed=1 --build-param datatype=uint8"
         ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

@@ -38,15 +38,13 @@ fn rag_ground_truth_is_matched_fuzzily_with_rejections_and_categories() {
     let out = dir.path().join("eval.json");
     let o = ragdbeval(
         dir.path(),
-        &[
-            "eval",
-            "--qrels",
+        &argv![
+            "eval --qrels",
             &qrels,
             "--run",
             &run,
-            "--bands",
-            "--json",
-            out.to_str().unwrap(),
+            "--bands --json",
+            out.to_str().unwrap()
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -123,20 +121,17 @@ fn trec_inputs_and_every_output() {
     );
     let o = ragdbeval(
         dir.path(),
-        &[
-            "eval",
-            "--qrels",
+        &argv![
+            "eval --qrels",
             &qrels,
             "--run",
             &run,
-            "-k",
-            "1,3",
-            "--json",
+            "-k 1,3 --json",
             j.to_str().unwrap(),
             "--csv",
             c.to_str().unwrap(),
             "--md",
-            m.to_str().unwrap(),
+            m.to_str().unwrap()
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -258,17 +253,14 @@ fn eval_compare_finds_a_known_difference_and_none_between_identical_runs() {
     let out = dir.path().join("ab.json");
     let o = ragdbeval(
         dir.path(),
-        &[
-            "eval",
-            "compare",
+        &argv![
+            "eval compare",
             &a,
             &b,
             "--qrels",
             &qrels,
-            "--format",
-            "json",
-            "--out",
-            out.to_str().unwrap(),
+            "--format json --out",
+            out.to_str().unwrap()
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -291,23 +283,20 @@ fn eval_compare_finds_a_known_difference_and_none_between_identical_runs() {
     let saved = dir.path().join("a.eval.json");
     let o = ragdbeval(
         dir.path(),
-        &[
-            "eval",
-            "--qrels",
+        &argv![
+            "eval --qrels",
             &qrels,
             "--run",
             &a,
             "--json",
-            saved.to_str().unwrap(),
+            saved.to_str().unwrap()
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let saved = saved.to_str().unwrap();
     let o = ragdbeval(
         dir.path(),
-        &[
-            "eval", "compare", saved, &a, "--qrels", &qrels, "--format", "md",
-        ],
+        &argv!["eval compare", saved, &a, "--qrels", &qrels, "--format md"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let md = stdout(&o);
@@ -404,14 +393,13 @@ fn answers_are_scored_when_the_run_carries_them() {
     let out = dir.path().join("e.json");
     let o = ragdbeval(
         dir.path(),
-        &[
-            "eval",
-            "--qrels",
+        &argv![
+            "eval --qrels",
             &qrels,
             "--run",
             &run,
             "--json",
-            out.to_str().unwrap(),
+            out.to_str().unwrap()
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));

@@ -332,20 +332,8 @@ fn exact_scores_one_at_every_selectivity_correlation_and_runbook_step() {
     let dir = tempfile::tempdir().unwrap();
     let out = crate::common::ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:clustered:n=2000,dim=8,queries=20",
-            "-q",
-            "--name",
-            "s",
-            "--runbook",
-            "build-search",
-            "--filter",
-            "label",
-            "--filter-sweep",
+        &argv![
+            "bench --db exact --dataset gen:clustered:n=2000,dim=8,queries=20 -q --name s --runbook build-search --filter label --filter-sweep"
         ],
     );
     assert!(out.status.success(), "{}", crate::common::stderr(&out));
@@ -378,13 +366,10 @@ fn exact_scores_one_at_every_selectivity_correlation_and_runbook_step() {
         .collect();
     std::fs::write(&attrs, lines.join("\n")).unwrap();
     let path = attrs.to_string_lossy().into_owned();
-    let r = exact_bench(&[
+    let r = exact_bench(&argv![
         "--attributes",
         &path,
-        "--filter",
-        "color=c3",
-        "--filter",
-        "price=100..5000",
+        "--filter color=c3 --filter price=100..5000"
     ]);
     let f = r.configs[0]
         .searches()
@@ -567,21 +552,9 @@ fn hdf5_attributes_serve_literal_predicates() {
     let path = file.to_string_lossy().into_owned();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "dataset",
-            "make",
-            "--kind",
-            "clustered",
-            "-n",
-            "1000",
-            "--dim",
-            "8",
-            "--queries",
-            "20",
-            "-k",
-            "10",
-            "--out",
-            &path,
+        &argv![
+            "dataset make --kind clustered -n 1000 --dim 8 --queries 20 -k 10 --out",
+            &path
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -603,23 +576,10 @@ fn hdf5_attributes_serve_literal_predicates() {
     }
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
+        &argv![
+            "bench --db exact --dataset",
             &path,
-            "--limit",
-            "800",
-            "-q",
-            "--name",
-            "h",
-            "--runbook",
-            "build-search",
-            "--filter",
-            "color=c1",
-            "--filter",
-            "price=0..400",
+            "--limit 800 -q --name h --runbook build-search --filter color=c1 --filter price=0..400"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -641,16 +601,7 @@ fn hdf5_attributes_serve_literal_predicates() {
     }
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            &path,
-            "-q",
-            "--filter",
-            "color=c1",
-        ],
+        &argv!["bench --db exact --dataset", &path, "-q --filter color=c1"],
     );
     assert!(!out.status.success());
     assert!(

@@ -31,24 +31,7 @@ fn ctrl_c_after_the_build_leaves_an_interrupted_result_and_no_temp_files() {
     // Long enough searches (many queries, several load levels) that the signal lands
     // mid-run, after the build step was saved.
     let mut child = Command::new(env!("CARGO_BIN_EXE_ragdbeval"))
-        .args([
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--name",
-            "r",
-            "--warmup",
-            "0",
-            "--dataset",
-            "gen:uniform:n=20000,dim=64,queries=2000,seed=3",
-            "--concurrency",
-            "1,1,1,1,1,1",
-            "--duration",
-            "3s",
-            "--work-dir",
-            work.to_str().unwrap(),
-        ])
+        .args(argv!["bench --db exact -q --name r --warmup 0 --dataset gen:uniform:n=20000,dim=64,queries=2000,seed=3 --concurrency 1,1,1,1,1,1 --duration 3s --work-dir", work.to_str().unwrap()])
         .current_dir(dir.path())
         .env("RAGDBEVAL_DATA_DIR", dir.path().join("cache"))
         .stdout(Stdio::null())
@@ -125,26 +108,14 @@ fn ctrl_c_mid_search_is_interrupted(engine: &str, url: &str, distance: &str, see
     };
     let long = dataset(3000);
     let mut child = Command::new(env!("CARGO_BIN_EXE_ragdbeval"))
-        .args([
-            "bench",
-            "--db",
+        .args(argv![
+            "bench --db",
             engine,
             "--url",
             url,
-            "--recreate",
-            "-q",
-            "--name",
-            "r",
-            "--warmup",
-            "0",
-            "--runbook",
-            "build-search",
-            "--dataset",
+            "--recreate -q --name r --warmup 0 --runbook build-search --dataset",
             &long,
-            "--concurrency",
-            "1,2,1,2",
-            "--duration",
-            "4s",
+            "--concurrency 1,2,1,2 --duration 4s"
         ])
         .current_dir(dir.path())
         .env("RAGDBEVAL_DATA_DIR", dir.path().join("cache"))
@@ -190,21 +161,13 @@ fn ctrl_c_mid_search_is_interrupted(engine: &str, url: &str, distance: &str, see
     let short = dataset(20);
     let next = crate::common::ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
+        &argv![
+            "bench --db",
             engine,
             "--url",
             url,
-            "-q",
-            "--name",
-            "next",
-            "--warmup",
-            "0",
-            "--runbook",
-            "build-search",
-            "--dataset",
-            &short,
+            "-q --name next --warmup 0 --runbook build-search --dataset",
+            &short
         ],
     );
     assert!(

@@ -212,24 +212,8 @@ fn cli_load_levels_logs_and_merge() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=2000,dim=8,queries=200",
-            "--runbook",
-            "build-search",
-            "--concurrency",
-            "1,2",
-            "--rate",
-            "100",
-            "--duration",
-            "500ms",
-            "--histogram-logs",
-            "-q",
-            "--name",
-            "load",
+        &argv![
+            "bench --db exact --dataset gen:uniform:n=2000,dim=8,queries=200 --runbook build-search --concurrency 1,2 --rate 100 --duration 500ms --histogram-logs -q --name load"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -285,23 +269,8 @@ fn cli_saturated_level_reports_dropped_queries() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=2000,dim=8,queries=50",
-            "--runbook",
-            "build-search",
-            "--rate",
-            "1000000",
-            "--workers",
-            "1",
-            "--duration",
-            "200ms",
-            "-q",
-            "--name",
-            "drops",
+        &argv![
+            "bench --db exact --dataset gen:uniform:n=2000,dim=8,queries=50 --runbook build-search --rate 1000000 --workers 1 --duration 200ms -q --name drops"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));

@@ -7,6 +7,7 @@
 //! the variable to set) unless `build.rs` saw their server's variable at build time or `CI`
 //! is set, where a missing server is a failure: see `build.rs`.
 
+#[macro_use]
 mod common;
 
 mod bad_data;

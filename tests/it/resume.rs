@@ -199,30 +199,10 @@ fn a_run_whose_server_died_after_the_build_resumes() {
     let server = crate::common::ScriptServer::start("pgvector");
     let url = server.url.clone();
     let args = |name: &'static str, url: &str| {
-        [
-            "bench",
-            "--db",
-            "pgvector",
-            "--url",
-            url,
-            "--recreate",
-            "-q",
-            "--warmup",
-            "0",
-            "--timeout",
-            "10",
-            "--dataset",
-            "gen:clustered:n=5000,dim=32,queries=200,seed=4",
-            "--runbook",
-            "default",
-            "--concurrency",
-            "1",
-            "--duration",
-            "3s",
-            "--name",
-            name,
-        ]
+        argv!["bench --db pgvector --url", url, "--recreate -q --warmup 0 --timeout 10 --dataset gen:clustered:n=5000,dim=32,queries=200,seed=4 --runbook default --concurrency 1 --duration 3s --name", name]
+        .into_iter()
         .map(String::from)
+        .collect::<Vec<_>>()
     };
     let reference = args("reference", &url);
     let reference: Vec<&str> = reference.iter().map(String::as_str).collect();
@@ -251,14 +231,7 @@ fn a_run_whose_server_died_after_the_build_resumes() {
     assert!(new_url.starts_with("postgres://"), "restart: {new_url}");
     let resumed = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--resume",
-            "results/died.json",
-            "--url",
-            &new_url,
-            "-q",
-        ],
+        &argv!["bench --resume results/died.json --url", &new_url, "-q"],
     );
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     compare_with_reference(dir.path(), "died", "reference");

@@ -344,20 +344,10 @@ fn the_example_runbook_runs_from_the_command_line() {
     let runbook = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/runbooks/stream.toml");
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=2000,dim=8,queries=20,seed=4",
-            "--runbook",
+        &argv![
+            "bench --db exact --dataset gen:uniform:n=2000,dim=8,queries=20,seed=4 --runbook",
             runbook.to_str().unwrap(),
-            "-k",
-            "10",
-            "--out",
-            "res",
-            "--name",
-            "r",
+            "-k 10 --out res --name r"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -560,22 +550,10 @@ fn a_search_sweep_gives_each_set_its_own_stream_and_the_index_lag_is_recorded() 
     let runbook = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/runbooks/stream.toml");
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "qdrant-edge",
-            "--dataset",
-            "gen:clustered:n=3000,dim=16,queries=20,seed=4",
-            "--runbook",
+        &argv![
+            "bench --db qdrant-edge --dataset gen:clustered:n=3000,dim=16,queries=20,seed=4 --runbook",
             runbook.to_str().unwrap(),
-            "--search-param",
-            "hnsw_ef=16,64",
-            "-k",
-            "10",
-            "--out",
-            "res",
-            "--name",
-            "r",
+            "--search-param hnsw_ef=16,64 -k 10 --out res --name r"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));

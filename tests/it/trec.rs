@@ -130,16 +130,12 @@ fn recalls_from_pairs(dir: &Path, run: &str, qrels: &str, n: usize, k: usize) ->
 fn qrels(dir: &Path, k: &str) -> HashMap<String, HashSet<String>> {
     let out = ragdbeval(
         dir,
-        &[
-            "dataset",
-            "qrels",
-            "-q",
-            "--dataset",
+        &argv![
+            "dataset qrels -q --dataset",
             DATASET,
             "-k",
             k,
-            "--out",
-            "truth.qrels",
+            "--out truth.qrels"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -154,23 +150,10 @@ fn exact_engine_run_scores_recall_one_against_the_qrels() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "exact",
-            "--runbook",
-            "build-search",
-            "--dataset",
+        &argv![
+            "bench -q --db exact --runbook build-search --dataset",
             DATASET,
-            "--warmup",
-            "0",
-            "-k",
-            "10",
-            "--name",
-            "r",
-            "--trec-run",
-            "runs/exact.trec",
+            "--warmup 0 -k 10 --name r --trec-run runs/exact.trec"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -196,29 +179,10 @@ fn approximate_engine_sweep_writes_one_file_per_setting_with_the_reported_recall
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "qdrant-edge",
-            "--runbook",
-            "build-search",
-            "--dataset",
+        &argv![
+            "bench -q --db qdrant-edge --runbook build-search --dataset",
             DATASET,
-            "--warmup",
-            "0",
-            "-k",
-            "10",
-            "--build-param",
-            "m=4",
-            "--build-param",
-            "ef_construct=8",
-            "--search-param",
-            "hnsw_ef=1,64",
-            "--name",
-            "r",
-            "--trec-run",
-            "hnsw.trec",
+            "--warmup 0 -k 10 --build-param m=4 --build-param ef_construct=8 --search-param hnsw_ef=1,64 --name r --trec-run hnsw.trec"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -258,15 +222,10 @@ fn unwritable_trec_files_fail_before_any_work() {
     std::fs::write(dir.path().join("blocker"), "a file, not a directory").unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "exact",
-            "--dataset",
+        &argv![
+            "bench -q --db exact --dataset",
             DATASET,
-            "--trec-run",
-            "blocker/run.trec",
+            "--trec-run blocker/run.trec"
         ],
     );
     assert!(!out.status.success());
@@ -277,29 +236,17 @@ fn unwritable_trec_files_fail_before_any_work() {
     );
     let out = ragdbeval(
         dir.path(),
-        &[
-            "dataset",
-            "qrels",
-            "-q",
-            "--dataset",
+        &argv![
+            "dataset qrels -q --dataset",
             DATASET,
-            "--out",
-            "blocker/q.qrels",
+            "--out blocker/q.qrels"
         ],
     );
     assert!(!out.status.success());
     // --no-sidecar leaves nothing to make the run file from.
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "exact",
-            "--no-sidecar",
-            "--trec-run",
-            "run.trec",
-        ],
+        &argv!["bench -q --db exact --no-sidecar --trec-run run.trec"],
     );
     assert!(!out.status.success());
     assert!(
@@ -318,40 +265,19 @@ fn runbook_qrels_judge_each_search_step_with_its_own_truth() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "exact",
-            "--runbook",
-            "default",
-            "--dataset",
+        &argv![
+            "bench -q --db exact --runbook default --dataset",
             DATASET,
-            "--warmup",
-            "0",
-            "-k",
-            "5",
-            "--name",
-            "r",
-            "--trec-run",
-            "run.trec",
+            "--warmup 0 -k 5 --name r --trec-run run.trec"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let out = ragdbeval(
         dir.path(),
-        &[
-            "dataset",
-            "qrels",
-            "-q",
-            "--dataset",
+        &argv![
+            "dataset qrels -q --dataset",
             DATASET,
-            "-k",
-            "5",
-            "--runbook",
-            "default",
-            "--out",
-            "steps.qrels",
+            "-k 5 --runbook default --out steps.qrels"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -364,16 +290,10 @@ fn runbook_qrels_judge_each_search_step_with_its_own_truth() {
     // The whole dataset's truth does not judge the search after the 90 % build.
     let whole = ragdbeval(
         dir.path(),
-        &[
-            "dataset",
-            "qrels",
-            "-q",
-            "--dataset",
+        &argv![
+            "dataset qrels -q --dataset",
             DATASET,
-            "-k",
-            "5",
-            "--out",
-            "whole.qrels",
+            "-k 5 --out whole.qrels"
         ],
     );
     assert!(whole.status.success(), "{}", stderr(&whole));
@@ -389,40 +309,15 @@ fn answers_out_of_distance_order_keep_the_engine_ranking() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "qdrant-edge",
-            "--runbook",
-            "build-search",
-            "--dataset",
-            "gen:clustered:n=3000,dim=32,queries=100,seed=3",
-            "--warmup",
-            "0",
-            "-k",
-            "10",
-            "--build-param",
-            "quantization=int8",
-            "--search-param",
-            "rescore=false",
-            "--name",
-            "r",
-            "--trec-run",
-            "int8.trec",
+        &argv![
+            "bench -q --db qdrant-edge --runbook build-search --dataset gen:clustered:n=3000,dim=32,queries=100,seed=3 --warmup 0 -k 10 --build-param quantization=int8 --search-param rescore=false --name r --trec-run int8.trec"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let out = ragdbeval(
         dir.path(),
-        &[
-            "dataset",
-            "qrels",
-            "-q",
-            "--dataset",
-            "gen:clustered:n=3000,dim=32,queries=100,seed=3",
-            "--out",
-            "truth.qrels",
+        &argv![
+            "dataset qrels -q --dataset gen:clustered:n=3000,dim=32,queries=100,seed=3 --out truth.qrels"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));

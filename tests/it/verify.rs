@@ -9,21 +9,8 @@ fn an_edited_sidecar_or_result_fails_verification() {
     let dir = tempfile::tempdir().unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "qdrant-edge",
-            "--warmup",
-            "0",
-            "--runbook",
-            "default",
-            "--dataset",
-            "gen:clustered:n=3000,dim=16,queries=200,seed=8",
-            "--search-param",
-            "hnsw_ef=8,64",
-            "--name",
-            "r",
+        &argv![
+            "bench -q --db qdrant-edge --warmup 0 --runbook default --dataset gen:clustered:n=3000,dim=16,queries=200,seed=8 --search-param hnsw_ef=8,64 --name r"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -78,12 +65,7 @@ fn an_edited_sidecar_or_result_fails_verification() {
     // Against another dataset: refused, naming the mismatch.
     let other = ragdbeval(
         dir.path(),
-        &[
-            "verify",
-            "results/r.json",
-            "--dataset",
-            "gen:clustered:n=3000,dim=16,queries=200,seed=9",
-        ],
+        &argv!["verify results/r.json --dataset gen:clustered:n=3000,dim=16,queries=200,seed=9"],
     );
     assert_eq!(other.status.code(), Some(2));
     assert!(
