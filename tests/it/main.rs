@@ -32,6 +32,7 @@ mod pgvector;
 mod qdrant;
 mod qdrant_edge;
 mod redis;
+mod registry;
 mod report;
 mod resources;
 mod resume;
