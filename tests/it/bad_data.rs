@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::bad_input::bench_fails;
-use crate::common::ragdbeval;
+use crate::common::{ragdbeval, run_in_temp};
 use ragdbeval::dataset::{self, LoadOptions, hdf5 as ds_hdf5};
 use ragdbeval::distance::Distance;
 use ragdbeval::groundtruth::GroundTruth;
@@ -37,15 +37,11 @@ fn replace_truth(path: &Path, write: impl FnOnce(&hdf5::File) -> hdf5::Result<()
 }
 
 fn loads(path: &Path) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &argv![
-            "bench --db exact -q --warmup 0 --runbook build-search --dataset",
-            path.to_str().unwrap(),
-            "--name ok"
-        ],
-    );
+    let (dir, out) = run_in_temp(&argv![
+        "bench --db exact -q --warmup 0 --runbook build-search --dataset",
+        path.to_str().unwrap(),
+        "--name ok"
+    ]);
     assert!(
         out.status.success(),
         "{}",

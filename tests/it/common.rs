@@ -47,6 +47,32 @@ pub fn ragdbeval(cwd: &Path, args: &[&str]) -> Output {
     out
 }
 
+/// Runs `ragdbeval` as [`ragdbeval`] does; the run must succeed.
+pub fn succeeds(cwd: &Path, args: &[&str]) -> Output {
+    let out = ragdbeval(cwd, args);
+    assert!(
+        out.status.success(),
+        "ragdbeval {}: {}",
+        args.join(" "),
+        stderr(&out)
+    );
+    out
+}
+
+/// Runs `ragdbeval` in a new temporary directory, returned with the output.
+pub fn run_in_temp(args: &[&str]) -> (tempfile::TempDir, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ragdbeval(dir.path(), args);
+    (dir, out)
+}
+
+/// [`run_in_temp`]; the run must succeed.
+pub fn succeeds_in_temp(args: &[&str]) -> (tempfile::TempDir, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = succeeds(dir.path(), args);
+    (dir, out)
+}
+
 fn run_binary(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ragdbeval"))
         .args(args)

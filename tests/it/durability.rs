@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use ragdbeval::results::{RunResult, RunState};
 use ragdbeval::rng::SplitMix64;
 
-use crate::common::{stderr, stdout};
+use crate::common::{stderr, stdout, succeeds, succeeds_in_temp};
 
 /// Build, searches, single-point writes and a stream: every kind of step a kill can land in.
 const RUNBOOK: &str = r#"
@@ -410,14 +410,9 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     ignore = "mounts a small tmpfs: needs CAP_SYS_ADMIN (root)"
 )]
 fn report_out_on_a_full_disk_leaves_no_partial_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let bench = crate::common::ragdbeval(
-        dir.path(),
-        &argv![
-            "bench --db exact -q --dataset gen:clustered:n=2000,dim=16,queries=100,seed=9 --name r"
-        ],
-    );
-    assert!(bench.status.success(), "{}", stderr(&bench));
+    let (dir, _) = succeeds_in_temp(&argv![
+        "bench --db exact -q --dataset gen:clustered:n=2000,dim=16,queries=100,seed=9 --name r"
+    ]);
     let small = dir.path().join("small");
     let disk = Tmpfs::mount(&small, "64k");
     let report = ["report", "results/r.json", "--out", "small/report/"];
@@ -500,8 +495,7 @@ fn a_second_run_with_the_same_name_fails_at_once() {
     kill(&mut killed, libc::SIGKILL);
     let _ = killed.wait();
     assert!(lock.exists());
-    let again = crate::common::ragdbeval(dir.path(), &args);
-    assert!(again.status.success(), "{}", stderr(&again));
+    succeeds(dir.path(), &args);
     assert!(!lock.exists());
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{ragdbeval, stderr};
+use crate::common::{ragdbeval, run_in_temp, stderr, succeeds};
 use ragdbeval::dataset::bigann::{self, ElementType as FileType};
 use ragdbeval::results::RunResult;
 use ragdbeval::vectors::Vectors;
@@ -73,8 +73,7 @@ fn exact_keeps_uint8_and_its_truth_is_exact() {
     let dir = tempfile::tempdir().unwrap();
     // 300 dimensions: squared distances of bytes pass 2^24 there, where f32 sums round.
     let set = u8_set(dir.path(), 1500, 300);
-    let info = ragdbeval(dir.path(), &["dataset", "info", set.to_str().unwrap()]);
-    assert!(info.status.success(), "{}", stderr(&info));
+    let info = succeeds(dir.path(), &["dataset", "info", set.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&info.stdout);
     assert!(text.contains("element type:  uint8"), "{text}");
 
@@ -139,13 +138,9 @@ fn qdrant_edge_stores_uint8_natively_and_float32_on_request() {
 
 #[test]
 fn uint8_datatype_is_refused_for_float_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &argv![
-            "bench -q --db qdrant-edge --dataset gen:clustered:n=300,dim=8,queries=5,seed=1 --build-param datatype=uint8"
-        ],
-    );
+    let (_dir, out) = run_in_temp(&argv![
+        "bench -q --db qdrant-edge --dataset gen:clustered:n=300,dim=8,queries=5,seed=1 --build-param datatype=uint8"
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::common::{files_in, ragdbeval, stderr, stdout};
+use crate::common::{files_in, ragdbeval, stderr, stdout, succeeds};
 
 /// RAG ground-truth JSONL lines (Q001 as its schema shows it, Q002 and Q009 from its
 /// appendix, Q009 a rejection by its category), one line each.
@@ -36,7 +36,7 @@ fn rag_ground_truth_is_matched_fuzzily_with_rejections_and_categories() {
     let qrels = write(dir.path(), "gt.jsonl", GROUND_TRUTH);
     let run = write(dir.path(), "run.jsonl", RUN);
     let out = dir.path().join("eval.json");
-    let o = ragdbeval(
+    let o = succeeds(
         dir.path(),
         &argv![
             "eval --qrels",
@@ -47,7 +47,6 @@ fn rag_ground_truth_is_matched_fuzzily_with_rejections_and_categories() {
             out.to_str().unwrap()
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("hit@5 band"), "{text}");
     let e = json(&out);
@@ -92,8 +91,7 @@ fn rag_ground_truth_is_matched_fuzzily_with_rejections_and_categories() {
         if let Some(t) = threshold {
             args.extend(["--reject-below", t]);
         }
-        let o = ragdbeval(dir.path(), &args);
-        assert!(o.status.success(), "{}", stderr(&o));
+        succeeds(dir.path(), &args);
         assert_eq!(json(&out)["aggregate"]["rejection_accuracy"], accuracy);
     }
 }
@@ -119,7 +117,7 @@ fn trec_inputs_and_every_output() {
         dir.path().join("e.csv"),
         dir.path().join("e.md"),
     );
-    let o = ragdbeval(
+    succeeds(
         dir.path(),
         &argv![
             "eval --qrels",
@@ -134,7 +132,6 @@ fn trec_inputs_and_every_output() {
             m.to_str().unwrap()
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let e = json(&j);
     let q1 = &e["per_query"][0]["metrics"];
     assert_eq!(q1["precision@1"], 0.0, "d5 ranks first");
@@ -190,8 +187,7 @@ fn trec_means_follow_trec_eval_and_name_their_convention() {
         if let Some(m) = means {
             args.extend(["--means", m]);
         }
-        let o = ragdbeval(dir.path(), &args);
-        assert!(o.status.success(), "{}", stderr(&o));
+        let o = succeeds(dir.path(), &args);
         let name = means.unwrap_or("trec_eval");
         assert!(stdout(&o).contains(&format!("({name})")), "{}", stdout(&o));
         let e = json(&j);
@@ -251,7 +247,7 @@ fn eval_compare_finds_a_known_difference_and_none_between_identical_runs() {
     let dir = tempfile::tempdir().unwrap();
     let (qrels, a, b) = ab_files(dir.path());
     let out = dir.path().join("ab.json");
-    let o = ragdbeval(
+    succeeds(
         dir.path(),
         &argv![
             "eval compare",
@@ -263,7 +259,6 @@ fn eval_compare_finds_a_known_difference_and_none_between_identical_runs() {
             out.to_str().unwrap()
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let c = json(&out);
     assert_eq!(c["primary"], "ndcg@10");
     assert_eq!(c["winner"], "b");
@@ -281,7 +276,7 @@ fn eval_compare_finds_a_known_difference_and_none_between_identical_runs() {
 
     // Identical runs: no difference, every query a draw; saved evaluations work as inputs.
     let saved = dir.path().join("a.eval.json");
-    let o = ragdbeval(
+    succeeds(
         dir.path(),
         &argv![
             "eval --qrels",
@@ -292,13 +287,11 @@ fn eval_compare_finds_a_known_difference_and_none_between_identical_runs() {
             saved.to_str().unwrap()
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let saved = saved.to_str().unwrap();
-    let o = ragdbeval(
+    let o = succeeds(
         dir.path(),
         &argv!["eval compare", saved, &a, "--qrels", &qrels, "--format md"],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let md = stdout(&o);
     assert!(md.contains("# A/B Test Report"), "{md}");
     assert!(
@@ -391,7 +384,7 @@ fn answers_are_scored_when_the_run_carries_them() {
 "#,
     );
     let out = dir.path().join("e.json");
-    let o = ragdbeval(
+    succeeds(
         dir.path(),
         &argv![
             "eval --qrels",
@@ -402,7 +395,6 @@ fn answers_are_scored_when_the_run_carries_them() {
             out.to_str().unwrap()
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let e = json(&out);
     let q1 = &e["per_query"][0]["metrics"];
     // Normalisation drops case and punctuation: an exact match.

@@ -7,6 +7,7 @@
 //! Each engine's test module calls [`check_filtered_search`] with a freshly opened engine and
 //! its own collection spec (the engine's server URL and build parameters).
 
+use crate::common::{run_in_temp, succeeds};
 use std::sync::Arc;
 
 use ragdbeval::distance::Distance;
@@ -279,7 +280,6 @@ fn exact_is_exact_under_every_filter() {
 /// to the filtered truth id for id and bit for bit, 0 violations, 0 short results; and
 /// `verify` recomputes every figure (the `ragdbeval` helper runs it).
 fn exact_bench(filter_args: &[&str]) -> ragdbeval::results::RunResult {
-    use crate::common::{ragdbeval, stderr};
     let dir = tempfile::tempdir().unwrap();
     let mut args = vec![
         "bench",
@@ -294,8 +294,7 @@ fn exact_bench(filter_args: &[&str]) -> ragdbeval::results::RunResult {
         "0",
     ];
     args.extend_from_slice(filter_args);
-    let out = ragdbeval(dir.path(), &args);
-    assert!(out.status.success(), "{filter_args:?}: {}", stderr(&out));
+    succeeds(dir.path(), &args);
     let r = ragdbeval::results::RunResult::load(&dir.path().join("results/f.json")).unwrap();
     assert!(r.status.invalid.is_empty(), "{:?}", r.status.invalid);
     for s in r.configs[0].searches() {
@@ -329,13 +328,9 @@ fn exact_scores_one_at_every_selectivity_correlation_and_runbook_step() {
         }
     }
     // The report of a sweep plots recall and QPS against selectivity.
-    let dir = tempfile::tempdir().unwrap();
-    let out = crate::common::ragdbeval(
-        dir.path(),
-        &argv![
-            "bench --db exact --dataset gen:clustered:n=2000,dim=8,queries=20 -q --name s --runbook build-search --filter label --filter-sweep"
-        ],
-    );
+    let (dir, out) = run_in_temp(&argv![
+        "bench --db exact --dataset gen:clustered:n=2000,dim=8,queries=20 -q --name s --runbook build-search --filter label --filter-sweep"
+    ]);
     assert!(out.status.success(), "{}", crate::common::stderr(&out));
     let out = crate::common::ragdbeval(
         dir.path(),
@@ -462,7 +457,7 @@ fn an_engine_that_drops_the_filter_is_caught() {
 /// that `verify` recomputes. Run per engine by `conformance` (server engines when their
 /// server is up; under CI a missing server fails, Qdrant excepted).
 pub mod every_engine {
-    use crate::common::{engine_url, ragdbeval, stderr};
+    use crate::common::{engine_url, succeeds};
     use ragdbeval::results::{RunResult, RunState};
 
     pub fn run_case(engine: &str) {
@@ -508,8 +503,7 @@ pub mod every_engine {
             for param in case.search_params {
                 args.extend(["--search-param", param]);
             }
-            let out = ragdbeval(dir.path(), &args);
-            assert!(out.status.success(), "{engine} {kind}: {}", stderr(&out));
+            succeeds(dir.path(), &args);
             let r = RunResult::load(&dir.path().join("results/f.json")).unwrap();
             assert_eq!(r.status.state, RunState::Completed, "{engine} {kind}");
             assert!(
@@ -550,14 +544,13 @@ fn hdf5_attributes_serve_literal_predicates() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("d.hdf5");
     let path = file.to_string_lossy().into_owned();
-    let out = ragdbeval(
+    succeeds(
         dir.path(),
         &argv![
             "dataset make --kind clustered -n 1000 --dim 8 --queries 20 -k 10 --out",
             &path
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     {
         let f = crate::common::hdf5_open_rw(&file);
         let g = f.create_group("attributes").unwrap();
@@ -574,7 +567,7 @@ fn hdf5_attributes_serve_literal_predicates() {
             .create("price")
             .unwrap();
     }
-    let out = ragdbeval(
+    succeeds(
         dir.path(),
         &argv![
             "bench --db exact --dataset",
@@ -582,7 +575,6 @@ fn hdf5_attributes_serve_literal_predicates() {
             "--limit 800 -q --name h --runbook build-search --filter color=c1 --filter price=0..400"
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     let r = ragdbeval::results::RunResult::load(&dir.path().join("results/h.json")).unwrap();
     let s = r.configs[0].searches().next().unwrap();
     let f = s.filter.as_ref().unwrap();

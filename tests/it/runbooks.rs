@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::common::{ragdbeval, stderr};
+use crate::common::{ragdbeval, stderr, succeeds};
 use crate::stubs::Stub;
 use ragdbeval::adapters;
 use ragdbeval::dataset::{self, LoadOptions};
@@ -106,7 +106,7 @@ fn a_search_after_everything_is_deleted_has_no_recall() {
          [[steps]]\nkind = \"search\"\n",
     )
     .unwrap();
-    let out = ragdbeval(
+    let out = succeeds(
         dir.path(),
         &argv![
             "bench --db exact --dataset gen:uniform:n=300,dim=4,queries=7 --runbook",
@@ -114,7 +114,6 @@ fn a_search_after_everything_is_deleted_has_no_recall() {
             "--name empty"
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(dir.path().join("results/empty.json")).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     let steps = doc["configs"][0]["steps"].as_array().unwrap();
