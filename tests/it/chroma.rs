@@ -60,10 +60,7 @@ fn script_server_dir(url: &str) -> PathBuf {
 /// vector finds itself at 0), one batch call answers exactly as one call per query, the HNSW
 /// settings reach the server and both sizes are measured or explained.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "chroma"),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "chroma"), ignore = "needs CHROMA_URL")]
 fn default_build_is_described_and_measured() {
     let url = server_url();
     let d = data();
@@ -117,10 +114,7 @@ fn default_build_is_described_and_measured() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "chroma"),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "chroma"), ignore = "needs CHROMA_URL")]
 fn ef_search_is_fixed_at_creation() {
     let url = server_url();
     let mut engine = open(&options(Some(&url), false)).expect("open");
@@ -174,10 +168,7 @@ fn ef_search_is_fixed_at_creation() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "chroma"),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "chroma"), ignore = "needs CHROMA_URL")]
 fn recall_grows_with_ef_search() {
     let url = server_url();
     let d = data();
@@ -215,10 +206,7 @@ fn recall_grows_with_ef_search() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "chroma"),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "chroma"), ignore = "needs CHROMA_URL")]
 fn build_params_are_checked() {
     let url = server_url();
     let mut engine = open(&options(Some(&url), false)).expect("open");
@@ -251,10 +239,7 @@ fn build_params_are_checked() {
 /// When `CHROMA_URL` is the script's own server, opening without a URL finds it through
 /// the script (idempotent `start`) and knows its persist directory and PID.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "chroma"),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "chroma"), ignore = "needs CHROMA_URL")]
 fn default_url_uses_the_script_server() {
     let url = server_url();
     script_server_dir(&url);
@@ -274,10 +259,7 @@ fn default_url_uses_the_script_server() {
 /// Two collections in one persist directory: each reports its own vector segment and rows,
 /// not the whole directory (which every collection of the server shares).
 #[test]
-#[cfg_attr(
-    not(engine_runs = "chroma"),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "chroma"), ignore = "needs CHROMA_URL")]
 fn two_collections_report_their_own_footprint() {
     let url = server_url();
     let persist = script_server_dir(&url).join("data");
@@ -327,10 +309,7 @@ fn two_collections_report_their_own_footprint() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "chroma"),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "chroma"), ignore = "needs CHROMA_URL")]
 fn server_stopped_mid_run() {
     // Needs chromadb installed, which a set CHROMA_URL implies.
     server_url();
@@ -380,10 +359,7 @@ fn server_stopped_mid_run() {
 /// Filtered search through metadata and `where`: every case keeps to its predicate with
 /// high recall, one call per query and grouped batches alike, before and after writes.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "chroma"),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "chroma"), ignore = "needs CHROMA_URL")]
 fn filtered_search_keeps_to_the_predicate() {
     let url = server_url();
     let mut engine = open(&options(Some(&url), true)).expect("open");

@@ -150,10 +150,7 @@ fn uint8_datatype_is_refused_for_float_data() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn pgvector_states_its_conversion_to_float32() {
     let url = crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
     let dir = tempfile::tempdir().unwrap();
@@ -176,10 +173,7 @@ fn pgvector_states_its_conversion_to_float32() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "qdrant"),
-    ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
-)]
+#[cfg_attr(not(engine_runs = "qdrant"), ignore = "needs QDRANT_URL")]
 fn qdrant_server_stores_uint8() {
     let url = crate::common::server_url(
         "QDRANT_URL",

@@ -188,30 +188,21 @@ fn ctrl_c_mid_search_is_interrupted(engine: &str, url: &str, distance: &str, see
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn ctrl_c_mid_search_on_pgvector() {
     let url = crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
     ctrl_c_mid_search_is_interrupted("pgvector", &url, "euclidean", 4401);
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "chroma"),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "chroma"), ignore = "needs CHROMA_URL")]
 fn ctrl_c_mid_search_on_chroma() {
     let url = crate::common::server_url("CHROMA_URL", "scripts/servers/chroma.sh start");
     ctrl_c_mid_search_is_interrupted("chroma", &url, "euclidean", 4402);
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "redis"),
-    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "redis"), ignore = "needs REDIS_URL")]
 fn ctrl_c_mid_search_on_redis() {
     let url = crate::common::server_url("REDIS_URL", "scripts/servers/redis.sh start");
     // Vector sets compare by cosine only.
@@ -219,10 +210,7 @@ fn ctrl_c_mid_search_on_redis() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "qdrant"),
-    ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
-)]
+#[cfg_attr(not(engine_runs = "qdrant"), ignore = "needs QDRANT_URL")]
 fn ctrl_c_mid_search_on_qdrant() {
     let url = crate::common::server_url(
         "QDRANT_URL",

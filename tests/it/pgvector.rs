@@ -154,10 +154,7 @@ fn plans_all_use_index(details: &serde_json::Map<String, serde_json::Value>) -> 
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn default_build_plans_sizes_sweep_and_writes() {
     let url = server_url();
     let data = Data::clustered(5000, 200, Distance::Euclidean, 7);
@@ -332,10 +329,7 @@ fn default_build_plans_sizes_sweep_and_writes() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn other_index_sets_use_their_index() {
     let url = server_url();
     // Each set on its own metric, so that every operator class is exercised.
@@ -393,10 +387,7 @@ fn other_index_sets_use_their_index() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn tiny_table_scan_is_reported() {
     let url = server_url();
     // On a handful of rows the planner prefers a plain scan over the index: the adapter must
@@ -441,10 +432,7 @@ fn tiny_table_scan_is_reported() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn unknown_and_bad_parameters_are_rejected() {
     let url = server_url();
     let mut engine = open(&url, false);
@@ -503,10 +491,7 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> EngineResult<T>) -> EngineResult<
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn server_stopped_mid_run_is_an_error() {
     // Needs PostgreSQL + pgvector installed, which a set PGVECTOR_URL implies.
     server_url();
@@ -582,10 +567,7 @@ fn signal_tree(pid: u32, signal: &str) {
 /// acknowledges, nothing answers) fails the call within `--timeout` plus the grace, with an
 /// error naming the operation and the deadline, instead of hanging the run.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn server_frozen_mid_run_hits_the_deadline() {
     server_url();
     let server = ScriptServer::start("pgvector");
@@ -648,10 +630,7 @@ fn server_frozen_mid_run_hits_the_deadline() {
 /// and the plan the planner chose for the filtered shape is recorded and agrees with the
 /// answers.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn filtered_search_keeps_to_the_predicate() {
     let url = server_url();
     let spec = |name: &str| CollectionSpec {
@@ -751,10 +730,7 @@ fn filtered_search_keeps_to_the_predicate() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn wire_searches_match_the_postgres_client() {
     // Unfiltered searches go over the adapter's own wire session; a URL that session does not
     // serve (here `target_session_attrs`) sends them through the `postgres` crate. Both must
@@ -912,10 +888,7 @@ impl Drop for HbaLines {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn wire_sessions_authenticate_with_scram_md5_and_password() {
     // The wire session does its own start-up: each password method the server may ask for
     // must get it to a working search, and a wrong password must fail with the server's words.

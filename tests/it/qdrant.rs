@@ -28,10 +28,7 @@ fn spec(name: &str, dim: usize, n: usize, build: ParamMap) -> CollectionSpec {
 /// search is exact, the API key never reaches the result file, and without
 /// `--server-storage` no size is claimed.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "qdrant"),
-    ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
-)]
+#[cfg_attr(not(engine_runs = "qdrant"), ignore = "needs QDRANT_URL")]
 fn default_build_facts() {
     let url = server_url();
     let d = TestData::generate("clustered:n=5000,dim=32,queries=100,seed=7");
@@ -66,10 +63,7 @@ fn default_build_facts() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "qdrant"),
-    ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
-)]
+#[cfg_attr(not(engine_runs = "qdrant"), ignore = "needs QDRANT_URL")]
 fn build_settings_reach_the_server() {
     let url = server_url();
     let mut engine = open(&url, false);
@@ -94,10 +88,7 @@ fn build_settings_reach_the_server() {
 /// writes (an upsert resends the payload), with thresholds low enough that segments are
 /// searched through their graphs.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "qdrant"),
-    ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
-)]
+#[cfg_attr(not(engine_runs = "qdrant"), ignore = "needs QDRANT_URL")]
 fn filtered_search_keeps_to_the_predicate() {
     let url = server_url();
     let mut engine = open(&url, true);

@@ -41,10 +41,7 @@ fn default_build() -> ParamMap {
 /// every vector as indexed, scores are similarities (best first), and the size is the key's
 /// `MEMORY USAGE`, index and total alike.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "redis"),
-    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "redis"), ignore = "needs REDIS_URL")]
 fn default_build_reports_vinfo_and_memory() {
     let url = server_url();
     let d = TestData::generate("clustered:n=5000,dim=32,queries=200,distance=angular");
@@ -81,10 +78,7 @@ fn default_build_reports_vinfo_and_memory() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "redis"),
-    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "redis"), ignore = "needs REDIS_URL")]
 fn euclidean_needs_normalize() {
     let url = server_url();
     let d = TestData::generate("clustered:n=2000,dim=16,queries=50,distance=euclidean");
@@ -147,10 +141,7 @@ fn euclidean_needs_normalize() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "redis"),
-    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "redis"), ignore = "needs REDIS_URL")]
 fn unknown_parameters_are_rejected() {
     let url = server_url();
     let mut engine = open(&options(&url, false));
@@ -184,10 +175,7 @@ fn unknown_parameters_are_rejected() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "redis"),
-    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "redis"), ignore = "needs REDIS_URL")]
 fn config_sets_are_accepted_and_reach_the_server() {
     let url = server_url();
     let entry = crate::common::entry("redis");
@@ -221,10 +209,7 @@ fn config_sets_are_accepted_and_reach_the_server() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "redis"),
-    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "redis"), ignore = "needs REDIS_URL")]
 fn server_stopped_mid_run_is_an_error() {
     // Needs Redis installed, which a set REDIS_URL implies.
     server_url();
@@ -271,10 +256,7 @@ fn server_stopped_mid_run_is_an_error() {
 /// its predicate, single calls and pipelines alike, before and after writes (an update
 /// resends the attributes with the new vector).
 #[test]
-#[cfg_attr(
-    not(engine_runs = "redis"),
-    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "redis"), ignore = "needs REDIS_URL")]
 fn filtered_search_keeps_to_the_predicate() {
     let url = server_url();
     let mut engine = open(&options(&url, true));
@@ -299,10 +281,7 @@ fn filtered_search_keeps_to_the_predicate() {
 
 /// big-ann-benchmarks' runbook format on a server engine: between operations and concurrently.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "redis"),
-    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "redis"), ignore = "needs REDIS_URL")]
 fn a_bigann_runbook_runs_between_and_during_writes() {
     let url = server_url();
     crate::stream::bigann_runbook_runs(

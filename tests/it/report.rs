@@ -515,10 +515,7 @@ fn the_size_columns_are_totals_with_a_recorded_pgvector_run() {
 
 /// The same with pgvector run here, against the server of `PGVECTOR_URL`.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn the_size_columns_are_totals_with_pgvector_run_here() {
     let url = crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
     let dir = tempfile::tempdir().unwrap();

@@ -188,10 +188,7 @@ fn an_interrupted_run_resumes_to_the_shape_of_an_uninterrupted_one() {
 /// The case: the server dies after the build step; the run fails keeping the build;
 /// the server is started again (on another port) and `--resume --url NEW` completes the run.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn a_run_whose_server_died_after_the_build_resumes() {
     crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
     let dir = tempfile::tempdir().unwrap();

@@ -83,10 +83,7 @@ fn interrupted_run(dir: &Path, url: &str, dataset: &str, printed: &mut String) {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn a_password_in_the_url_is_in_no_output_and_resume_asks_for_it() {
     // A role that must give its password (SCRAM), on the test server.
     let url = crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
