@@ -27,12 +27,21 @@ fn consistent_file(path: &Path) -> (dataset::Dataset, GroundTruth) {
     (ds, truth)
 }
 
-/// Replaces `neighbors` and `distances` of the file at `path`.
-fn replace_truth(path: &Path, write: impl FnOnce(&hdf5::File) -> hdf5::Result<()>) {
+/// Replaces the file's ground truth by `neighbors` and `distances`, `q` rows of `k`, of any
+/// element type.
+fn replace_truth<N: hdf5::H5Type, D: hdf5::H5Type>(
+    path: &Path,
+    (q, k): (usize, usize),
+    neighbors: &[N],
+    distances: &[D],
+) {
     let file = crate::common::hdf5_open_rw(path);
     file.unlink("neighbors").unwrap();
     file.unlink("distances").unwrap();
-    write(&file).unwrap();
+    let neighbors_set = file.new_dataset::<N>().shape([q, k]).create("neighbors");
+    neighbors_set.and_then(|d| d.write_raw(neighbors)).unwrap();
+    let distances_set = file.new_dataset::<D>().shape([q, k]).create("distances");
+    distances_set.and_then(|d| d.write_raw(distances)).unwrap();
     file.close().unwrap();
 }
 
@@ -68,18 +77,8 @@ fn swapped_neighbors_and_distances_are_refused() {
     let p = dir.path().join("swapped.hdf5");
     let (_, truth) = consistent_file(&p);
     let (q, k) = (truth.queries(), truth.k);
-    replace_truth(&p, |f| {
-        let ids: Vec<i64> = truth.ids.iter().map(|&i| i as i64).collect();
-        f.new_dataset::<f32>()
-            .shape([q, k])
-            .create("neighbors")?
-            .write_raw(&truth.distances)?;
-        f.new_dataset::<i64>()
-            .shape([q, k])
-            .create("distances")?
-            .write_raw(&ids)?;
-        Ok(())
-    });
+    let ids: Vec<i64> = truth.ids.iter().map(|&i| i as i64).collect();
+    replace_truth(&p, (q, k), &truth.distances, &ids);
     let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
     assert!(err.contains("`neighbors` must hold integer ids"), "{err}");
     assert!(err.contains("swapped"), "{err}");
@@ -92,18 +91,8 @@ fn float_neighbor_ids_are_refused() {
     let p = dir.path().join("floats.hdf5");
     let (_, truth) = consistent_file(&p);
     let (q, k) = (truth.queries(), truth.k);
-    replace_truth(&p, |f| {
-        let ids: Vec<f64> = truth.ids.iter().map(|&i| i as f64 + 0.5).collect();
-        f.new_dataset::<f64>()
-            .shape([q, k])
-            .create("neighbors")?
-            .write_raw(&ids)?;
-        f.new_dataset::<f32>()
-            .shape([q, k])
-            .create("distances")?
-            .write_raw(&truth.distances)?;
-        Ok(())
-    });
+    let ids: Vec<f64> = truth.ids.iter().map(|&i| i as f64 + 0.5).collect();
+    replace_truth(&p, (q, k), &ids, &truth.distances);
     let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
     assert!(err.contains("must hold integer ids"), "{err}");
 }
@@ -116,17 +105,7 @@ fn duplicate_ids_in_a_row_are_refused() {
     let (q, k) = (truth.queries(), truth.k);
     let mut ids: Vec<i64> = truth.ids.iter().map(|&i| i as i64).collect();
     ids[3 * k + 1] = ids[3 * k];
-    replace_truth(&p, |f| {
-        f.new_dataset::<i64>()
-            .shape([q, k])
-            .create("neighbors")?
-            .write_raw(&ids)?;
-        f.new_dataset::<f32>()
-            .shape([q, k])
-            .create("distances")?
-            .write_raw(&truth.distances)?;
-        Ok(())
-    });
+    replace_truth(&p, (q, k), &ids, &truth.distances);
     let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
     assert!(
         err.contains("query 3 lists neighbour") && err.contains("twice"),
@@ -148,17 +127,7 @@ fn a_truth_for_other_vectors_is_refused() {
         .iter()
         .map(|&i| ((i + n / 2) % n) as i64)
         .collect();
-    replace_truth(&p, |f| {
-        f.new_dataset::<i64>()
-            .shape([q, k])
-            .create("neighbors")?
-            .write_raw(&ids)?;
-        f.new_dataset::<f32>()
-            .shape([q, k])
-            .create("distances")?
-            .write_raw(&truth.distances)?;
-        Ok(())
-    });
+    replace_truth(&p, (q, k), &ids, &truth.distances);
     let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
     assert!(err.contains("does not belong to these vectors"), "{err}");
 }

@@ -13,8 +13,8 @@
 //!   malformed URL is a parameter error, and a server that accepts and never answers fails the
 //!   run within its deadline with one error line.
 //! - every server engine, against its server: the adapter API's lifecycle (build, search,
-//!   batches, threads, effort sweep, upserts, deletes, sizes, close), `--recreate`, and unknown
-//!   parameters refused.
+//!   batches, threads, effort sweep, upserts, deletes, sizes, close), `--recreate`, unknown
+//!   parameters refused, and Ctrl-C in the middle of a search ([`crate::interrupt`]).
 //!
 //! Embedded engines always run. Server engines run when build.rs saw their server
 //! (`scripts/test.sh` starts the servers and lists them); otherwise their tests are reported
@@ -75,6 +75,16 @@ macro_rules! engines {
                 )]
                 fn api_lifecycle() {
                     super::server::api_lifecycle($name);
+                }
+
+                #[cfg(server_engine = $name)]
+                #[test]
+                #[cfg_attr(
+                    not(engine_runs = $name),
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                )]
+                fn ctrl_c_mid_search() {
+                    crate::interrupt::ctrl_c_mid_search_is_interrupted($name);
                 }
 
                 #[cfg(server_engine = $name)]

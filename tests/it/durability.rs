@@ -102,6 +102,25 @@ fn bench_args<'a>(name: &'a str, engine: &'a str, dataset: &'a str) -> Vec<&'a s
     ]
 }
 
+/// Waits until `ready()` holds, polling every 5 ms; the run must not end first, and `what`
+/// must happen within `limit`.
+fn wait_while_running(
+    child: &mut Child,
+    limit: Duration,
+    what: &str,
+    mut ready: impl FnMut() -> bool,
+) {
+    let started = Instant::now();
+    while !ready() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before {what}"
+        );
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 fn kill(child: &mut Child, signal: libc::c_int) {
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as libc::pid_t, signal) };
@@ -456,13 +475,10 @@ fn a_second_run_with_the_same_name_fails_at_once() {
     ];
     let lock = dir.path().join("results/.same.lock");
     let wait_for_lock = |child: &mut Child| {
-        let started = Instant::now();
         let pid = child.id().to_string();
-        while std::fs::read_to_string(&lock).map_or(true, |t| t.trim() != pid) {
-            assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-            assert!(started.elapsed() < Duration::from_secs(30), "no lock taken");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_while_running(child, Duration::from_secs(30), "its lock", || {
+            std::fs::read_to_string(&lock).is_ok_and(|t| t.trim() == pid)
+        });
     };
     let mut first = spawn(dir.path(), &args);
     wait_for_lock(&mut first);
@@ -535,12 +551,9 @@ fn a_resumed_result_keeps_its_figures_bit_for_bit() {
     ];
     let path = dir.path().join("results/r.json");
     let mut child = spawn(dir.path(), &args);
-    let started = Instant::now();
-    while kept(&path).unwrap_or(0) < 3 {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-        assert!(started.elapsed() < Duration::from_secs(60), "no step saved");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_while_running(&mut child, Duration::from_secs(60), "3 saved steps", || {
+        kept(&path).unwrap_or(0) >= 3
+    });
     kill(&mut child, libc::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     let before = std::fs::read_to_string(&path).unwrap();
@@ -590,15 +603,12 @@ fn a_second_ctrl_c_during_an_index_build_leaves_a_resumable_result() {
             .spawn()
             .unwrap();
         let lines = collect_stderr(&mut child);
-        let started = Instant::now();
-        while !path.exists() {
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "ended before its first save"
-            );
-            assert!(started.elapsed() < Duration::from_secs(60));
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_while_running(
+            &mut child,
+            Duration::from_secs(60),
+            "its first save",
+            || path.exists(),
+        );
         std::thread::sleep(Duration::from_millis(200 * (attempt as u64 + 1)));
         kill(&mut child, libc::SIGINT);
         let noted = Instant::now();
@@ -659,12 +669,9 @@ fn damaged_sidecars_are_reported_and_missing_lines_measured_again() {
     let path = results.join("r.json");
     let sidecar = results.join("r.queries.jsonl");
     let mut child = spawn(dir.path(), &args);
-    let started = Instant::now();
-    while kept(&path).unwrap_or(0) < 4 {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-        assert!(started.elapsed() < Duration::from_secs(60), "no step saved");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_while_running(&mut child, Duration::from_secs(60), "4 saved steps", || {
+        kept(&path).unwrap_or(0) >= 4
+    });
     kill(&mut child, libc::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     let kept_steps = kept(&path).unwrap();
@@ -732,12 +739,9 @@ fn a_killed_resume_of_an_interrupted_run_resumes_from_its_newer_lines() {
     ];
     let path = dir.path().join("results/r.json");
     let wait_for = |child: &mut Child, records: usize| {
-        let started = Instant::now();
-        while kept(&path).unwrap_or(0) < records {
-            assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-            assert!(started.elapsed() < Duration::from_secs(60), "no step saved");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_while_running(child, Duration::from_secs(60), "the saved steps", || {
+            kept(&path).unwrap_or(0) >= records
+        });
     };
     let mut child = spawn(dir.path(), &args);
     wait_for(&mut child, 2);

@@ -30,26 +30,29 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// Runs `eval --qrels QRELS --run RUN EXTRA --json OUT` in `dir`, which must succeed: its output
+/// and the JSON file it wrote at `out`.
+fn eval_to_json(
+    dir: &Path,
+    (qrels, run): (&str, &str),
+    extra: &[&str],
+    out: &Path,
+) -> (std::process::Output, serde_json::Value) {
+    let json_path = out.to_str().unwrap();
+    let args = argv!["eval --qrels", qrels, "--run", run, "--json", json_path];
+    let o = succeeds(dir, &[&args[..], extra].concat());
+    (o, json(out))
+}
+
 #[test]
 fn rag_ground_truth_is_matched_fuzzily_with_rejections_and_categories() {
     let dir = tempfile::tempdir().unwrap();
     let qrels = write(dir.path(), "gt.jsonl", GROUND_TRUTH);
     let run = write(dir.path(), "run.jsonl", RUN);
     let out = dir.path().join("eval.json");
-    let o = succeeds(
-        dir.path(),
-        &argv![
-            "eval --qrels",
-            &qrels,
-            "--run",
-            &run,
-            "--bands --json",
-            out.to_str().unwrap()
-        ],
-    );
+    let (o, e) = eval_to_json(dir.path(), (&qrels, &run), &["--bands"], &out);
     let text = stdout(&o);
     assert!(text.contains("hit@5 band"), "{text}");
-    let e = json(&out);
     let agg = &e["aggregate"];
     // Scored: Q001 and Q002 (Q009 is a rejection).
     assert_eq!(agg["scored"], 2);
@@ -276,17 +279,7 @@ fn eval_compare_finds_a_known_difference_and_none_between_identical_runs() {
 
     // Identical runs: no difference, every query a draw; saved evaluations work as inputs.
     let saved = dir.path().join("a.eval.json");
-    succeeds(
-        dir.path(),
-        &argv![
-            "eval --qrels",
-            &qrels,
-            "--run",
-            &a,
-            "--json",
-            saved.to_str().unwrap()
-        ],
-    );
+    eval_to_json(dir.path(), (&qrels, &a), &[], &saved);
     let saved = saved.to_str().unwrap();
     let o = succeeds(
         dir.path(),
@@ -384,18 +377,7 @@ fn answers_are_scored_when_the_run_carries_them() {
 "#,
     );
     let out = dir.path().join("e.json");
-    succeeds(
-        dir.path(),
-        &argv![
-            "eval --qrels",
-            &qrels,
-            "--run",
-            &run,
-            "--json",
-            out.to_str().unwrap()
-        ],
-    );
-    let e = json(&out);
+    let (_, e) = eval_to_json(dir.path(), (&qrels, &run), &[], &out);
     let q1 = &e["per_query"][0]["metrics"];
     // Normalisation drops case and punctuation: an exact match.
     assert_eq!(q1["exact_match"], 1.0);

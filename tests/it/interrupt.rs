@@ -101,7 +101,17 @@ fn ctrl_c_after_the_build_leaves_an_interrupted_result_and_no_temp_files() {
 /// levels), and sends it Ctrl-C. The run must stop as interrupted: exit 130, the result
 /// `interrupted` with the build kept. The collection it leaves must not stop the next run of
 /// the same data (without `--recreate`), and `--resume` must finish the run.
-fn ctrl_c_mid_search_is_interrupted(engine: &str, url: &str, distance: &str, seed: u32) {
+///
+/// Run for every server engine by `conformance`, in the engine's conformance distance, on a
+/// dataset of its own (the collection is named after it).
+pub fn ctrl_c_mid_search_is_interrupted(engine: &str) {
+    let url = &crate::common::engine_url(engine).expect("a server engine");
+    let distance = crate::common::entry(engine).meta.conformance.distance;
+    let seed = 4400
+        + ragdbeval::adapters::ENGINES
+            .iter()
+            .position(|e| e.name == engine)
+            .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let dataset = |queries: usize| {
         format!("gen:clustered:n=3000,dim=16,queries={queries},distance={distance},seed={seed}")
@@ -185,36 +195,4 @@ fn ctrl_c_mid_search_is_interrupted(engine: &str, url: &str, distance: &str, see
     let r = RunResult::load(&result).unwrap();
     assert_eq!(r.status.state, RunState::Completed, "{engine}");
     assert_eq!(r.status.resumed.len(), 1, "{engine}");
-}
-
-#[test]
-#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
-fn ctrl_c_mid_search_on_pgvector() {
-    let url = crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
-    ctrl_c_mid_search_is_interrupted("pgvector", &url, "euclidean", 4401);
-}
-
-#[test]
-#[cfg_attr(not(engine_runs = "chroma"), ignore = "needs CHROMA_URL")]
-fn ctrl_c_mid_search_on_chroma() {
-    let url = crate::common::server_url("CHROMA_URL", "scripts/servers/chroma.sh start");
-    ctrl_c_mid_search_is_interrupted("chroma", &url, "euclidean", 4402);
-}
-
-#[test]
-#[cfg_attr(not(engine_runs = "redis"), ignore = "needs REDIS_URL")]
-fn ctrl_c_mid_search_on_redis() {
-    let url = crate::common::server_url("REDIS_URL", "scripts/servers/redis.sh start");
-    // Vector sets compare by cosine only.
-    ctrl_c_mid_search_is_interrupted("redis", &url, "angular", 4403);
-}
-
-#[test]
-#[cfg_attr(not(engine_runs = "qdrant"), ignore = "needs QDRANT_URL")]
-fn ctrl_c_mid_search_on_qdrant() {
-    let url = crate::common::server_url(
-        "QDRANT_URL",
-        "a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant",
-    );
-    ctrl_c_mid_search_is_interrupted("qdrant", &url, "euclidean", 4404);
 }
