@@ -23,6 +23,27 @@ fn all_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// Waits until the run `child` writes has saved a step, polling every 20 ms; the run must not
+/// end first, and must save one within `limit`.
+fn wait_for_a_saved_step(
+    child: &mut std::process::Child,
+    result: &std::path::Path,
+    limit: Duration,
+) {
+    let started = Instant::now();
+    while !RunResult::load(result)
+        .ok()
+        .is_some_and(|r| r.configs.iter().any(|c| !c.steps.is_empty()))
+    {
+        assert!(started.elapsed() < limit, "no step was saved");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before the signal"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn ctrl_c_after_the_build_leaves_an_interrupted_result_and_no_temp_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -39,24 +60,7 @@ fn ctrl_c_after_the_build_leaves_an_interrupted_result_and_no_temp_files() {
         .spawn()
         .expect("the ragdbeval binary runs");
     let result = dir.path().join("results/r.json");
-    let started = Instant::now();
-    loop {
-        let built = RunResult::load(&result)
-            .ok()
-            .is_some_and(|r| r.configs.iter().any(|c| !c.steps.is_empty()));
-        if built {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no step was saved"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before the signal"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_a_saved_step(&mut child, &result, Duration::from_secs(60));
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -134,21 +138,7 @@ pub fn ctrl_c_mid_search_is_interrupted(engine: &str) {
         .spawn()
         .expect("the ragdbeval binary runs");
     let result = dir.path().join("results/r.json");
-    let started = Instant::now();
-    while !RunResult::load(&result)
-        .ok()
-        .is_some_and(|r| r.configs.iter().any(|c| !c.steps.is_empty()))
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(180),
-            "{engine}: no step was saved"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "{engine}: the run ended before the signal"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_a_saved_step(&mut child, &result, Duration::from_secs(180));
     // Into the search: its single-client pass, then the load levels.
     std::thread::sleep(Duration::from_millis(300));
     assert!(
