@@ -490,18 +490,24 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> EngineResult<T>) -> EngineResult<
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| panic!("{what} panicked"))
 }
 
-#[test]
-#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
-fn server_stopped_mid_run_is_an_error() {
+/// A private server of the script with a table of 1,000 rows in the default set, searched
+/// once while it is up, for the tests that stop or freeze their server.
+fn private_server_with_a_table(
+    seed: u64,
+    timeout: Duration,
+) -> (ScriptServer, Data, Box<dyn VectorEngine>) {
     // Needs PostgreSQL + pgvector installed, which a set PGVECTOR_URL implies.
     server_url();
     let server = ScriptServer::start("pgvector");
-    let url = server.url.clone();
-    let data = Data::clustered(1000, 5, Distance::Euclidean, 13);
+    let data = Data::clustered(1000, 5, Distance::Euclidean, seed);
     let (build, searches) = config_set("pgvector", "default");
-    let mut engine = open(&url, false);
+    let opts = ConnectOptions {
+        timeout,
+        ..options(&server.url, false)
+    };
+    let mut engine = crate::common::open_engine("pgvector", &opts).expect("open");
     engine.set_search_params(&searches[0]).expect("params");
-    let name = unique_name("stop");
+    let name = unique_name("private");
     engine.create(&data.spec(&name, build)).expect("create");
     data.load(engine.as_mut());
     engine.wait_until_ready().expect("index");
@@ -510,6 +516,15 @@ fn server_stopped_mid_run_is_an_error() {
         .search(data.test.row(0), K, &mut out)
         .expect("search while up");
     assert_eq!(out.len(), K);
+    (server, data, engine)
+}
+
+#[test]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
+fn server_stopped_mid_run_is_an_error() {
+    let (server, data, mut engine) = private_server_with_a_table(13, Duration::from_secs(60));
+    let url = server.url.clone();
+    let mut out = Vec::new();
 
     let stop = server.run("stop");
     assert!(
@@ -569,29 +584,9 @@ fn signal_tree(pid: u32, signal: &str) {
 #[test]
 #[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn server_frozen_mid_run_hits_the_deadline() {
-    server_url();
-    let server = ScriptServer::start("pgvector");
+    let (server, data, engine) = private_server_with_a_table(17, Duration::from_secs(1));
     let url = server.url.clone();
-    let data = Data::clustered(1000, 5, Distance::Euclidean, 17);
-    let (build, searches) = config_set("pgvector", "default");
-    let mut engine = crate::common::open_engine(
-        "pgvector",
-        &ConnectOptions {
-            timeout: Duration::from_secs(1),
-            ..options(&url, false)
-        },
-    )
-    .expect("open");
-    engine.set_search_params(&searches[0]).expect("params");
-    engine
-        .create(&data.spec(&unique_name("freeze"), build))
-        .expect("create");
-    data.load(engine.as_mut());
-    engine.wait_until_ready().expect("index");
     let mut out = Vec::new();
-    engine
-        .search(data.test.row(0), K, &mut out)
-        .expect("search while up");
 
     // The postmaster is the parent of any backend.
     let mut probe = postgres::Client::connect(&url, postgres::NoTls).expect("probe session");
