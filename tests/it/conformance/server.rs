@@ -82,11 +82,16 @@ pub fn silent_server_hits_the_deadline(engine: &str) {
     let url = url_at(engine, port);
     let dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let args = "-q --warmup 0 --runbook build-search --timeout 2";
-    let mut argv = vec!["bench", "--db", engine, "--url", &url];
-    argv.extend(args.split(' '));
-    argv.extend(["--dataset", "gen:uniform:n=200,dim=8,queries=5"]);
-    let out = ragdbeval(dir.path(), &argv);
+    let out = ragdbeval(
+        dir.path(),
+        &argv![
+            "bench --db",
+            engine,
+            "--url",
+            &url,
+            "--timeout 2 -q --warmup 0 --runbook build-search --dataset gen:uniform:n=200,dim=8,queries=5"
+        ],
+    );
     let took = started.elapsed();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{engine}: {err}");
