@@ -99,19 +99,29 @@ fn cases(train: &Vectors, queries: &Vectors) -> (Arc<Attributes>, Vec<(String, V
     (Arc::new(attributes), out)
 }
 
+/// What a filtered search is scored against: the base, the queries and their attributes.
+struct Scene<'a> {
+    base: &'a Vectors,
+    queries: &'a Vectors,
+    distance: Distance,
+    attributes: &'a Attributes,
+}
+
 /// Scores `answers` (one list per query) against the exact filtered truth over the points
-/// `live` (id → row of `base`).
-#[allow(clippy::too_many_arguments)]
+/// `live` (id → row of `scene.base`).
 fn score(
     case: &str,
-    base: &Vectors,
+    scene: &Scene,
     live: &[(PointId, usize)],
-    queries: &Vectors,
-    distance: Distance,
-    attributes: &Attributes,
     predicates: &[Predicate],
     answers: &[Vec<Neighbor>],
 ) -> FilteredOutcome {
+    let Scene {
+        base,
+        queries,
+        distance,
+        attributes,
+    } = *scene;
     let (mut hits, mut relevant, mut violations, mut short) = (0, 0, 0, 0);
     for (q, (predicate, answer)) in predicates.iter().zip(answers).enumerate() {
         let c = predicate.compile(attributes).unwrap();
@@ -200,13 +210,16 @@ pub fn check_filtered_search(
                 })
                 .collect();
             for (how, answers) in [("batch", &batch), ("single", &single)] {
+                let scene = Scene {
+                    base: &base,
+                    queries: &queries,
+                    distance,
+                    attributes: &attributes,
+                };
                 let o = score(
                     &format!("{name} ({how}, {when})"),
-                    &base,
+                    &scene,
                     live,
-                    &queries,
-                    distance,
-                    &attributes,
                     predicates,
                     answers,
                 );
