@@ -71,7 +71,9 @@ macro_rules! engines {
 
 include!("adapters/engines.rs");
 
-/// Emits `engine_runs="<name>"` for each engine whose integration tests must run; the tests
+/// Emits `server_engine="<name>"` for each engine that needs a server (the tests every
+/// server engine must pass are compiled for those only), and `engine_runs="<name>"` for each
+/// engine whose integration tests must run; the tests
 /// of the others carry `#[cfg_attr(not(engine_runs = "<name>"), ignore = ...)]`, so libtest
 /// reports them as ignored instead of letting them pass without testing anything.
 ///
@@ -91,13 +93,18 @@ fn server_cfgs() {
         .iter()
         .map(|(name, _)| format!("\"{name}\""))
         .collect();
-    println!(
-        "cargo:rustc-check-cfg=cfg(engine_runs, values({}))",
-        names.join(", ")
-    );
+    for cfg in ["engine_runs", "server_engine"] {
+        println!(
+            "cargo:rustc-check-cfg=cfg({cfg}, values({}))",
+            names.join(", ")
+        );
+    }
     let ci = std::env::var_os("CI").is_some();
     let listed = std::env::var("RAGDBEVAL_TEST_SERVERS").unwrap_or_default();
     for &(name, meta) in ENGINES {
+        if meta.server.is_some() {
+            println!("cargo:rustc-cfg=server_engine=\"{name}\"");
+        }
         let runs = match &meta.server {
             None => true,
             Some(_) if listed.split([',', ' ']).any(|s| s == name) => true,

@@ -3,9 +3,10 @@
 // (`adapters/<module>/`: `mod.rs` with `CONFIG` and `open`, `meta.rs` with `ENGINE`).
 //
 // Three places expand this list with their own `engines!` macro: `adapters/mod.rs` (the
-// registry), `build.rs` (which engines' tests can run) and `tests/it/conformance.rs` (one
-// conformance test per engine). Keep it a plain list; a `#[cfg(...)]` before a line makes
-// that engine optional (only qdrant-edge, which the fuzz build leaves out).
+// registry), `build.rs` (which engines are server engines and whose tests can run) and
+// `tests/it/conformance.rs` (the tests every engine must pass, one module per engine). Keep it
+// a plain list; a `#[cfg(...)]` before a line makes that engine optional (only qdrant-edge,
+// which the fuzz build leaves out).
 engines! {
     #[cfg(feature = "qdrant-edge")]
     qdrant_edge => "qdrant-edge",

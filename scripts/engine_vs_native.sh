@@ -9,13 +9,14 @@
 #   ./scripts/engine_vs_native.sh chroma       # against a minimal ureq loop
 #   QDRANT_URL=http://127.0.0.1:6334 ./scripts/engine_vs_native.sh qdrant
 #                                              # against a minimal qdrant-client loop
-#   ./scripts/engine_vs_native.sh all          # the three with local servers, then qdrant
+#   ./scripts/engine_vs_native.sh all          # those with local servers, then qdrant
 #                                              # when QDRANT_URL is set
 #   ROUNDS=3 PAIRS=12 SLICE_S=2 N=50000 DIM=50 ./scripts/engine_vs_native.sh redis
 #
-# Each engine's bench is benches/<engine>_client.rs. pgvector, Redis and Chroma get a local
-# server from scripts/servers/ unless PGVECTOR_URL, REDIS_URL or CHROMA_URL names one; no
-# script here starts a Qdrant server, so qdrant needs QDRANT_URL (its gRPC port).
+# The engines are those with a bench of their own, benches/<engine>_client.rs. An engine gets a
+# local server from scripts/servers/<engine>.sh unless <ENGINE>_URL (PGVECTOR_URL, REDIS_URL,
+# CHROMA_URL) names one; an engine without a script (qdrant) needs its URL (QDRANT_URL, its gRPC
+# port), and `all` skips it without one.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/env.sh"
@@ -24,11 +25,20 @@ usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
   exit 2
 }
+engines=()
+for bench in "$here"/../benches/*_client.rs; do
+  engines+=("$(basename "$bench" _client.rs)")
+done
 [ $# -eq 1 ] || usage
 case "$1" in
-  pgvector | redis | chroma | qdrant | all) ;;
   -h | --help) usage ;;
-  *) echo "engine_vs_native.sh: unknown engine \`$1\` (pgvector, redis, chroma, qdrant or all)" >&2; exit 2 ;;
+  all) ;;
+  *)
+    if ! printf '%s\n' "${engines[@]}" | grep -qx -- "$1"; then
+      echo "engine_vs_native.sh: unknown engine \`$1\` (${engines[*]} or all)" >&2
+      exit 2
+    fi
+    ;;
 esac
 
 ragdbeval_pick_toolchain
@@ -46,10 +56,10 @@ trap stop_servers EXIT
 # Runs one engine's comparison, starting its local server when its URL variable is unset.
 compare() {
   local engine=$1 var
-  var="$(echo "$engine" | tr '[:lower:]' '[:upper:]')_URL"
+  var="$(echo "$engine" | tr 'a-z-' 'A-Z_')_URL"
   if [ -z "${!var:-}" ]; then
-    if [ "$engine" = qdrant ]; then
-      echo "engine_vs_native.sh: qdrant needs QDRANT_URL (a Qdrant server's gRPC URL, e.g. http://127.0.0.1:6334); no script here starts one" >&2
+    if [ ! -x "$here/servers/$engine.sh" ]; then
+      echo "engine_vs_native.sh: $engine needs $var (its server's URL); no script here starts one" >&2
       return 2
     fi
     export "$var=$("$here/servers/$engine.sh" start)"
@@ -62,8 +72,15 @@ compare() {
 }
 
 if [ "$1" = all ]; then
-  for engine in pgvector redis chroma; do compare "$engine"; done
-  if [ -n "${QDRANT_URL:-}" ]; then compare qdrant; else echo "qdrant: skipped, QDRANT_URL is not set"; fi
+  # The engines with a script first, then those whose server is given by their URL.
+  later=()
+  for engine in "${engines[@]}"; do
+    if [ -x "$here/servers/$engine.sh" ]; then compare "$engine"; else later+=("$engine"); fi
+  done
+  for engine in "${later[@]}"; do
+    var="$(echo "$engine" | tr 'a-z-' 'A-Z_')_URL"
+    if [ -n "${!var:-}" ]; then compare "$engine"; else echo "$engine: skipped, $var is not set"; fi
+  done
 else
   compare "$1"
 fi

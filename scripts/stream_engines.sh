@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The example streaming runbook (datasets/runbooks/stream.toml) on every engine: exact,
-# qdrant-edge and the servers this project's scripts start (pgvector, chroma, redis), plus
-# qdrant when QDRANT_URL is set. Prints one line per stream step: recall (the streaming rule),
-# stale hits, searches per second, search p99, points written per second, and how soon
-# sampled writes were seen (p50 of puts and deletes).
+# The example streaming runbook (datasets/runbooks/stream.toml) on every engine `ragdbeval
+# engines` lists: the embedded ones, the servers this project's scripts start
+# (scripts/servers/<engine>.sh), and a server engine without a script when its <ENGINE>_URL is
+# set (qdrant: QDRANT_URL). Each runs with its conformance settings from adapters/<module>/meta.rs: its
+# distance, the highest value of its effort sweep and its extra search parameters. Prints one
+# line per stream step: recall (the streaming rule), stale hits, searches per second, search
+# p99, points written per second, and how soon sampled writes were seen (p50 of puts and
+# deletes).
 #
 #   ./scripts/stream_engines.sh
 #   N=50000 DIM=96 ./scripts/stream_engines.sh
@@ -22,26 +25,44 @@ cleanup() {
 trap cleanup EXIT
 
 declare -A url
-for s in pgvector chroma redis; do
-  url[$s]=$("$here/servers/$s.sh" start)
-  started+=("$s")
-done
-[ -n "${QDRANT_URL:-}" ] && url[qdrant]=$QDRANT_URL
+engines=()
+while read -r engine kind _; do
+  if [ "$kind" = "[server]" ]; then
+    var=$(echo "${engine}_URL" | tr 'a-z-' 'A-Z_')
+    if [ -x "$here/servers/$engine.sh" ]; then
+      url[$engine]=$("$here/servers/$engine.sh" start)
+      started+=("$engine")
+    elif [ -n "${!var:-}" ]; then
+      url[$engine]=${!var}
+    else
+      echo "stream_engines.sh: $engine skipped, $var is not set" >&2
+      continue
+    fi
+  fi
+  engines+=("$engine")
+done < <("$bin" engines | grep -v '^ ')
 
-run() { # engine, distance, extra args...
-  local engine=$1 distance=$2; shift 2
+# The value of `field: "..."` in an engine's meta.rs.
+meta_field() { # module, field
+  sed -n "s/^ *$2: \"\([^\"]*\)\".*/\1/p" "$root/adapters/$1/meta.rs"
+}
+
+run() { # engine
+  local engine=$1 module=${1//-/_} distance sweep extra
+  distance=$(meta_field "$module" distance)
+  sweep=$(meta_field "$module" effort_sweep)
   local args=(bench --db "$engine" --dataset "gen:clustered:n=$N,dim=$DIM,queries=500,distance=$distance,seed=5"
               --runbook "$root/datasets/runbooks/stream.toml" -k 10 -q --recreate
               --out "$work" --name "$engine")
   [ -n "${url[$engine]:-}" ] && args+=(--url "${url[$engine]}")
-  "$bin" "${args[@]}" "$@" >/dev/null
+  # The highest effort of the sweep: `hnsw_ef=8,32,128` gives hnsw_ef=128.
+  [ -n "$sweep" ] && args+=(--search-param "${sweep%%=*}=${sweep##*,}")
+  for extra in $(sed -n 's/^ *search_params: &\[\(.*\)\],.*/\1/p' "$root/adapters/$module/meta.rs" | tr -d '" ' | tr ',' ' '); do
+    args+=(--search-param "$extra")
+  done
+  "$bin" "${args[@]}" >/dev/null
 }
-run exact euclidean
-run qdrant-edge euclidean --search-param hnsw_ef=128
-run pgvector euclidean --search-param ef_search=160 --search-param seqscan=false
-run chroma euclidean
-run redis angular --search-param ef=160
-[ -n "${url[qdrant]:-}" ] && run qdrant euclidean --search-param hnsw_ef=128
+for engine in "${engines[@]}"; do run "$engine"; done
 
 python3 - "$work" <<'PY'
 import json, pathlib, sys

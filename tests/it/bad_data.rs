@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::bad_input::bench_fails;
-use crate::common::ragdbeval;
+use crate::common::{ragdbeval, run_in_temp};
 use ragdbeval::dataset::{self, LoadOptions, hdf5 as ds_hdf5};
 use ragdbeval::distance::Distance;
 use ragdbeval::groundtruth::GroundTruth;
@@ -27,34 +27,30 @@ fn consistent_file(path: &Path) -> (dataset::Dataset, GroundTruth) {
     (ds, truth)
 }
 
-/// Replaces `neighbors` and `distances` of the file at `path`.
-fn replace_truth(path: &Path, write: impl FnOnce(&hdf5::File) -> hdf5::Result<()>) {
+/// Replaces the file's ground truth by `neighbors` and `distances`, `q` rows of `k`, of any
+/// element type.
+fn replace_truth<N: hdf5::H5Type, D: hdf5::H5Type>(
+    path: &Path,
+    (q, k): (usize, usize),
+    neighbors: &[N],
+    distances: &[D],
+) {
     let file = crate::common::hdf5_open_rw(path);
     file.unlink("neighbors").unwrap();
     file.unlink("distances").unwrap();
-    write(&file).unwrap();
+    let neighbors_set = file.new_dataset::<N>().shape([q, k]).create("neighbors");
+    neighbors_set.and_then(|d| d.write_raw(neighbors)).unwrap();
+    let distances_set = file.new_dataset::<D>().shape([q, k]).create("distances");
+    distances_set.and_then(|d| d.write_raw(distances)).unwrap();
     file.close().unwrap();
 }
 
 fn loads(path: &Path) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--warmup",
-            "0",
-            "--runbook",
-            "build-search",
-            "--dataset",
-            path.to_str().unwrap(),
-            "--name",
-            "ok",
-        ],
-    );
+    let (dir, out) = run_in_temp(&argv![
+        "bench --db exact -q --warmup 0 --runbook build-search --dataset",
+        path.to_str().unwrap(),
+        "--name ok"
+    ]);
     assert!(
         out.status.success(),
         "{}",
@@ -81,18 +77,8 @@ fn swapped_neighbors_and_distances_are_refused() {
     let p = dir.path().join("swapped.hdf5");
     let (_, truth) = consistent_file(&p);
     let (q, k) = (truth.queries(), truth.k);
-    replace_truth(&p, |f| {
-        let ids: Vec<i64> = truth.ids.iter().map(|&i| i as i64).collect();
-        f.new_dataset::<f32>()
-            .shape([q, k])
-            .create("neighbors")?
-            .write_raw(&truth.distances)?;
-        f.new_dataset::<i64>()
-            .shape([q, k])
-            .create("distances")?
-            .write_raw(&ids)?;
-        Ok(())
-    });
+    let ids: Vec<i64> = truth.ids.iter().map(|&i| i as i64).collect();
+    replace_truth(&p, (q, k), &truth.distances, &ids);
     let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
     assert!(err.contains("`neighbors` must hold integer ids"), "{err}");
     assert!(err.contains("swapped"), "{err}");
@@ -105,18 +91,8 @@ fn float_neighbor_ids_are_refused() {
     let p = dir.path().join("floats.hdf5");
     let (_, truth) = consistent_file(&p);
     let (q, k) = (truth.queries(), truth.k);
-    replace_truth(&p, |f| {
-        let ids: Vec<f64> = truth.ids.iter().map(|&i| i as f64 + 0.5).collect();
-        f.new_dataset::<f64>()
-            .shape([q, k])
-            .create("neighbors")?
-            .write_raw(&ids)?;
-        f.new_dataset::<f32>()
-            .shape([q, k])
-            .create("distances")?
-            .write_raw(&truth.distances)?;
-        Ok(())
-    });
+    let ids: Vec<f64> = truth.ids.iter().map(|&i| i as f64 + 0.5).collect();
+    replace_truth(&p, (q, k), &ids, &truth.distances);
     let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
     assert!(err.contains("must hold integer ids"), "{err}");
 }
@@ -129,17 +105,7 @@ fn duplicate_ids_in_a_row_are_refused() {
     let (q, k) = (truth.queries(), truth.k);
     let mut ids: Vec<i64> = truth.ids.iter().map(|&i| i as i64).collect();
     ids[3 * k + 1] = ids[3 * k];
-    replace_truth(&p, |f| {
-        f.new_dataset::<i64>()
-            .shape([q, k])
-            .create("neighbors")?
-            .write_raw(&ids)?;
-        f.new_dataset::<f32>()
-            .shape([q, k])
-            .create("distances")?
-            .write_raw(&truth.distances)?;
-        Ok(())
-    });
+    replace_truth(&p, (q, k), &ids, &truth.distances);
     let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
     assert!(
         err.contains("query 3 lists neighbour") && err.contains("twice"),
@@ -161,17 +127,7 @@ fn a_truth_for_other_vectors_is_refused() {
         .iter()
         .map(|&i| ((i + n / 2) % n) as i64)
         .collect();
-    replace_truth(&p, |f| {
-        f.new_dataset::<i64>()
-            .shape([q, k])
-            .create("neighbors")?
-            .write_raw(&ids)?;
-        f.new_dataset::<f32>()
-            .shape([q, k])
-            .create("distances")?
-            .write_raw(&truth.distances)?;
-        Ok(())
-    });
+    replace_truth(&p, (q, k), &ids, &truth.distances);
     let err = bench_fails(dir.path(), &["--dataset", p.to_str().unwrap()]);
     assert!(err.contains("does not belong to these vectors"), "{err}");
 }
@@ -182,16 +138,8 @@ fn a_truth_for_other_vectors_is_refused() {
 #[test]
 fn a_damaged_truth_cache_is_recomputed_not_used() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=3000,dim=16,queries=30,seed=9",
-        "--name",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=3000,dim=16,queries=30,seed=9 --name"
     ];
     let run = |name: &str| {
         let mut a = args.to_vec();
@@ -309,18 +257,11 @@ fn int64_vectors_that_f32_rounds_are_warned_about() {
     let run = |p: &Path, name: &str| {
         let out = ragdbeval(
             dir.path(),
-            &[
-                "bench",
-                "--db",
-                "exact",
-                "--warmup",
-                "0",
-                "--runbook",
-                "build-search",
-                "--dataset",
+            &argv![
+                "bench --db exact --warmup 0 --runbook build-search --dataset",
                 p.to_str().unwrap(),
                 "--name",
-                name,
+                name
             ],
         );
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();

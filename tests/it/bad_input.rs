@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::common::{files_in, fixture, ragdbeval, stderr};
+use crate::common::{files_in, fixture, ragdbeval, stderr, succeeds};
 use ragdbeval::dataset::hdf5;
 use ragdbeval::distance::Distance;
 use ragdbeval::groundtruth::GroundTruth;
@@ -125,20 +125,10 @@ fn zero_vector_under_angular() {
         err.contains("train vector 2") && err.contains("zero length"),
         "{err}"
     );
-    let out = ragdbeval(
+    succeeds(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--dataset",
-            p.to_str().unwrap(),
-            "-k",
-            "1",
-        ],
+        &argv!["bench --db exact -q --dataset", p.to_str().unwrap(), "-k 1"],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 #[test]
@@ -176,22 +166,12 @@ fn bad_parameters_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let err = bench_fails(
         dir.path(),
-        &[
-            "--dataset",
-            "gen:uniform:n=100,dim=4,queries=5",
-            "--search-param",
-            "hnsw_ef=16",
-        ],
+        &argv!["--dataset gen:uniform:n=100,dim=4,queries=5 --search-param hnsw_ef=16"],
     );
     assert!(err.contains("hnsw_ef"), "{err}");
     let err = bench_fails(
         dir.path(),
-        &[
-            "--dataset",
-            "gen:uniform:n=100,dim=4,queries=5",
-            "--set",
-            "nope",
-        ],
+        &argv!["--dataset gen:uniform:n=100,dim=4,queries=5 --set nope"],
     );
     assert!(err.contains("no parameter set `nope`"), "{err}");
     let err = bench_fails(dir.path(), &["--dataset", "gen:bogus"]);

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use crate::bad_input::bench_fails;
-use crate::common::{files_in, ragdbeval, stderr, stdout};
+use crate::common::{files_in, ragdbeval, run_in_temp, stderr, stdout};
 
 /// The option is refused by the argument parser: exit 2, the option named, no panic.
 fn refused(args: &[&str], says: &str) {
@@ -95,8 +95,7 @@ fn k_beyond_the_ground_truth_cap_names_the_cap() {
 /// An error that embeds its cause and also returns it as its source says it once.
 #[test]
 fn causes_are_said_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(dir.path(), &["merge", "/nonexistent/run.hlog"]);
+    let (_dir, out) = run_in_temp(&["merge", "/nonexistent/run.hlog"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.matches("os error 2").count(), 1, "{err}");
@@ -140,29 +139,9 @@ fn a_device_is_not_said_to_be_missing() {
 /// terminal and in the result) that they were ignored.
 #[test]
 fn server_options_on_an_embedded_engine_are_warned_about() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=500,dim=8,queries=20",
-            "--runbook",
-            "build-search",
-            "--warmup",
-            "0",
-            "--name",
-            "r",
-            "--url",
-            "http://127.0.0.1:1",
-            "--server-pid",
-            "1",
-            "--timeout",
-            "5",
-        ],
-    );
+    let (dir, out) = run_in_temp(&argv![
+        "bench --db exact --dataset gen:uniform:n=500,dim=8,queries=20 --runbook build-search --warmup 0 --name r --url http://127.0.0.1:1 --server-pid 1 --timeout 5"
+    ]);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     for option in ["--url", "--server-pid", "--timeout"] {
@@ -184,14 +163,8 @@ fn a_bad_value_in_a_build_sweep_fails_before_the_first_build() {
     let started = Instant::now();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "qdrant-edge",
-            "--dataset",
-            "gen:uniform:n=20000,dim=32,queries=10",
-            "--build-param",
-            "quantization=none,bogus",
+        &argv![
+            "bench --db qdrant-edge --dataset gen:uniform:n=20000,dim=32,queries=10 --build-param quantization=none,bogus"
         ],
     );
     let err = stderr(&out);

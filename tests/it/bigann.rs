@@ -180,18 +180,10 @@ fn limit_and_max_queries_read_a_prefix() {
     // A limit above the file is refused with the file's row count.
     let out = ragdbeval(
         d,
-        &[
-            "dataset",
-            "convert",
-            "-q",
-            "--dataset",
+        &argv![
+            "dataset convert -q --dataset",
             path_str(&set),
-            "--limit",
-            "1501",
-            "--to",
-            "fbin",
-            "--out",
-            "x",
+            "--limit 1501 --to fbin --out x"
         ],
     );
     assert_eq!(out.status.code(), Some(2));
@@ -213,19 +205,10 @@ fn bench_exact_on_a_bigann_directory_has_recall_one() {
     converted(d, path_str(&h5), "u8bin", &set);
     let out = ragdbeval(
         d,
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--warmup",
-            "0",
-            "--runbook",
-            "build-search",
-            "--dataset",
+        &argv![
+            "bench --db exact -q --warmup 0 --runbook build-search --dataset",
             path_str(&set),
-            "--name",
-            "u8",
+            "--name u8"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -258,18 +241,9 @@ fn valid_set(root: &Path, name: &str) -> PathBuf {
     let set = root.join(name);
     let out = ragdbeval(
         root,
-        &[
-            "dataset",
-            "convert",
-            "-q",
-            "-k",
-            "3",
-            "--dataset",
-            "gen:uniform:n=50,dim=4,queries=5,seed=1",
-            "--to",
-            "fbin",
-            "--out",
-            path_str(&set),
+        &argv![
+            "dataset convert -q -k 3 --dataset gen:uniform:n=50,dim=4,queries=5,seed=1 --to fbin --out",
+            path_str(&set)
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -395,16 +369,11 @@ fn converting_non_integers_to_u8bin_writes_nothing() {
     let out = dir.path().join("u8");
     let err = fails(
         dir.path(),
-        &[
-            "dataset",
-            "convert",
-            "-q",
-            "--dataset",
+        &argv![
+            "dataset convert -q --dataset",
             GENERATED,
-            "--to",
-            "u8bin",
-            "--out",
-            path_str(&out),
+            "--to u8bin --out",
+            path_str(&out)
         ],
     );
     assert!(
@@ -422,16 +391,11 @@ fn converting_non_integers_to_u8bin_writes_nothing() {
     let set = valid_set(dir.path(), "kept");
     let err = fails(
         dir.path(),
-        &[
-            "dataset",
-            "convert",
-            "-q",
-            "--dataset",
+        &argv![
+            "dataset convert -q --dataset",
             GENERATED,
-            "--to",
-            "fbin",
-            "--out",
-            path_str(&set),
+            "--to fbin --out",
+            path_str(&set)
         ],
     );
     assert!(err.contains("already exists"), "{err}");

@@ -1,29 +1,13 @@
 //! End-to-end tests of the `ragdbeval` binary on small generated datasets.
 
-use crate::common::{files_in, ragdbeval, stderr, stdout};
+use crate::common::{files_in, ragdbeval, run_in_temp, stdout, succeeds, succeeds_in_temp};
 use ragdbeval::results::{RunResult, RunState, Step};
 
 #[test]
 fn bench_exact_end_to_end_writes_result_and_sidecar() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:clustered:n=3000,dim=16,queries=200,seed=5",
-            "--runbook",
-            "build-search",
-            "-k",
-            "10",
-            "--quiet",
-            "--name",
-            "run",
-        ],
-    );
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let (dir, out) = succeeds_in_temp(&argv![
+        "bench --db exact --dataset gen:clustered:n=3000,dim=16,queries=200,seed=5 --runbook build-search -k 10 --quiet --name run"
+    ]);
     let table = stdout(&out);
     assert!(table.contains("recall"), "{table}");
     assert!(table.contains("1.0000"), "{table}");
@@ -89,24 +73,17 @@ fn exact_recall_is_one_on_angular_and_dot_with_batch_mode() {
     ] {
         let spec = format!("gen:uniform:n=2000,dim=12,queries=100,distance={dist},seed=9");
         let name = format!("{dist}-{mode}");
-        let out = ragdbeval(
+        succeeds(
             dir.path(),
-            &[
-                "bench",
-                "--db",
-                "exact",
-                "--dataset",
+            &argv![
+                "bench --db exact --dataset",
                 &spec,
                 "--mode",
                 mode,
-                "-k",
-                "20",
-                "-q",
-                "--name",
-                &name,
+                "-k 20 -q --name",
+                &name
             ],
         );
-        assert!(out.status.success(), "{dist} {mode}: {}", stderr(&out));
         let r = RunResult::load(&dir.path().join(format!("results/{name}.json"))).unwrap();
         let s = r.configs[0].searches().next().unwrap();
         assert_eq!(s.quality.recall, 1.0, "{dist} {mode}");
@@ -118,21 +95,9 @@ fn exact_recall_is_one_on_angular_and_dot_with_batch_mode() {
 
 #[test]
 fn report_renders_csv_and_markdown() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=500,dim=4,queries=20",
-            "-q",
-            "--name",
-            "r",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (dir, _) = succeeds_in_temp(&argv![
+        "bench --db exact --dataset gen:uniform:n=500,dim=4,queries=20 -q --name r"
+    ]);
     let file = dir.path().join("results/r.json");
     let file = file.to_str().unwrap();
     let csv = ragdbeval(dir.path(), &["report", file, "--format", "csv"]);
@@ -177,19 +142,9 @@ fn report_renders_csv_and_markdown() {
 
 #[test]
 fn json_flag_prints_the_document() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=300,dim=4,queries=10",
-            "--json",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (_dir, out) = succeeds_in_temp(&argv![
+        "bench --db exact --dataset gen:uniform:n=300,dim=4,queries=10 --json"
+    ]);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["schema"], "ragdbeval.result/1");
     assert_eq!(doc["status"]["state"], "completed");
@@ -197,28 +152,10 @@ fn json_flag_prints_the_document() {
 
 #[test]
 fn dataset_make_info_gt_subset() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "dataset",
-            "make",
-            "-n",
-            "1000",
-            "--dim",
-            "8",
-            "--queries",
-            "20",
-            "-k",
-            "30",
-            "--out",
-            "d.hdf5",
-            "-q",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let info = ragdbeval(dir.path(), &["dataset", "info", "d.hdf5"]);
-    assert!(info.status.success(), "{}", stderr(&info));
+    let (dir, _) = succeeds_in_temp(&argv![
+        "dataset make -n 1000 --dim 8 --queries 20 -k 30 --out d.hdf5 -q"
+    ]);
+    let info = succeeds(dir.path(), &["dataset", "info", "d.hdf5"]);
     let text = stdout(&info);
     assert!(
         text.contains("1000 × 8") && text.contains("depth 30"),
@@ -243,63 +180,27 @@ fn dataset_make_info_gt_subset() {
         );
     }
 
-    let sub = ragdbeval(
+    succeeds(
         dir.path(),
-        &[
-            "dataset",
-            "subset",
-            "--dataset",
-            "d.hdf5",
-            "--limit",
-            "100",
-            "-k",
-            "10",
-            "--out",
-            "s.hdf5",
-            "-q",
-        ],
+        &argv!["dataset subset --dataset d.hdf5 --limit 100 -k 10 --out s.hdf5 -q"],
     );
-    assert!(sub.status.success(), "{}", stderr(&sub));
     let info = stdout(&ragdbeval(dir.path(), &["dataset", "info", "s.hdf5"]));
     assert!(
         info.contains("100 × 8") && info.contains("depth 10"),
         "{info}"
     );
 
-    let gt = ragdbeval(
+    succeeds(
         dir.path(),
-        &[
-            "dataset",
-            "gt",
-            "--dataset",
-            "s.hdf5",
-            "-k",
-            "50",
-            "--out",
-            "g.hdf5",
-            "-q",
-        ],
+        &argv!["dataset gt --dataset s.hdf5 -k 50 --out g.hdf5 -q"],
     );
-    assert!(gt.status.success(), "{}", stderr(&gt));
     let info = stdout(&ragdbeval(dir.path(), &["dataset", "info", "g.hdf5"]));
     assert!(info.contains("depth 50"), "{info}");
     // Writing the vectors before the truth (to time the truth alone) writes the same file.
-    let first = ragdbeval(
+    let first = succeeds(
         dir.path(),
-        &[
-            "dataset",
-            "gt",
-            "--dataset",
-            "s.hdf5",
-            "-k",
-            "50",
-            "--out",
-            "g-first.hdf5",
-            "-q",
-            "--write-first",
-        ],
+        &argv!["dataset gt --dataset s.hdf5 -k 50 --out g-first.hdf5 -q --write-first"],
     );
-    assert!(first.status.success(), "{}", stderr(&first));
     assert!(
         stdout(&first).contains("ground truth: k=50"),
         "{}",
@@ -324,23 +225,14 @@ fn dataset_make_info_gt_subset() {
     std::fs::create_dir(&texmex).unwrap();
     ragdbeval::dataset::texmex::write_fvecs(&texmex.join("s_base.fvecs"), &sub.train).unwrap();
     ragdbeval::dataset::texmex::write_fvecs(&texmex.join("s_query.fvecs"), &sub.test).unwrap();
-    let from_texmex = ragdbeval(
+    let from_texmex = succeeds(
         dir.path(),
-        &[
-            "dataset",
-            "gt",
-            "--dataset",
-            "tx",
-            "--distance",
+        &argv![
+            "dataset gt --dataset tx --distance",
             sub.distance.as_str(),
-            "-k",
-            "50",
-            "--out",
-            "g-tx.hdf5",
-            "-q",
+            "-k 50 --out g-tx.hdf5 -q"
         ],
     );
-    assert!(from_texmex.status.success(), "{}", stderr(&from_texmex));
     assert!(
         stdout(&from_texmex).contains("phases: load"),
         "{}",
@@ -362,8 +254,7 @@ fn dataset_make_info_gt_subset() {
 
 #[test]
 fn help_has_examples() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(dir.path(), &["bench", "--help"]);
+    let (_dir, out) = run_in_temp(&["bench", "--help"]);
     assert!(out.status.success());
     let text = stdout(&out);
     assert!(
@@ -374,25 +265,9 @@ fn help_has_examples() {
 
 #[test]
 fn search_sweep_reports_qps_at_recall() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "--db",
-            "qdrant-edge",
-            "--dataset",
-            "gen:clustered:n=3000,dim=16,queries=200",
-            "--runbook",
-            "build-search",
-            "--search-sweep",
-            "hnsw_ef=4,16,64",
-            "-q",
-            "--name",
-            "s",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (dir, out) = succeeds_in_temp(&argv![
+        "bench --db qdrant-edge --dataset gen:clustered:n=3000,dim=16,queries=200 --runbook build-search --search-sweep hnsw_ef=4,16,64 -q --name s"
+    ]);
     let text = stdout(&out);
     assert!(text.contains("QPS at recall >= 0.90"), "{text}");
     let r = RunResult::load(&dir.path().join("results/s.json")).unwrap();
@@ -430,8 +305,7 @@ fn ground_truth_cache_is_not_reused_for_another_subset() {
             name,
         ];
         args.extend_from_slice(extra);
-        let out = ragdbeval(dir.path(), &args);
-        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        succeeds(dir.path(), &args);
         let r = RunResult::load(&dir.path().join(format!("results/{name}.json"))).unwrap();
         for s in r.configs[0].searches() {
             assert_eq!(s.quality.recall, 1.0, "run {name} step {}", s.runbook_step);

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use ragdbeval::results::compare::{Verdict, compare};
 
-use crate::common::{ragdbeval, stderr, stdout};
+use crate::common::{ragdbeval, stderr, stdout, succeeds};
 
 const DATA: &str = "gen:clustered:n=4000,dim=32,queries=300,seed=21";
 
@@ -73,14 +73,7 @@ fn a_worse_index_is_worse_and_the_same_run_is_not_different() {
     bench(
         dir.path(),
         "weak",
-        &[
-            "--db",
-            "qdrant-edge",
-            "--build-param",
-            "m=4",
-            "--search-param",
-            "hnsw_ef=4",
-        ],
+        &argv!["--db qdrant-edge --build-param m=4 --search-param hnsw_ef=4"],
     );
     let results = dir.path().join("results");
     let (exact, weak) = (results.join("exact.json"), results.join("weak.json"));
@@ -127,28 +120,18 @@ fn a_worse_index_is_worse_and_the_same_run_is_not_different() {
 
     // The command: every format, and a stated α.
     for format in ["text", "md", "json", "html"] {
-        let out = ragdbeval(
+        let out = succeeds(
             dir.path(),
-            &[
-                "compare",
-                "results/exact.json",
-                "results/weak.json",
-                "--format",
-                format,
+            &argv![
+                "compare results/exact.json results/weak.json --format",
+                format
             ],
         );
-        assert!(out.status.success(), "{format}: {}", stderr(&out));
         assert!(stdout(&out).contains("worse"), "{format}: {}", stdout(&out));
     }
     let bad = ragdbeval(
         dir.path(),
-        &[
-            "compare",
-            "results/exact.json",
-            "results/weak.json",
-            "--pair",
-            "2:1",
-        ],
+        &argv!["compare results/exact.json results/weak.json --pair 2:1"],
     );
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("search step"), "{}", stderr(&bad));
@@ -158,24 +141,12 @@ fn a_worse_index_is_worse_and_the_same_run_is_not_different() {
 fn runs_on_other_data_are_not_comparable() {
     let dir = tempfile::tempdir().unwrap();
     bench(dir.path(), "a", &["--db", "exact"]);
-    let out = ragdbeval(
+    succeeds(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "exact",
-            "--warmup",
-            "0",
-            "--runbook",
-            "build-search",
-            "--dataset",
-            "gen:clustered:n=4000,dim=32,queries=300,seed=22",
-            "--name",
-            "b",
+        &argv![
+            "bench -q --db exact --warmup 0 --runbook build-search --dataset gen:clustered:n=4000,dim=32,queries=300,seed=22 --name b"
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     let results = dir.path().join("results");
     let c = compare(&results.join("a.json"), &results.join("b.json"), &[], 0.05).unwrap();
     assert!(c.pairs.is_empty());

@@ -1,29 +1,111 @@
-//! Adapter conformance: every registered engine goes through the default mutation runbook
-//! (build 90 %, insert, update, delete, with a search after each) and must honour deletes (0
-//! stale hits), make updates visible (0 ghost hits, read-after-write seen), keep ids stable,
-//! and give sane recall that does not fall as its search-effort parameter grows.
+//! Adapter conformance: what every registered engine must do, one module of tests per engine
+//! in `adapters/engines.rs`, with the settings its `meta.rs` declares
+//! ([`ragdbeval::engine_meta::Conformance`]) and its config.toml's `default` set: a new engine
+//! is tested without touching this file (a server engine adds its URL form to [`url_at`]).
 //!
-//! One test per engine in `adapters/engines.rs`, with the settings its `meta.rs` declares
-//! ([`ragdbeval::engine_meta::Conformance`]): a new engine is tested without touching this
-//! file. Embedded engines always run. Server engines run when build.rs saw their server
+//! - `runbooks` (every engine): the default mutation runbook through `bench` (build 90 %,
+//!   insert, update, delete, with a search after each) must honour deletes (0 stale hits), make
+//!   updates visible (0 ghost hits, read-after-write seen), keep ids stable and give sane recall
+//!   that does not fall as its search-effort parameter grows; then the streaming runbook.
+//! - `filtered_bench` (every engine): `bench --filter` keeps to its predicates
+//!   ([`crate::filtered::every_engine`]).
+//! - every server engine, without a server: a closed port fails fast as unreachable, a
+//!   malformed URL is a parameter error, and a server that accepts and never answers fails the
+//!   run within its deadline with one error line.
+//! - every server engine, against its server: the adapter API's lifecycle (build, search,
+//!   batches, threads, effort sweep, upserts, deletes, sizes, close), `--recreate`, unknown
+//!   parameters refused, and Ctrl-C in the middle of a search ([`crate::interrupt`]).
+//!
+//! Embedded engines always run. Server engines run when build.rs saw their server
 //! (`scripts/test.sh` starts the servers and lists them); otherwise their tests are reported
 //! as ignored, except under CI, where a missing server is a failure (Qdrant excepted: it
 //! cannot be installed here).
 
-use crate::common::{ragdbeval, server_url, stderr};
+use crate::common::{engine_url, ragdbeval, stderr};
 use ragdbeval::results::{RunResult, RunState};
+
+mod server;
 
 macro_rules! engines {
     ($($(#[$only_if:meta])? $module:ident => $name:literal,)*) => {
         $(
             $(#[$only_if])?
-            #[test]
-            #[cfg_attr(
-                not(engine_runs = $name),
-                ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
-            )]
-            fn $module() {
-                run_case($name);
+            mod $module {
+                #[test]
+                #[cfg_attr(
+                    not(engine_runs = $name),
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                )]
+                fn runbooks() {
+                    super::run_case($name);
+                }
+
+                #[test]
+                #[cfg_attr(
+                    not(engine_runs = $name),
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                )]
+                fn filtered_bench() {
+                    crate::filtered::every_engine::run_case($name);
+                }
+
+                #[cfg(server_engine = $name)]
+                #[test]
+                fn unreachable_url_fails_fast() {
+                    super::server::unreachable_url_fails_fast($name);
+                }
+
+                #[cfg(server_engine = $name)]
+                #[test]
+                fn bad_url_is_a_parameter_error() {
+                    super::server::bad_url_is_a_parameter_error($name);
+                }
+
+                #[cfg(server_engine = $name)]
+                #[test]
+                fn silent_server_hits_the_deadline() {
+                    super::server::silent_server_hits_the_deadline($name);
+                }
+
+                #[cfg(server_engine = $name)]
+                #[test]
+                #[cfg_attr(
+                    not(engine_runs = $name),
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                )]
+                fn api_lifecycle() {
+                    super::server::api_lifecycle($name);
+                }
+
+                #[cfg(server_engine = $name)]
+                #[test]
+                #[cfg_attr(
+                    not(engine_runs = $name),
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                )]
+                fn ctrl_c_mid_search() {
+                    crate::interrupt::ctrl_c_mid_search_is_interrupted($name);
+                }
+
+                #[cfg(server_engine = $name)]
+                #[test]
+                #[cfg_attr(
+                    not(engine_runs = $name),
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                )]
+                fn recreate_behaviour() {
+                    super::server::recreate_behaviour($name);
+                }
+
+                #[cfg(server_engine = $name)]
+                #[test]
+                #[cfg_attr(
+                    not(engine_runs = $name),
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                )]
+                fn unknown_parameters_are_rejected() {
+                    super::server::unknown_parameters_are_rejected($name);
+                }
             }
         )*
     };
@@ -31,21 +113,28 @@ macro_rules! engines {
 
 include!(concat!(env!("CARGO_MANIFEST_DIR"), "/adapters/engines.rs"));
 
+/// A URL of `engine`'s kind for a server at 127.0.0.1:`port`: the one thing about a server
+/// engine the registry does not say. A new server engine adds its arm here; its conformance
+/// tests fail until it does.
+pub fn url_at(engine: &str, port: u16) -> String {
+    match engine {
+        "pgvector" => format!("postgres://postgres@127.0.0.1:{port}/ragdbeval"),
+        "redis" => format!("redis://127.0.0.1:{port}"),
+        "chroma" | "qdrant" => format!("http://127.0.0.1:{port}"),
+        other => panic!("{other}: add the form of its URL to url_at in tests/it/conformance.rs"),
+    }
+}
+
 /// A clustered dataset small enough for every engine, in the engine's distance.
 fn dataset(distance: &str) -> String {
     format!("gen:clustered:n=4000,dim=32,queries=200,distance={distance},seed=11")
 }
 
 fn run_case(engine: &str) {
-    let entry = ragdbeval::adapters::find(engine).expect("a registered engine");
-    let case = &entry.meta.conformance;
+    let case = &crate::common::entry(engine).meta.conformance;
     // A server engine's test runs only when build.rs saw its server (or `CI`, except for
     // Qdrant): otherwise it is ignored, so here a missing URL is a failure.
-    let url = entry
-        .meta
-        .server
-        .as_ref()
-        .map(|server| server_url(server.url_env, server.how_to_get));
+    let url = engine_url(engine);
     let dataset = dataset(case.distance);
     let dir = tempfile::tempdir().unwrap();
     // `hnsw_ef=8,32,128`: one search per value at every step, lowest effort first.
@@ -144,8 +233,7 @@ fn run_case(engine: &str) {
 /// deletes run, at a fixed rate and as fast as possible, with the highest effort of the sweep.
 /// No stale hit, and recall under streaming no more than 0.05 below the engine's static floor.
 fn stream_case(engine: &str, dataset: &str, url: Option<&str>) {
-    let entry = ragdbeval::adapters::find(engine).expect("a registered engine");
-    let case = &entry.meta.conformance;
+    let case = &crate::common::entry(engine).meta.conformance;
     let dir = tempfile::tempdir().unwrap();
     let runbook = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/runbooks/stream.toml");
     // The highest effort of the sweep (`hnsw_ef=8,32,128` → `hnsw_ef=128`).

@@ -17,15 +17,12 @@ fn closed_port() -> u16 {
 fn connect_fails(dir: &Path, db: &str, url: &str) -> String {
     let out = ragdbeval(
         dir,
-        &[
-            "bench",
-            "--db",
+        &argv![
+            "bench --db",
             db,
             "--url",
             url,
-            "-q",
-            "--dataset",
-            "gen:uniform:n=100,dim=4,queries=5",
+            "-q --dataset gen:uniform:n=100,dim=4,queries=5"
         ],
     );
     let err = stderr(&out);

@@ -251,18 +251,7 @@ fn vectordbbench_entries_download_resume_and_check_etags() {
     let bench = run(
         port,
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "openai50k",
-            "-k",
-            "10",
-            "--name",
-            "o",
-            "-q",
-        ],
+        &argv!["bench --db exact --dataset openai50k -k 10 --name o -q"],
     );
     assert!(bench.status.success(), "{}", stderr(&bench));
     let result = std::fs::read_to_string(dir.path().join("results/o.json")).unwrap();
@@ -609,17 +598,8 @@ fn a_vibe_entry_downloads_and_its_layout_loads_as_angular() {
             .output()
             .unwrap()
     };
-    let bench = run(&[
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--dataset",
-        "glove-200-cosine",
-        "-k",
-        "10",
-        "--name",
-        "vibe",
+    let bench = run(&argv![
+        "bench --db exact -q --dataset glove-200-cosine -k 10 --name vibe"
     ]);
     assert!(bench.status.success(), "{}", stderr(&bench));
     assert_eq!(

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use ragdbeval::results::{RunResult, RunState};
 use ragdbeval::rng::SplitMix64;
 
-use crate::common::{stderr, stdout};
+use crate::common::{stderr, stdout, succeeds, succeeds_in_temp};
 
 /// Build, searches, single-point writes and a stream: every kind of step a kill can land in.
 const RUNBOOK: &str = r#"
@@ -100,6 +100,25 @@ fn bench_args<'a>(name: &'a str, engine: &'a str, dataset: &'a str) -> Vec<&'a s
         "--name",
         name,
     ]
+}
+
+/// Waits until `ready()` holds, polling every 5 ms; the run must not end first, and `what`
+/// must happen within `limit`.
+fn wait_while_running(
+    child: &mut Child,
+    limit: Duration,
+    what: &str,
+    mut ready: impl FnMut() -> bool,
+) {
+    let started = Instant::now();
+    while !ready() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before {what}"
+        );
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 fn kill(child: &mut Child, signal: libc::c_int) {
@@ -354,19 +373,8 @@ fn a_full_disk_leaves_a_failed_result_that_resumes_once_there_is_space() {
     let dir = tempfile::tempdir().unwrap();
     let small = dir.path().join("small");
     let disk = Tmpfs::mount(&small, "1m");
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=4000,dim=16,queries=1200,seed=9",
-        "--out",
-        "small",
-        "--name",
-        "r",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=4000,dim=16,queries=1200,seed=9 --out small --name r"
     ];
     let out = run(dir.path(), &args);
     let err = stderr(&out);
@@ -421,21 +429,9 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     ignore = "mounts a small tmpfs: needs CAP_SYS_ADMIN (root)"
 )]
 fn report_out_on_a_full_disk_leaves_no_partial_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let bench = crate::common::ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--dataset",
-            "gen:clustered:n=2000,dim=16,queries=100,seed=9",
-            "--name",
-            "r",
-        ],
-    );
-    assert!(bench.status.success(), "{}", stderr(&bench));
+    let (dir, _) = succeeds_in_temp(&argv![
+        "bench --db exact -q --dataset gen:clustered:n=2000,dim=16,queries=100,seed=9 --name r"
+    ]);
     let small = dir.path().join("small");
     let disk = Tmpfs::mount(&small, "64k");
     let report = ["report", "results/r.json", "--out", "small/report/"];
@@ -474,31 +470,15 @@ fn report_out_on_a_full_disk_leaves_no_partial_files() {
 #[test]
 fn a_second_run_with_the_same_name_fails_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=4000,dim=16,queries=200,seed=9",
-        "--concurrency",
-        "1",
-        "--duration",
-        "1s",
-        "--name",
-        "same",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=4000,dim=16,queries=200,seed=9 --concurrency 1 --duration 1s --name same"
     ];
     let lock = dir.path().join("results/.same.lock");
     let wait_for_lock = |child: &mut Child| {
-        let started = Instant::now();
         let pid = child.id().to_string();
-        while std::fs::read_to_string(&lock).map_or(true, |t| t.trim() != pid) {
-            assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-            assert!(started.elapsed() < Duration::from_secs(30), "no lock taken");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_while_running(child, Duration::from_secs(30), "its lock", || {
+            std::fs::read_to_string(&lock).is_ok_and(|t| t.trim() == pid)
+        });
     };
     let mut first = spawn(dir.path(), &args);
     wait_for_lock(&mut first);
@@ -531,8 +511,7 @@ fn a_second_run_with_the_same_name_fails_at_once() {
     kill(&mut killed, libc::SIGKILL);
     let _ = killed.wait();
     assert!(lock.exists());
-    let again = crate::common::ragdbeval(dir.path(), &args);
-    assert!(again.status.success(), "{}", stderr(&again));
+    succeeds(dir.path(), &args);
     assert!(!lock.exists());
 }
 
@@ -567,30 +546,14 @@ fn step_texts(json: &str) -> Vec<&str> {
 #[test]
 fn a_resumed_result_keeps_its_figures_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=6000,dim=32,queries=400,seed=9",
-        "--concurrency",
-        "1",
-        "--duration",
-        "1s",
-        "--name",
-        "r",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=6000,dim=32,queries=400,seed=9 --concurrency 1 --duration 1s --name r"
     ];
     let path = dir.path().join("results/r.json");
     let mut child = spawn(dir.path(), &args);
-    let started = Instant::now();
-    while kept(&path).unwrap_or(0) < 3 {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-        assert!(started.elapsed() < Duration::from_secs(60), "no step saved");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_while_running(&mut child, Duration::from_secs(60), "3 saved steps", || {
+        kept(&path).unwrap_or(0) >= 3
+    });
     kill(&mut child, libc::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     let before = std::fs::read_to_string(&path).unwrap();
@@ -626,22 +589,8 @@ fn collect_stderr(child: &mut Child) -> std::sync::Arc<std::sync::Mutex<Vec<Stri
 #[test]
 fn a_second_ctrl_c_during_an_index_build_leaves_a_resumable_result() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "qdrant-edge",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=20000,dim=64,queries=50,seed=9",
-        "--runbook",
-        "build-search",
-        "--build-param",
-        "ef_construct=400",
-        "--work-dir",
-        "work",
-        "--name",
-        "r",
+    let args = argv![
+        "bench --db qdrant-edge --warmup 0 --dataset gen:clustered:n=20000,dim=64,queries=50,seed=9 --runbook build-search --build-param ef_construct=400 --work-dir work --name r"
     ];
     let path = dir.path().join("results/r.json");
     // The signal must land in the index build, after the points are loaded: a run stopped
@@ -654,15 +603,12 @@ fn a_second_ctrl_c_during_an_index_build_leaves_a_resumable_result() {
             .spawn()
             .unwrap();
         let lines = collect_stderr(&mut child);
-        let started = Instant::now();
-        while !path.exists() {
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "ended before its first save"
-            );
-            assert!(started.elapsed() < Duration::from_secs(60));
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_while_running(
+            &mut child,
+            Duration::from_secs(60),
+            "its first save",
+            || path.exists(),
+        );
         std::thread::sleep(Duration::from_millis(200 * (attempt as u64 + 1)));
         kill(&mut child, libc::SIGINT);
         let noted = Instant::now();
@@ -716,32 +662,16 @@ fn a_second_ctrl_c_during_an_index_build_leaves_a_resumable_result() {
 #[test]
 fn damaged_sidecars_are_reported_and_missing_lines_measured_again() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=6000,dim=32,queries=400,seed=9",
-        "--concurrency",
-        "1",
-        "--duration",
-        "1s",
-        "--name",
-        "r",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=6000,dim=32,queries=400,seed=9 --concurrency 1 --duration 1s --name r"
     ];
     let results = dir.path().join("results");
     let path = results.join("r.json");
     let sidecar = results.join("r.queries.jsonl");
     let mut child = spawn(dir.path(), &args);
-    let started = Instant::now();
-    while kept(&path).unwrap_or(0) < 4 {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-        assert!(started.elapsed() < Duration::from_secs(60), "no step saved");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_while_running(&mut child, Duration::from_secs(60), "4 saved steps", || {
+        kept(&path).unwrap_or(0) >= 4
+    });
     kill(&mut child, libc::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     let kept_steps = kept(&path).unwrap();
@@ -804,30 +734,14 @@ fn damaged_sidecars_are_reported_and_missing_lines_measured_again() {
 #[test]
 fn a_killed_resume_of_an_interrupted_run_resumes_from_its_newer_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "bench",
-        "--db",
-        "exact",
-        "-q",
-        "--warmup",
-        "0",
-        "--dataset",
-        "gen:clustered:n=6000,dim=32,queries=400,seed=9",
-        "--concurrency",
-        "1",
-        "--duration",
-        "1s",
-        "--name",
-        "r",
+    let args = argv![
+        "bench --db exact -q --warmup 0 --dataset gen:clustered:n=6000,dim=32,queries=400,seed=9 --concurrency 1 --duration 1s --name r"
     ];
     let path = dir.path().join("results/r.json");
     let wait_for = |child: &mut Child, records: usize| {
-        let started = Instant::now();
-        while kept(&path).unwrap_or(0) < records {
-            assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-            assert!(started.elapsed() < Duration::from_secs(60), "no step saved");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_while_running(child, Duration::from_secs(60), "the saved steps", || {
+            kept(&path).unwrap_or(0) >= records
+        });
     };
     let mut child = spawn(dir.path(), &args);
     wait_for(&mut child, 2);

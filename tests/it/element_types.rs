@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{ragdbeval, stderr};
+use crate::common::{ragdbeval, run_in_temp, stderr, succeeds};
 use ragdbeval::dataset::bigann::{self, ElementType as FileType};
 use ragdbeval::results::RunResult;
 use ragdbeval::vectors::Vectors;
@@ -73,8 +73,7 @@ fn exact_keeps_uint8_and_its_truth_is_exact() {
     let dir = tempfile::tempdir().unwrap();
     // 300 dimensions: squared distances of bytes pass 2^24 there, where f32 sums round.
     let set = u8_set(dir.path(), 1500, 300);
-    let info = ragdbeval(dir.path(), &["dataset", "info", set.to_str().unwrap()]);
-    assert!(info.status.success(), "{}", stderr(&info));
+    let info = succeeds(dir.path(), &["dataset", "info", set.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&info.stdout);
     assert!(text.contains("element type:  uint8"), "{text}");
 
@@ -98,12 +97,7 @@ fn qdrant_edge_stores_uint8_natively_and_float32_on_request() {
         dir.path(),
         &set,
         "edge-u8",
-        &[
-            "--db",
-            "qdrant-edge",
-            "--build-param",
-            "datatype=uint8,float32",
-        ],
+        &argv!["--db qdrant-edge --build-param datatype=uint8,float32"],
     );
     let (dataset, engine) = types(&r);
     assert_eq!(dataset, "uint8");
@@ -144,20 +138,9 @@ fn qdrant_edge_stores_uint8_natively_and_float32_on_request() {
 
 #[test]
 fn uint8_datatype_is_refused_for_float_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "qdrant-edge",
-            "--dataset",
-            "gen:clustered:n=300,dim=8,queries=5,seed=1",
-            "--build-param",
-            "datatype=uint8",
-        ],
-    );
+    let (_dir, out) = run_in_temp(&argv![
+        "bench -q --db qdrant-edge --dataset gen:clustered:n=300,dim=8,queries=5,seed=1 --build-param datatype=uint8"
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
@@ -167,10 +150,7 @@ fn uint8_datatype_is_refused_for_float_data() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn pgvector_states_its_conversion_to_float32() {
     let url = crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
     let dir = tempfile::tempdir().unwrap();
@@ -193,10 +173,7 @@ fn pgvector_states_its_conversion_to_float32() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "qdrant"),
-    ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
-)]
+#[cfg_attr(not(engine_runs = "qdrant"), ignore = "needs QDRANT_URL")]
 fn qdrant_server_stores_uint8() {
     let url = crate::common::server_url(
         "QDRANT_URL",

@@ -44,12 +44,7 @@ fn eval(dir: &Path, qrels: &str, run: &str, encode: fn(&str) -> Vec<u8>) -> (Str
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("q"), encode(qrels)).unwrap();
     std::fs::write(dir.join("r"), encode(run)).unwrap();
-    let o = ragdbeval(
-        dir,
-        &[
-            "eval", "--qrels", "q", "--run", "r", "-k", "1,3", "--json", "e.json",
-        ],
-    );
+    let o = ragdbeval(dir, &argv!["eval --qrels q --run r -k 1,3 --json e.json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     (
         stdout(&o),
@@ -109,23 +104,8 @@ fn bench(dir: &Path, encode: fn(&str) -> Vec<u8>) -> serde_json::Value {
     std::fs::write(dir.join("attrs.jsonl"), encode(&attributes())).unwrap();
     let o = ragdbeval(
         dir,
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--name",
-            "b",
-            "--warmup",
-            "0",
-            "--dataset",
-            "gen:clustered:n=2000,dim=8,queries=30,seed=4",
-            "--runbook",
-            "rb.toml",
-            "--attributes",
-            "attrs.jsonl",
-            "--filter",
-            "color=c3",
+        &argv![
+            "bench --db exact -q --name b --warmup 0 --dataset gen:clustered:n=2000,dim=8,queries=30,seed=4 --runbook rb.toml --attributes attrs.jsonl --filter color=c3"
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));

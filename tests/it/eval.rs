@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::common::{files_in, ragdbeval, stderr, stdout};
+use crate::common::{files_in, ragdbeval, stderr, stdout, succeeds};
 
 /// RAG ground-truth JSONL lines (Q001 as its schema shows it, Q002 and Q009 from its
 /// appendix, Q009 a rejection by its category), one line each.
@@ -30,29 +30,29 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// Runs `eval --qrels QRELS --run RUN EXTRA --json OUT` in `dir`, which must succeed: its output
+/// and the JSON file it wrote at `out`.
+fn eval_to_json(
+    dir: &Path,
+    (qrels, run): (&str, &str),
+    extra: &[&str],
+    out: &Path,
+) -> (std::process::Output, serde_json::Value) {
+    let json_path = out.to_str().unwrap();
+    let args = argv!["eval --qrels", qrels, "--run", run, "--json", json_path];
+    let o = succeeds(dir, &[&args[..], extra].concat());
+    (o, json(out))
+}
+
 #[test]
 fn rag_ground_truth_is_matched_fuzzily_with_rejections_and_categories() {
     let dir = tempfile::tempdir().unwrap();
     let qrels = write(dir.path(), "gt.jsonl", GROUND_TRUTH);
     let run = write(dir.path(), "run.jsonl", RUN);
     let out = dir.path().join("eval.json");
-    let o = ragdbeval(
-        dir.path(),
-        &[
-            "eval",
-            "--qrels",
-            &qrels,
-            "--run",
-            &run,
-            "--bands",
-            "--json",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (o, e) = eval_to_json(dir.path(), (&qrels, &run), &["--bands"], &out);
     let text = stdout(&o);
     assert!(text.contains("hit@5 band"), "{text}");
-    let e = json(&out);
     let agg = &e["aggregate"];
     // Scored: Q001 and Q002 (Q009 is a rejection).
     assert_eq!(agg["scored"], 2);
@@ -94,8 +94,7 @@ fn rag_ground_truth_is_matched_fuzzily_with_rejections_and_categories() {
         if let Some(t) = threshold {
             args.extend(["--reject-below", t]);
         }
-        let o = ragdbeval(dir.path(), &args);
-        assert!(o.status.success(), "{}", stderr(&o));
+        succeeds(dir.path(), &args);
         assert_eq!(json(&out)["aggregate"]["rejection_accuracy"], accuracy);
     }
 }
@@ -121,25 +120,21 @@ fn trec_inputs_and_every_output() {
         dir.path().join("e.csv"),
         dir.path().join("e.md"),
     );
-    let o = ragdbeval(
+    succeeds(
         dir.path(),
-        &[
-            "eval",
-            "--qrels",
+        &argv![
+            "eval --qrels",
             &qrels,
             "--run",
             &run,
-            "-k",
-            "1,3",
-            "--json",
+            "-k 1,3 --json",
             j.to_str().unwrap(),
             "--csv",
             c.to_str().unwrap(),
             "--md",
-            m.to_str().unwrap(),
+            m.to_str().unwrap()
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let e = json(&j);
     let q1 = &e["per_query"][0]["metrics"];
     assert_eq!(q1["precision@1"], 0.0, "d5 ranks first");
@@ -195,8 +190,7 @@ fn trec_means_follow_trec_eval_and_name_their_convention() {
         if let Some(m) = means {
             args.extend(["--means", m]);
         }
-        let o = ragdbeval(dir.path(), &args);
-        assert!(o.status.success(), "{}", stderr(&o));
+        let o = succeeds(dir.path(), &args);
         let name = means.unwrap_or("trec_eval");
         assert!(stdout(&o).contains(&format!("({name})")), "{}", stdout(&o));
         let e = json(&j);
@@ -256,22 +250,18 @@ fn eval_compare_finds_a_known_difference_and_none_between_identical_runs() {
     let dir = tempfile::tempdir().unwrap();
     let (qrels, a, b) = ab_files(dir.path());
     let out = dir.path().join("ab.json");
-    let o = ragdbeval(
+    succeeds(
         dir.path(),
-        &[
-            "eval",
-            "compare",
+        &argv![
+            "eval compare",
             &a,
             &b,
             "--qrels",
             &qrels,
-            "--format",
-            "json",
-            "--out",
-            out.to_str().unwrap(),
+            "--format json --out",
+            out.to_str().unwrap()
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let c = json(&out);
     assert_eq!(c["primary"], "ndcg@10");
     assert_eq!(c["winner"], "b");
@@ -289,27 +279,12 @@ fn eval_compare_finds_a_known_difference_and_none_between_identical_runs() {
 
     // Identical runs: no difference, every query a draw; saved evaluations work as inputs.
     let saved = dir.path().join("a.eval.json");
-    let o = ragdbeval(
-        dir.path(),
-        &[
-            "eval",
-            "--qrels",
-            &qrels,
-            "--run",
-            &a,
-            "--json",
-            saved.to_str().unwrap(),
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    eval_to_json(dir.path(), (&qrels, &a), &[], &saved);
     let saved = saved.to_str().unwrap();
-    let o = ragdbeval(
+    let o = succeeds(
         dir.path(),
-        &[
-            "eval", "compare", saved, &a, "--qrels", &qrels, "--format", "md",
-        ],
+        &argv!["eval compare", saved, &a, "--qrels", &qrels, "--format md"],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
     let md = stdout(&o);
     assert!(md.contains("# A/B Test Report"), "{md}");
     assert!(
@@ -402,20 +377,7 @@ fn answers_are_scored_when_the_run_carries_them() {
 "#,
     );
     let out = dir.path().join("e.json");
-    let o = ragdbeval(
-        dir.path(),
-        &[
-            "eval",
-            "--qrels",
-            &qrels,
-            "--run",
-            &run,
-            "--json",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let e = json(&out);
+    let (_, e) = eval_to_json(dir.path(), (&qrels, &run), &[], &out);
     let q1 = &e["per_query"][0]["metrics"];
     // Normalisation drops case and punctuation: an exact match.
     assert_eq!(q1["exact_match"], 1.0);

@@ -7,6 +7,7 @@
 //! Each engine's test module calls [`check_filtered_search`] with a freshly opened engine and
 //! its own collection spec (the engine's server URL and build parameters).
 
+use crate::common::{run_in_temp, succeeds};
 use std::sync::Arc;
 
 use ragdbeval::distance::Distance;
@@ -98,19 +99,29 @@ fn cases(train: &Vectors, queries: &Vectors) -> (Arc<Attributes>, Vec<(String, V
     (Arc::new(attributes), out)
 }
 
+/// What a filtered search is scored against: the base, the queries and their attributes.
+struct Scene<'a> {
+    base: &'a Vectors,
+    queries: &'a Vectors,
+    distance: Distance,
+    attributes: &'a Attributes,
+}
+
 /// Scores `answers` (one list per query) against the exact filtered truth over the points
-/// `live` (id → row of `base`).
-#[allow(clippy::too_many_arguments)]
+/// `live` (id → row of `scene.base`).
 fn score(
     case: &str,
-    base: &Vectors,
+    scene: &Scene,
     live: &[(PointId, usize)],
-    queries: &Vectors,
-    distance: Distance,
-    attributes: &Attributes,
     predicates: &[Predicate],
     answers: &[Vec<Neighbor>],
 ) -> FilteredOutcome {
+    let Scene {
+        base,
+        queries,
+        distance,
+        attributes,
+    } = *scene;
     let (mut hits, mut relevant, mut violations, mut short) = (0, 0, 0, 0);
     for (q, (predicate, answer)) in predicates.iter().zip(answers).enumerate() {
         let c = predicate.compile(attributes).unwrap();
@@ -199,13 +210,16 @@ pub fn check_filtered_search(
                 })
                 .collect();
             for (how, answers) in [("batch", &batch), ("single", &single)] {
+                let scene = Scene {
+                    base: &base,
+                    queries: &queries,
+                    distance,
+                    attributes: &attributes,
+                };
                 let o = score(
                     &format!("{name} ({how}, {when})"),
-                    &base,
+                    &scene,
                     live,
-                    &queries,
-                    distance,
-                    &attributes,
                     predicates,
                     answers,
                 );
@@ -279,7 +293,6 @@ fn exact_is_exact_under_every_filter() {
 /// to the filtered truth id for id and bit for bit, 0 violations, 0 short results; and
 /// `verify` recomputes every figure (the `ragdbeval` helper runs it).
 fn exact_bench(filter_args: &[&str]) -> ragdbeval::results::RunResult {
-    use crate::common::{ragdbeval, stderr};
     let dir = tempfile::tempdir().unwrap();
     let mut args = vec![
         "bench",
@@ -294,8 +307,7 @@ fn exact_bench(filter_args: &[&str]) -> ragdbeval::results::RunResult {
         "0",
     ];
     args.extend_from_slice(filter_args);
-    let out = ragdbeval(dir.path(), &args);
-    assert!(out.status.success(), "{filter_args:?}: {}", stderr(&out));
+    succeeds(dir.path(), &args);
     let r = ragdbeval::results::RunResult::load(&dir.path().join("results/f.json")).unwrap();
     assert!(r.status.invalid.is_empty(), "{:?}", r.status.invalid);
     for s in r.configs[0].searches() {
@@ -329,25 +341,9 @@ fn exact_scores_one_at_every_selectivity_correlation_and_runbook_step() {
         }
     }
     // The report of a sweep plots recall and QPS against selectivity.
-    let dir = tempfile::tempdir().unwrap();
-    let out = crate::common::ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:clustered:n=2000,dim=8,queries=20",
-            "-q",
-            "--name",
-            "s",
-            "--runbook",
-            "build-search",
-            "--filter",
-            "label",
-            "--filter-sweep",
-        ],
-    );
+    let (dir, out) = run_in_temp(&argv![
+        "bench --db exact --dataset gen:clustered:n=2000,dim=8,queries=20 -q --name s --runbook build-search --filter label --filter-sweep"
+    ]);
     assert!(out.status.success(), "{}", crate::common::stderr(&out));
     let out = crate::common::ragdbeval(
         dir.path(),
@@ -378,13 +374,10 @@ fn exact_scores_one_at_every_selectivity_correlation_and_runbook_step() {
         .collect();
     std::fs::write(&attrs, lines.join("\n")).unwrap();
     let path = attrs.to_string_lossy().into_owned();
-    let r = exact_bench(&[
+    let r = exact_bench(&argv![
         "--attributes",
         &path,
-        "--filter",
-        "color=c3",
-        "--filter",
-        "price=100..5000",
+        "--filter color=c3 --filter price=100..5000"
     ]);
     let f = r.configs[0]
         .searches()
@@ -474,38 +467,15 @@ fn an_engine_that_drops_the_filter_is_caught() {
 
 /// Every registered engine through `bench --filter` against its real engine: the label,
 /// range and tenant predicates at 1 %, 10 % and 50 % selectivity, 0 violations, and a result
-/// that `verify` recomputes. Gated like the conformance tests (server engines run when their
+/// that `verify` recomputes. Run per engine by `conformance` (server engines when their
 /// server is up; under CI a missing server fails, Qdrant excepted).
-mod every_engine {
-    use crate::common::{ragdbeval, server_url, stderr};
+pub mod every_engine {
+    use crate::common::{engine_url, succeeds};
     use ragdbeval::results::{RunResult, RunState};
 
-    macro_rules! engines {
-        ($($(#[$only_if:meta])? $module:ident => $name:literal,)*) => {
-            $(
-                $(#[$only_if])?
-                #[test]
-                #[cfg_attr(
-                    not(engine_runs = $name),
-                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
-                )]
-                fn $module() {
-                    run_case($name);
-                }
-            )*
-        };
-    }
-
-    include!(concat!(env!("CARGO_MANIFEST_DIR"), "/adapters/engines.rs"));
-
-    fn run_case(engine: &str) {
-        let entry = ragdbeval::adapters::find(engine).expect("a registered engine");
-        let case = &entry.meta.conformance;
-        let url = entry
-            .meta
-            .server
-            .as_ref()
-            .map(|server| server_url(server.url_env, server.how_to_get));
+    pub fn run_case(engine: &str) {
+        let case = &crate::common::entry(engine).meta.conformance;
+        let url = engine_url(engine);
         // Not conformance.rs's seed: the collection is named after the dataset, and the two
         // tests run at the same time against one server.
         let dataset = format!(
@@ -546,8 +516,7 @@ mod every_engine {
             for param in case.search_params {
                 args.extend(["--search-param", param]);
             }
-            let out = ragdbeval(dir.path(), &args);
-            assert!(out.status.success(), "{engine} {kind}: {}", stderr(&out));
+            succeeds(dir.path(), &args);
             let r = RunResult::load(&dir.path().join("results/f.json")).unwrap();
             assert_eq!(r.status.state, RunState::Completed, "{engine} {kind}");
             assert!(
@@ -588,26 +557,13 @@ fn hdf5_attributes_serve_literal_predicates() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("d.hdf5");
     let path = file.to_string_lossy().into_owned();
-    let out = ragdbeval(
+    succeeds(
         dir.path(),
-        &[
-            "dataset",
-            "make",
-            "--kind",
-            "clustered",
-            "-n",
-            "1000",
-            "--dim",
-            "8",
-            "--queries",
-            "20",
-            "-k",
-            "10",
-            "--out",
-            &path,
+        &argv![
+            "dataset make --kind clustered -n 1000 --dim 8 --queries 20 -k 10 --out",
+            &path
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     {
         let f = crate::common::hdf5_open_rw(&file);
         let g = f.create_group("attributes").unwrap();
@@ -624,28 +580,14 @@ fn hdf5_attributes_serve_literal_predicates() {
             .create("price")
             .unwrap();
     }
-    let out = ragdbeval(
+    succeeds(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
+        &argv![
+            "bench --db exact --dataset",
             &path,
-            "--limit",
-            "800",
-            "-q",
-            "--name",
-            "h",
-            "--runbook",
-            "build-search",
-            "--filter",
-            "color=c1",
-            "--filter",
-            "price=0..400",
+            "--limit 800 -q --name h --runbook build-search --filter color=c1 --filter price=0..400"
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     let r = ragdbeval::results::RunResult::load(&dir.path().join("results/h.json")).unwrap();
     let s = r.configs[0].searches().next().unwrap();
     let f = s.filter.as_ref().unwrap();
@@ -664,16 +606,7 @@ fn hdf5_attributes_serve_literal_predicates() {
     }
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            &path,
-            "-q",
-            "--filter",
-            "color=c1",
-        ],
+        &argv!["bench --db exact --dataset", &path, "-q --filter color=c1"],
     );
     assert!(!out.status.success());
     assert!(

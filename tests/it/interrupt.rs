@@ -23,6 +23,27 @@ fn all_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// Waits until the run `child` writes has saved a step, polling every 20 ms; the run must not
+/// end first, and must save one within `limit`.
+fn wait_for_a_saved_step(
+    child: &mut std::process::Child,
+    result: &std::path::Path,
+    limit: Duration,
+) {
+    let started = Instant::now();
+    while !RunResult::load(result)
+        .ok()
+        .is_some_and(|r| r.configs.iter().any(|c| !c.steps.is_empty()))
+    {
+        assert!(started.elapsed() < limit, "no step was saved");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before the signal"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn ctrl_c_after_the_build_leaves_an_interrupted_result_and_no_temp_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -31,24 +52,7 @@ fn ctrl_c_after_the_build_leaves_an_interrupted_result_and_no_temp_files() {
     // Long enough searches (many queries, several load levels) that the signal lands
     // mid-run, after the build step was saved.
     let mut child = Command::new(env!("CARGO_BIN_EXE_ragdbeval"))
-        .args([
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--name",
-            "r",
-            "--warmup",
-            "0",
-            "--dataset",
-            "gen:uniform:n=20000,dim=64,queries=2000,seed=3",
-            "--concurrency",
-            "1,1,1,1,1,1",
-            "--duration",
-            "3s",
-            "--work-dir",
-            work.to_str().unwrap(),
-        ])
+        .args(argv!["bench --db exact -q --name r --warmup 0 --dataset gen:uniform:n=20000,dim=64,queries=2000,seed=3 --concurrency 1,1,1,1,1,1 --duration 3s --work-dir", work.to_str().unwrap()])
         .current_dir(dir.path())
         .env("RAGDBEVAL_DATA_DIR", dir.path().join("cache"))
         .stdout(Stdio::null())
@@ -56,24 +60,7 @@ fn ctrl_c_after_the_build_leaves_an_interrupted_result_and_no_temp_files() {
         .spawn()
         .expect("the ragdbeval binary runs");
     let result = dir.path().join("results/r.json");
-    let started = Instant::now();
-    loop {
-        let built = RunResult::load(&result)
-            .ok()
-            .is_some_and(|r| r.configs.iter().any(|c| !c.steps.is_empty()));
-        if built {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no step was saved"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before the signal"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_a_saved_step(&mut child, &result, Duration::from_secs(60));
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -118,33 +105,31 @@ fn ctrl_c_after_the_build_leaves_an_interrupted_result_and_no_temp_files() {
 /// levels), and sends it Ctrl-C. The run must stop as interrupted: exit 130, the result
 /// `interrupted` with the build kept. The collection it leaves must not stop the next run of
 /// the same data (without `--recreate`), and `--resume` must finish the run.
-fn ctrl_c_mid_search_is_interrupted(engine: &str, url: &str, distance: &str, seed: u32) {
+///
+/// Run for every server engine by `conformance`, in the engine's conformance distance, on a
+/// dataset of its own (the collection is named after it).
+pub fn ctrl_c_mid_search_is_interrupted(engine: &str) {
+    let url = &crate::common::engine_url(engine).expect("a server engine");
+    let distance = crate::common::entry(engine).meta.conformance.distance;
+    let seed = 4400
+        + ragdbeval::adapters::ENGINES
+            .iter()
+            .position(|e| e.name == engine)
+            .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let dataset = |queries: usize| {
         format!("gen:clustered:n=3000,dim=16,queries={queries},distance={distance},seed={seed}")
     };
     let long = dataset(3000);
     let mut child = Command::new(env!("CARGO_BIN_EXE_ragdbeval"))
-        .args([
-            "bench",
-            "--db",
+        .args(argv![
+            "bench --db",
             engine,
             "--url",
             url,
-            "--recreate",
-            "-q",
-            "--name",
-            "r",
-            "--warmup",
-            "0",
-            "--runbook",
-            "build-search",
-            "--dataset",
+            "--recreate -q --name r --warmup 0 --runbook build-search --dataset",
             &long,
-            "--concurrency",
-            "1,2,1,2",
-            "--duration",
-            "4s",
+            "--concurrency 1,2,1,2 --duration 4s"
         ])
         .current_dir(dir.path())
         .env("RAGDBEVAL_DATA_DIR", dir.path().join("cache"))
@@ -153,21 +138,7 @@ fn ctrl_c_mid_search_is_interrupted(engine: &str, url: &str, distance: &str, see
         .spawn()
         .expect("the ragdbeval binary runs");
     let result = dir.path().join("results/r.json");
-    let started = Instant::now();
-    while !RunResult::load(&result)
-        .ok()
-        .is_some_and(|r| r.configs.iter().any(|c| !c.steps.is_empty()))
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(180),
-            "{engine}: no step was saved"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "{engine}: the run ended before the signal"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_a_saved_step(&mut child, &result, Duration::from_secs(180));
     // Into the search: its single-client pass, then the load levels.
     std::thread::sleep(Duration::from_millis(300));
     assert!(
@@ -190,21 +161,13 @@ fn ctrl_c_mid_search_is_interrupted(engine: &str, url: &str, distance: &str, see
     let short = dataset(20);
     let next = crate::common::ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
+        &argv![
+            "bench --db",
             engine,
             "--url",
             url,
-            "-q",
-            "--name",
-            "next",
-            "--warmup",
-            "0",
-            "--runbook",
-            "build-search",
-            "--dataset",
-            &short,
+            "-q --name next --warmup 0 --runbook build-search --dataset",
+            &short
         ],
     );
     assert!(
@@ -222,48 +185,4 @@ fn ctrl_c_mid_search_is_interrupted(engine: &str, url: &str, distance: &str, see
     let r = RunResult::load(&result).unwrap();
     assert_eq!(r.status.state, RunState::Completed, "{engine}");
     assert_eq!(r.status.resumed.len(), 1, "{engine}");
-}
-
-#[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
-fn ctrl_c_mid_search_on_pgvector() {
-    let url = crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
-    ctrl_c_mid_search_is_interrupted("pgvector", &url, "euclidean", 4401);
-}
-
-#[test]
-#[cfg_attr(
-    not(engine_runs = "chroma"),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
-fn ctrl_c_mid_search_on_chroma() {
-    let url = crate::common::server_url("CHROMA_URL", "scripts/servers/chroma.sh start");
-    ctrl_c_mid_search_is_interrupted("chroma", &url, "euclidean", 4402);
-}
-
-#[test]
-#[cfg_attr(
-    not(engine_runs = "redis"),
-    ignore = "needs REDIS_URL (scripts/servers/redis.sh start)"
-)]
-fn ctrl_c_mid_search_on_redis() {
-    let url = crate::common::server_url("REDIS_URL", "scripts/servers/redis.sh start");
-    // Vector sets compare by cosine only.
-    ctrl_c_mid_search_is_interrupted("redis", &url, "angular", 4403);
-}
-
-#[test]
-#[cfg_attr(
-    not(engine_runs = "qdrant"),
-    ignore = "needs QDRANT_URL (a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant; not installable here, so ignored even under CI)"
-)]
-fn ctrl_c_mid_search_on_qdrant() {
-    let url = crate::common::server_url(
-        "QDRANT_URL",
-        "a Qdrant server, e.g. docker run -p 6334:6334 qdrant/qdrant",
-    );
-    ctrl_c_mid_search_is_interrupted("qdrant", &url, "euclidean", 4404);
 }

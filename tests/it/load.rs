@@ -7,7 +7,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::common::{ragdbeval, stderr, stdout};
+use crate::common::{stderr, stdout, succeeds, succeeds_in_temp};
 use crate::stubs::Stub;
 use ragdbeval::output::warnings::Warning;
 use ragdbeval::results::RunResult;
@@ -209,30 +209,9 @@ fn closed_loop_scales_with_clients() {
 
 #[test]
 fn cli_load_levels_logs_and_merge() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=2000,dim=8,queries=200",
-            "--runbook",
-            "build-search",
-            "--concurrency",
-            "1,2",
-            "--rate",
-            "100",
-            "--duration",
-            "500ms",
-            "--histogram-logs",
-            "-q",
-            "--name",
-            "load",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (dir, out) = succeeds_in_temp(&argv![
+        "bench --db exact --dataset gen:uniform:n=2000,dim=8,queries=200 --runbook build-search --concurrency 1,2 --rate 100 --duration 500ms --histogram-logs -q --name load"
+    ]);
     let r = RunResult::load(&dir.path().join("results/load.json")).unwrap();
     let s = r.configs[0].searches().next().unwrap();
     assert_eq!(s.load.len(), 3);
@@ -268,8 +247,7 @@ fn cli_load_levels_logs_and_merge() {
         .collect();
     let mut args = vec!["merge"];
     args.extend(logs.iter().map(|s| s.as_str()));
-    let merged = ragdbeval(dir.path(), &args);
-    assert!(merged.status.success(), "{}", stderr(&merged));
+    let merged = succeeds(dir.path(), &args);
     let total: u64 = s.load.iter().map(|l| l.completed).sum();
     assert!(
         stdout(&merged).contains(&format!("{total} queries")),
@@ -282,29 +260,9 @@ fn cli_load_levels_logs_and_merge() {
 /// and the drops are in the result, the summary, the Markdown report and a warning.
 #[test]
 fn cli_saturated_level_reports_dropped_queries() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=2000,dim=8,queries=50",
-            "--runbook",
-            "build-search",
-            "--rate",
-            "1000000",
-            "--workers",
-            "1",
-            "--duration",
-            "200ms",
-            "-q",
-            "--name",
-            "drops",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (dir, out) = succeeds_in_temp(&argv![
+        "bench --db exact --dataset gen:uniform:n=2000,dim=8,queries=50 --runbook build-search --rate 1000000 --workers 1 --duration 200ms -q --name drops"
+    ]);
     let r = RunResult::load(&dir.path().join("results/drops.json")).unwrap();
     let l = &r.configs[0].searches().next().unwrap().load[0];
     let (intended, dropped) = (l.intended.unwrap(), l.dropped.unwrap());
@@ -328,11 +286,10 @@ fn cli_saturated_level_reports_dropped_queries() {
     );
     assert!(text.contains(&format!(" {dropped} ")), "{text}");
 
-    let md = ragdbeval(
+    let md = succeeds(
         dir.path(),
         &["report", "results/drops.json", "--format", "markdown"],
     );
-    assert!(md.status.success(), "{}", stderr(&md));
     let md = stdout(&md);
     assert!(md.contains("### Load (exact)"), "{md}");
     assert!(

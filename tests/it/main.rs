@@ -7,6 +7,7 @@
 //! the variable to set) unless `build.rs` saw their server's variable at build time or `CI`
 //! is set, where a missing server is a failure: see `build.rs`.
 
+#[macro_use]
 mod common;
 
 mod bad_data;
@@ -19,7 +20,6 @@ mod compare;
 mod conformance;
 mod connect_errors;
 mod datasets;
-mod deadlines;
 mod download;
 mod durability;
 mod element_types;
@@ -32,6 +32,7 @@ mod pgvector;
 mod qdrant;
 mod qdrant_edge;
 mod redis;
+mod registry;
 mod report;
 mod resources;
 mod resume;

@@ -1,15 +1,15 @@
-//! Integration tests of the PostgreSQL + pgvector adapter (`--db pgvector`).
+//! Integration tests of what is particular to the PostgreSQL + pgvector adapter
+//! (`--db pgvector`); what every server engine must do is in `conformance`.
 //!
 //! They need a server: start one with `scripts/servers/pgvector.sh start` and set
 //! `PGVECTOR_URL` to the URL it prints. Without it (at build time) they are reported as
 //! ignored, except under CI (`CI` set), where a missing server is a failure.
-//! `unreachable_url_is_reported` needs no server; `server_stopped_mid_run_is_an_error` starts
-//! (and stops) a second, private server with the same script.
+//! `server_stopped_mid_run_is_an_error` starts (and stops) a second, private server with the
+//! same script.
 
-use crate::common::{params, unique_name};
+use crate::common::{K, ScriptServer, config_set, params, row_id, unique_name};
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,46 +19,25 @@ use ragdbeval::engine::{
     CollectionSpec, ConnectOptions, EngineError, EngineResult, Neighbor, PointId, VectorEngine,
 };
 use ragdbeval::groundtruth::{BaseSet, GroundTruth, exact_knn};
-use ragdbeval::params::{EngineConfig, ParamMap, ParamValue, expand};
+use ragdbeval::params::{ParamMap, ParamValue};
 use ragdbeval::synthetic::{SyntheticKind, SyntheticSpec};
 use ragdbeval::vectors::Vectors;
 
-const K: usize = 10;
-
 /// The server under test (the test is ignored unless `build.rs` saw `PGVECTOR_URL`, or `CI`).
 fn server_url() -> String {
-    crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start")
+    crate::common::engine_url("pgvector").expect("pgvector is a server engine")
 }
 
 fn options(url: &str, recreate: bool) -> ConnectOptions {
-    ConnectOptions {
-        url: Some(url.to_string()),
-        recreate,
-        batch_size: 500,
-        upload_parallel: 2,
-        timeout: Duration::from_secs(60),
-        ..ConnectOptions::default()
-    }
+    crate::common::connect_options("pgvector", Some(url), recreate)
 }
 
 fn try_open(url: &str, recreate: bool) -> EngineResult<Box<dyn VectorEngine>> {
-    let entry = ragdbeval::adapters::find("pgvector").expect("pgvector is registered");
-    (entry.open)(&options(url, recreate))
+    crate::common::open_engine("pgvector", &options(url, recreate))
 }
 
 fn open(url: &str, recreate: bool) -> Box<dyn VectorEngine> {
-    try_open(url, recreate).expect("open pgvector")
-}
-
-/// Build parameters and the expanded search parameters of a set of the engine's config.toml.
-fn config_set(name: &str) -> (ParamMap, Vec<ParamMap>) {
-    let entry = ragdbeval::adapters::find("pgvector").expect("pgvector is registered");
-    let config = EngineConfig::parse(entry.config_toml).expect("config.toml parses");
-    let set = config.set(name).expect("set exists");
-    assert!(set.description.is_some(), "set {name} has no description");
-    let builds = expand(&set.build);
-    assert_eq!(builds.len(), 1, "set {name} sweeps build parameters");
-    (builds[0].clone(), expand(&set.search))
+    crate::common::open_at("pgvector", url, recreate)
 }
 
 /// A clustered dataset with its exact ground truth.
@@ -130,35 +109,20 @@ impl Data {
     }
 
     fn search_all(&self, engine: &dyn VectorEngine) -> Vec<Vec<Neighbor>> {
-        self.test
-            .iter()
-            .map(|q| {
-                let mut out = Vec::new();
-                engine.search(q, K, &mut out).expect("search");
-                out
-            })
-            .collect()
+        crate::common::search_all(engine, self.test.as_flat(), self.dim())
     }
 
-    /// Recall@k against exact ground truth. A returned id counts when its true distance is
-    /// within the k-th true distance (plus float slack): the server computes distances with
-    /// its own code, so exact near-ties may come back in another order.
+    /// Recall@k against exact ground truth, by distance (see [`crate::common::recall`]).
     fn recall(&self, results: &[Vec<Neighbor>]) -> f64 {
-        let mut hits = 0usize;
-        for (q, found) in results.iter().enumerate() {
-            let query = self.test.row(q);
-            let kth = self.gt.distances_of(q)[K - 1];
-            let limit = kth + 1e-4 * kth.abs().max(1.0);
-            for n in found.iter().take(K) {
-                if (n.id as usize) < self.train.len() {
-                    let d = self.distance.between(query, self.train.row(n.id as usize));
-                    if d <= limit {
-                        hits += 1;
-                    }
-                }
-            }
-        }
-        hits as f64 / (results.len() * K) as f64
+        crate::common::recall(
+            self.train.as_flat(),
+            self.test.as_flat(),
+            self.dim(),
+            self.distance,
+            &self.gt,
+            results,
+            row_id,
+        )
     }
 }
 
@@ -190,21 +154,16 @@ fn plans_all_use_index(details: &serde_json::Map<String, serde_json::Value>) -> 
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
-fn lifecycle_recall_sweep_and_mutations() {
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
+fn default_build_plans_sizes_sweep_and_writes() {
     let url = server_url();
     let data = Data::clustered(5000, 200, Distance::Euclidean, 7);
     let dim = data.dim();
-    let (build, default_search) = config_set("default");
-    let (sweep_build, sweep) = config_set("ef-sweep");
+    let (build, default_search) = config_set("pgvector", "default");
+    let (sweep_build, sweep) = config_set("pgvector", "ef-sweep");
     assert_eq!(build, sweep_build);
 
     let mut engine = open(&url, false);
-    assert_eq!(engine.name(), "pgvector");
-    assert!(!engine.in_process());
     assert!(
         engine.version().contains("pgvector 0."),
         "{}",
@@ -356,22 +315,8 @@ fn lifecycle_recall_sweep_and_mutations() {
         .expect("search");
     assert_eq!(out[0].id, fresh, "{out:?}");
 
-    // Delete: the deleted ids never come back.
-    let victims: Vec<PointId> = results[3].iter().map(|n| n.id).collect();
-    engine.delete_batch(&victims).expect("delete");
-    engine
-        .search(data.test.row(3), K, &mut out)
-        .expect("search");
-    assert_eq!(out.len(), K);
-    let back: Vec<PointId> = out
-        .iter()
-        .map(|n| n.id)
-        .filter(|id| victims.contains(id))
-        .collect();
-    assert!(back.is_empty(), "deleted ids returned: {back:?}");
     let report = engine.wait_until_ready().expect("ready after mutations");
-    let expected = 5001 - victims.iter().filter(|id| **id != fresh).count() as u64;
-    assert_eq!(report.points, Some(expected));
+    assert_eq!(report.points, Some(5001));
     assert!(!report.may_full_scan);
 
     // Wrong dimensions are refused, not truncated.
@@ -380,20 +325,11 @@ fn lifecycle_recall_sweep_and_mutations() {
     let err = engine.search(&[0.0; 16], K, &mut out).unwrap_err();
     assert!(err.to_string().contains("dimension"), "{err}");
 
-    // close() drops the table: creating it again needs no --recreate.
     engine.close().expect("close");
-    let mut again = open(&url, false);
-    again
-        .create(&data.spec(&name, build))
-        .expect("the table was dropped by close");
-    again.close().expect("close");
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn other_index_sets_use_their_index() {
     let url = server_url();
     // Each set on its own metric, so that every operator class is exercised.
@@ -404,7 +340,7 @@ fn other_index_sets_use_their_index() {
     ];
     for (set, distance, min_best) in cases {
         let data = Data::clustered(3000, 100, distance, 11);
-        let (build, searches) = config_set(set);
+        let (build, searches) = config_set("pgvector", set);
         let mut engine = open(&url, false);
         for p in &searches {
             engine
@@ -451,17 +387,14 @@ fn other_index_sets_use_their_index() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn tiny_table_scan_is_reported() {
     let url = server_url();
     // On a handful of rows the planner prefers a plain scan over the index: the adapter must
     // say so instead of letting exact results pass for index results, and seqscan=false must
     // bring the index back.
     let data = Data::clustered(50, 5, Distance::Euclidean, 3);
-    let (build, searches) = config_set("default");
+    let (build, searches) = config_set("pgvector", "default");
     let forced = params(&[
         ("ef_search", ParamValue::Int(100)),
         ("seqscan", ParamValue::Bool(false)),
@@ -499,44 +432,7 @@ fn tiny_table_scan_is_reported() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
-fn recreate_is_required_to_replace_a_table() {
-    let url = server_url();
-    let data = Data::clustered(200, 5, Distance::Euclidean, 5);
-    let (build, _) = config_set("default");
-    let name = unique_name("recreate");
-    let mut first = open(&url, false);
-    first
-        .create(&data.spec(&name, build.clone()))
-        .expect("create");
-    data.load(first.as_mut());
-
-    let mut second = open(&url, false);
-    let err = second
-        .create(&data.spec(&name, build.clone()))
-        .expect_err("an existing table is not dropped without --recreate");
-    assert!(err.to_string().contains("--recreate"), "{err}");
-
-    let mut third = open(&url, true);
-    third
-        .create(&data.spec(&name, build))
-        .expect("--recreate drops the old table");
-    let report = third.wait_until_ready().expect("ready");
-    assert_eq!(report.points, Some(0), "the old rows are gone");
-    third.close().expect("close");
-    first
-        .close()
-        .expect("closing after the table is gone is fine");
-}
-
-#[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn unknown_and_bad_parameters_are_rejected() {
     let url = server_url();
     let mut engine = open(&url, false);
@@ -589,103 +485,29 @@ fn unknown_and_bad_parameters_are_rejected() {
     engine.close().expect("close");
 }
 
-#[test]
-fn unreachable_url_is_reported() {
-    // A port that was free a moment ago: nothing listens there.
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        listener.local_addr().expect("addr").port()
-    };
-    let url = format!("postgres://postgres@127.0.0.1:{port}/ragdbeval");
-    let started = Instant::now();
-    match try_open(&url, false) {
-        Err(EngineError::Unreachable {
-            target, message, ..
-        }) => {
-            println!("unreachable: {target}: {message}");
-            assert!(target.contains(&port.to_string()), "{target}");
-            assert!(
-                message.contains("scripts/servers/pgvector.sh start"),
-                "{message}"
-            );
-            assert!(message.contains("--url"), "{message}");
-        }
-        Err(other) => panic!("expected Unreachable, got {other}"),
-        Ok(_) => panic!("a closed port must not connect"),
-    }
-    assert!(started.elapsed() < Duration::from_secs(15));
-    match try_open("mysql://nope", false) {
-        Err(EngineError::BadParameter { param, .. }) => assert_eq!(param, "url"),
-        Err(other) => panic!("expected BadParameter, got {other}"),
-        Ok(_) => panic!("not a PostgreSQL URL"),
-    }
-}
-
-/// A server of its own, started with the project's script in a private state directory and
-/// stopped on drop.
-pub(crate) struct PrivateServer {
-    script: PathBuf,
-    dir: PathBuf,
-}
-
-impl PrivateServer {
-    pub(crate) fn start() -> (PrivateServer, String) {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/servers/pgvector.sh");
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!(
-            "ragdbeval-pgvector-test-{}-{nanos}",
-            std::process::id()
-        ));
-        let server = PrivateServer { script, dir };
-        let out = server.run("start");
-        let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        assert!(
-            out.status.success() && stdout.starts_with("postgres://"),
-            "start failed: {stdout} {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (server, stdout)
-    }
-
-    pub(crate) fn run(&self, command: &str) -> std::process::Output {
-        Command::new("bash")
-            .arg(&self.script)
-            .arg(command)
-            .env("RAGDBEVAL_SERVER_DIR", &self.dir)
-            .output()
-            .expect("run scripts/servers/pgvector.sh")
-    }
-}
-
-impl Drop for PrivateServer {
-    fn drop(&mut self) {
-        let _ = self.run("stop");
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// Calls `f`; a panic fails the test with a clear message, an error is returned.
 fn no_panic<T>(what: &str, f: impl FnOnce() -> EngineResult<T>) -> EngineResult<T> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| panic!("{what} panicked"))
 }
 
-#[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
-fn server_stopped_mid_run_is_an_error() {
+/// A private server of the script with a table of 1,000 rows in the default set, searched
+/// once while it is up, for the tests that stop or freeze their server.
+fn private_server_with_a_table(
+    seed: u64,
+    timeout: Duration,
+) -> (ScriptServer, Data, Box<dyn VectorEngine>) {
     // Needs PostgreSQL + pgvector installed, which a set PGVECTOR_URL implies.
     server_url();
-    let (server, url) = PrivateServer::start();
-    let data = Data::clustered(1000, 5, Distance::Euclidean, 13);
-    let (build, searches) = config_set("default");
-    let mut engine = open(&url, false);
+    let server = ScriptServer::start("pgvector");
+    let data = Data::clustered(1000, 5, Distance::Euclidean, seed);
+    let (build, searches) = config_set("pgvector", "default");
+    let opts = ConnectOptions {
+        timeout,
+        ..options(&server.url, false)
+    };
+    let mut engine = crate::common::open_engine("pgvector", &opts).expect("open");
     engine.set_search_params(&searches[0]).expect("params");
-    let name = unique_name("stop");
+    let name = unique_name("private");
     engine.create(&data.spec(&name, build)).expect("create");
     data.load(engine.as_mut());
     engine.wait_until_ready().expect("index");
@@ -694,6 +516,15 @@ fn server_stopped_mid_run_is_an_error() {
         .search(data.test.row(0), K, &mut out)
         .expect("search while up");
     assert_eq!(out.len(), K);
+    (server, data, engine)
+}
+
+#[test]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
+fn server_stopped_mid_run_is_an_error() {
+    let (server, data, mut engine) = private_server_with_a_table(13, Duration::from_secs(60));
+    let url = server.url.clone();
+    let mut out = Vec::new();
 
     let stop = server.run("stop");
     assert!(
@@ -751,31 +582,11 @@ fn signal_tree(pid: u32, signal: &str) {
 /// acknowledges, nothing answers) fails the call within `--timeout` plus the grace, with an
 /// error naming the operation and the deadline, instead of hanging the run.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn server_frozen_mid_run_hits_the_deadline() {
-    server_url();
-    let (server, url) = PrivateServer::start();
-    let data = Data::clustered(1000, 5, Distance::Euclidean, 17);
-    let (build, searches) = config_set("default");
-    let entry = ragdbeval::adapters::find("pgvector").expect("pgvector is registered");
-    let mut engine = (entry.open)(&ConnectOptions {
-        timeout: Duration::from_secs(1),
-        ..options(&url, false)
-    })
-    .expect("open");
-    engine.set_search_params(&searches[0]).expect("params");
-    engine
-        .create(&data.spec(&unique_name("freeze"), build))
-        .expect("create");
-    data.load(engine.as_mut());
-    engine.wait_until_ready().expect("index");
+    let (server, data, engine) = private_server_with_a_table(17, Duration::from_secs(1));
+    let url = server.url.clone();
     let mut out = Vec::new();
-    engine
-        .search(data.test.row(0), K, &mut out)
-        .expect("search while up");
 
     // The postmaster is the parent of any backend.
     let mut probe = postgres::Client::connect(&url, postgres::NoTls).expect("probe session");
@@ -814,10 +625,7 @@ fn server_frozen_mid_run_hits_the_deadline() {
 /// and the plan the planner chose for the filtered shape is recorded and agrees with the
 /// answers.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn filtered_search_keeps_to_the_predicate() {
     let url = server_url();
     let spec = |name: &str| CollectionSpec {
@@ -917,10 +725,7 @@ fn filtered_search_keeps_to_the_predicate() {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn wire_searches_match_the_postgres_client() {
     // Unfiltered searches go over the adapter's own wire session; a URL that session does not
     // serve (here `target_session_attrs`) sends them through the `postgres` crate. Both must
@@ -1078,10 +883,7 @@ impl Drop for HbaLines {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn wire_sessions_authenticate_with_scram_md5_and_password() {
     // The wire session does its own start-up: each password method the server may ask for
     // must get it to a working search, and a wrong password must fail with the server's words.

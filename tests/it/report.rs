@@ -10,7 +10,7 @@ use std::process::Command;
 use ragdbeval::export::registry::{Row, rows};
 use ragdbeval::results::RunResult;
 
-use crate::common::{ragdbeval, stderr, stdout};
+use crate::common::{ragdbeval, stderr, stdout, succeeds};
 
 const DATA: &str = "gen:clustered:n=3000,dim=16,queries=200,seed=31";
 
@@ -49,44 +49,19 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
         bench(
             d,
             "edge-sweep",
-            &[
-                "--db",
-                "qdrant-edge",
-                "--runbook",
-                "build-search",
-                "--search-param",
-                "hnsw_ef=4,16,64",
-            ],
+            &argv!["--db qdrant-edge --runbook build-search --search-param hnsw_ef=4,16,64"],
         ),
         bench(d, "exact", &["--db", "exact", "--runbook", "build-search"]),
         bench(
             d,
             "closed",
-            &[
-                "--db",
-                "exact",
-                "--runbook",
-                "build-search",
-                "--concurrency",
-                "1,2",
-                "--duration",
-                "1s",
-            ],
+            &argv!["--db exact --runbook build-search --concurrency 1,2 --duration 1s"],
         ),
         bench(
             d,
             "open",
-            &[
-                "--db",
-                "qdrant-edge",
-                "--runbook",
-                "build-search",
-                "--rate",
-                "200,400",
-                "--duration",
-                "1s",
-                "--slo",
-                "5ms",
+            &argv![
+                "--db qdrant-edge --runbook build-search --rate 200,400 --duration 1s --slo 5ms"
             ],
         ),
         bench(
@@ -329,17 +304,11 @@ fn browser_check(page: &Path, plots: usize) -> String {
         .expect("a headless browser: scripts/test.sh installs Debian's chromium");
     let shots = tempfile::tempdir().unwrap();
     let url = format!("file://{}", page.canonicalize().unwrap().display());
-    let common = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--enable-logging=stderr",
-        "--v=0",
+    let common = argv![
+        "--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking --enable-logging=stderr --v=0"
     ];
     let dom = Command::new(chromium)
-        .args(common)
+        .args(&common)
         .args(["--dump-dom", &url])
         .output()
         .unwrap();
@@ -363,7 +332,7 @@ fn browser_check(page: &Path, plots: usize) -> String {
     }
     let shot = shots.path().join("report.png");
     let out = Command::new(chromium)
-        .args(common)
+        .args(&common)
         .args([
             "--window-size=1400,2000",
             &format!("--screenshot={}", shot.display()),
@@ -390,14 +359,7 @@ fn repeated_trials_are_summarised() {
     let path = bench(
         dir.path(),
         "repeat",
-        &[
-            "--db",
-            "exact",
-            "--runbook",
-            "build-search",
-            "--repeat",
-            "4",
-        ],
+        &argv!["--db exact --runbook build-search --repeat 4"],
     );
     let run = RunResult::load(&path).unwrap();
     let step = run.configs[0].searches().next().unwrap();
@@ -429,11 +391,10 @@ fn repeated_trials_are_summarised() {
     }
     let table = ragdbeval(dir.path(), &["report", &path.to_string_lossy()]);
     assert!(stdout(&table).contains("QPS med"), "{}", stdout(&table));
-    let page = ragdbeval(
+    succeeds(
         dir.path(),
         &["report", &path.to_string_lossy(), "--out", "rep/"],
     );
-    assert!(page.status.success(), "{}", stderr(&page));
     let html = std::fs::read_to_string(dir.path().join("rep/index.html")).unwrap();
     assert!(
         html.contains("QPS median [95% CI], CV"),
@@ -471,16 +432,8 @@ fn rebuilt_trials_are_summarised() {
     let path = bench(
         dir.path(),
         "rebuild",
-        &[
-            "--db",
-            "qdrant-edge",
-            "--runbook",
-            "default",
-            "--repeat",
-            "3",
-            "--repeat-build",
-            "--search-param",
-            "hnsw_ef=16,64",
+        &argv![
+            "--db qdrant-edge --runbook default --repeat 3 --repeat-build --search-param hnsw_ef=16,64"
         ],
     );
     let run = RunResult::load(&path).unwrap();
@@ -517,14 +470,7 @@ fn rebuilt_trials_are_summarised() {
 
     let refused = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            DATA,
-            "--repeat-build",
-        ],
+        &argv!["bench --db exact --dataset", DATA, "--repeat-build"],
     );
     assert_eq!(refused.status.code(), Some(2));
     assert!(
@@ -548,14 +494,7 @@ fn in_process_runs(d: &Path) -> Vec<PathBuf> {
         bench(
             d,
             "edge",
-            &[
-                "--db",
-                "qdrant-edge",
-                "--runbook",
-                "build-search",
-                "--search-param",
-                "hnsw_ef=16,64",
-            ],
+            &argv!["--db qdrant-edge --runbook build-search --search-param hnsw_ef=16,64"],
         ),
         bench(d, "exact", &["--db", "exact", "--runbook", "build-search"]),
     ]
@@ -576,10 +515,7 @@ fn the_size_columns_are_totals_with_a_recorded_pgvector_run() {
 
 /// The same with pgvector run here, against the server of `PGVECTOR_URL`.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn the_size_columns_are_totals_with_pgvector_run_here() {
     let url = crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
     let dir = tempfile::tempdir().unwrap();
@@ -588,19 +524,7 @@ fn the_size_columns_are_totals_with_pgvector_run_here() {
     files.push(bench(
         d,
         "pgvector",
-        &[
-            "--db",
-            "pgvector",
-            "--url",
-            &url,
-            "--recreate",
-            "--runbook",
-            "build-search",
-            "--search-param",
-            "ef_search=16,64",
-            "--search-param",
-            "seqscan=false",
-        ],
+        &argv!["--db pgvector --url", &url, "--recreate --runbook build-search --search-param ef_search=16,64 --search-param seqscan=false"],
     ));
     check_total_sizes(d, &files);
 }

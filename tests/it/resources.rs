@@ -122,10 +122,7 @@ fn compare(pid: u32, during: impl FnOnce()) -> (ragdbeval::resources::ResourceSt
 /// PostgreSQL forks a backend per connection; they all map `shared_buffers`. Summing RSS
 /// counts those pages once per backend, PSS once.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn pgvector_server_tree_memory_is_its_pss() {
     let url = server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
     let pid = server_pid("pgvector", &url);
@@ -169,10 +166,7 @@ fn pgvector_server_tree_memory_is_its_pss() {
 /// Chroma serves from one process with many threads: the figure must be that process's,
 /// not multiplied by the thread count.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "chroma"),
-    ignore = "needs CHROMA_URL (scripts/servers/chroma.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "chroma"), ignore = "needs CHROMA_URL")]
 fn chroma_server_memory_is_not_multiplied_by_threads() {
     let url = server_url("CHROMA_URL", "scripts/servers/chroma.sh start");
     let pid = server_pid("chroma", &url);

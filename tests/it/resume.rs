@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ragdbeval::params::ParamMapExt;
 use ragdbeval::results::{RunResult, RunState, Step};
 
-use crate::common::{ragdbeval, stderr};
+use crate::common::{ragdbeval, stderr, succeeds};
 
 fn spawn(dir: &Path, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_ragdbeval"))
@@ -162,11 +162,10 @@ fn an_interrupted_run_resumes_to_the_shape_of_an_uninterrupted_one() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(stderr(&refused).contains("cannot be given with --resume"));
 
-    let resumed = ragdbeval(
+    succeeds(
         dir.path(),
         &["bench", "--resume", "results/stopped.json", "-q"],
     );
-    assert!(resumed.status.success(), "{}", stderr(&resumed));
     compare_with_reference(dir.path(), "stopped", "reference");
     let r = RunResult::load(&path).unwrap();
     assert_eq!(r.status.resumed[0].previous_state, RunState::Interrupted);
@@ -189,44 +188,21 @@ fn an_interrupted_run_resumes_to_the_shape_of_an_uninterrupted_one() {
 /// The case: the server dies after the build step; the run fails keeping the build;
 /// the server is started again (on another port) and `--resume --url NEW` completes the run.
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn a_run_whose_server_died_after_the_build_resumes() {
     crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
     let dir = tempfile::tempdir().unwrap();
-    let (server, url) = crate::pgvector::PrivateServer::start();
+    let server = crate::common::ScriptServer::start("pgvector");
+    let url = server.url.clone();
     let args = |name: &'static str, url: &str| {
-        [
-            "bench",
-            "--db",
-            "pgvector",
-            "--url",
-            url,
-            "--recreate",
-            "-q",
-            "--warmup",
-            "0",
-            "--timeout",
-            "10",
-            "--dataset",
-            "gen:clustered:n=5000,dim=32,queries=200,seed=4",
-            "--runbook",
-            "default",
-            "--concurrency",
-            "1",
-            "--duration",
-            "3s",
-            "--name",
-            name,
-        ]
+        argv!["bench --db pgvector --url", url, "--recreate -q --warmup 0 --timeout 10 --dataset gen:clustered:n=5000,dim=32,queries=200,seed=4 --runbook default --concurrency 1 --duration 3s --name", name]
+        .into_iter()
         .map(String::from)
+        .collect::<Vec<_>>()
     };
     let reference = args("reference", &url);
     let reference: Vec<&str> = reference.iter().map(String::as_str).collect();
-    let out = ragdbeval(dir.path(), &reference);
-    assert!(out.status.success(), "{}", stderr(&out));
+    succeeds(dir.path(), &reference);
 
     let first = args("died", &url);
     let first: Vec<&str> = first.iter().map(String::as_str).collect();
@@ -248,18 +224,10 @@ fn a_run_whose_server_died_after_the_build_resumes() {
     let start = server.run("start");
     let new_url = String::from_utf8_lossy(&start.stdout).trim().to_string();
     assert!(new_url.starts_with("postgres://"), "restart: {new_url}");
-    let resumed = ragdbeval(
+    succeeds(
         dir.path(),
-        &[
-            "bench",
-            "--resume",
-            "results/died.json",
-            "--url",
-            &new_url,
-            "-q",
-        ],
+        &argv!["bench --resume results/died.json --url", &new_url, "-q"],
     );
-    assert!(resumed.status.success(), "{}", stderr(&resumed));
     compare_with_reference(dir.path(), "died", "reference");
     let r = RunResult::load(&path).unwrap();
     assert_eq!(r.status.resumed[0].previous_state, RunState::Failed);

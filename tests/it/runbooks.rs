@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::common::{ragdbeval, stderr};
+use crate::common::{ragdbeval, stderr, succeeds};
 use crate::stubs::Stub;
 use ragdbeval::adapters;
 use ragdbeval::dataset::{self, LoadOptions};
@@ -32,17 +32,13 @@ fn check_exact_run(dir: &Path, runbook: &str, dataset: &str) -> RunResult {
     };
     let out = ragdbeval(
         dir,
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
+        &argv![
+            "bench --db exact --dataset",
             dataset,
             "--runbook",
             runbook,
-            "-q",
-            "--name",
-            &name,
+            "-q --name",
+            &name
         ],
     );
     assert!(out.status.success(), "{runbook}: {}", stderr(&out));
@@ -110,21 +106,14 @@ fn a_search_after_everything_is_deleted_has_no_recall() {
          [[steps]]\nkind = \"search\"\n",
     )
     .unwrap();
-    let out = ragdbeval(
+    let out = succeeds(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=300,dim=4,queries=7",
-            "--runbook",
+        &argv![
+            "bench --db exact --dataset gen:uniform:n=300,dim=4,queries=7 --runbook",
             runbook.to_str().unwrap(),
-            "--name",
-            "empty",
+            "--name empty"
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     let text = std::fs::read_to_string(dir.path().join("results/empty.json")).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     let steps = doc["configs"][0]["steps"].as_array().unwrap();
@@ -263,15 +252,10 @@ fn bad_runbook_is_a_clear_error() {
     std::fs::write(&bad, "[[steps]]\nkind = \"build\"\nend = 10\n[[steps]]\nkind = \"delete\"\nids = { start = 5, end = 50 }\n").unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=100,dim=4,queries=5",
-            "--runbook",
+        &argv![
+            "bench --db exact --dataset gen:uniform:n=100,dim=4,queries=5 --runbook",
             bad.to_str().unwrap(),
-            "-q",
+            "-q"
         ],
     );
     assert!(!out.status.success());

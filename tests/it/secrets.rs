@@ -44,25 +44,12 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, &str)], printed: &mut String) ->
 /// resume.
 fn interrupted_run(dir: &Path, url: &str, dataset: &str, printed: &mut String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ragdbeval"))
-        .args([
-            "bench",
-            "--db",
-            "pgvector",
-            "--url",
+        .args(argv![
+            "bench --db pgvector --url",
             url,
-            "--recreate",
-            "--name",
-            "r",
-            "--warmup",
-            "0",
-            "--runbook",
-            "build-search",
-            "--dataset",
+            "--recreate --name r --warmup 0 --runbook build-search --dataset",
             dataset,
-            "--concurrency",
-            "1,2",
-            "--duration",
-            "3s",
+            "--concurrency 1,2 --duration 3s"
         ])
         .current_dir(dir)
         .env("RAGDBEVAL_DATA_DIR", dir.join("cache"))
@@ -96,10 +83,7 @@ fn interrupted_run(dir: &Path, url: &str, dataset: &str, printed: &mut String) {
 }
 
 #[test]
-#[cfg_attr(
-    not(engine_runs = "pgvector"),
-    ignore = "needs PGVECTOR_URL (scripts/servers/pgvector.sh start)"
-)]
+#[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn a_password_in_the_url_is_in_no_output_and_resume_asks_for_it() {
     // A role that must give its password (SCRAM), on the test server.
     let url = crate::common::server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
@@ -132,14 +116,11 @@ fn a_password_in_the_url_is_in_no_output_and_resume_asks_for_it() {
     // An unreachable server: the error names the target without the password.
     let o = run(
         d,
-        &[
-            "bench",
-            "--db",
-            "pgvector",
-            "--url",
+        &argv![
+            "bench --db pgvector --url",
             &format!("postgresql://{role}:{password}@127.0.0.1:1/{db}"),
             "--dataset",
-            dataset,
+            dataset
         ],
         &[],
         &mut printed,
@@ -243,17 +224,8 @@ fn an_older_result_holding_a_password_is_redacted_as_it_is_read() {
     let mut printed = String::new();
     let o = run(
         d,
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--name",
-            "r",
-            "--warmup",
-            "0",
-            "--dataset",
-            "gen:clustered:n=500,dim=8,queries=20,seed=4412",
+        &argv![
+            "bench --db exact -q --name r --warmup 0 --dataset gen:clustered:n=500,dim=8,queries=20,seed=4412"
         ],
         &[],
         &mut printed,

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{ragdbeval, stderr, stdout};
+use crate::common::{stderr, stdout, succeeds};
 use crate::runbooks::{exact_as, plan_for};
 use ragdbeval::adapters;
 use ragdbeval::dataset::{self, Dataset, LoadOptions};
@@ -342,25 +342,14 @@ fn an_engine_that_cannot_write_while_searching_is_refused_before_the_build() {
 fn the_example_runbook_runs_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let runbook = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/runbooks/stream.toml");
-    let out = ragdbeval(
+    let out = succeeds(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            "gen:uniform:n=2000,dim=8,queries=20,seed=4",
-            "--runbook",
+        &argv![
+            "bench --db exact --dataset gen:uniform:n=2000,dim=8,queries=20,seed=4 --runbook",
             runbook.to_str().unwrap(),
-            "-k",
-            "10",
-            "--out",
-            "res",
-            "--name",
-            "r",
+            "-k 10 --out res --name r"
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     let text = format!("{}{}", stdout(&out), stderr(&out));
     assert!(text.contains("stream"), "{text}");
     let result = RunResult::load(&dir.path().join("res").join("r.json")).unwrap();
@@ -387,8 +376,7 @@ fn the_example_runbook_runs_from_the_command_line() {
     );
 
     // The report draws each stream step's timeline and writes streams.csv.
-    let out = ragdbeval(dir.path(), &["report", "res/r.json", "--out", "rep/"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    succeeds(dir.path(), &["report", "res/r.json", "--out", "rep/"]);
     let csv = std::fs::read_to_string(dir.path().join("rep/streams.csv")).unwrap();
     let mut rows = csv.lines();
     let header: Vec<&str> = rows.next().unwrap().split(',').collect();
@@ -511,8 +499,7 @@ pub(crate) fn bigann_runbook_runs(
             args.extend(["--url", u]);
         }
         args.extend(extra);
-        let out = ragdbeval(dir.path(), &args);
-        assert!(out.status.success(), "{engine}: {}", stderr(&out));
+        succeeds(dir.path(), &args);
         let name = if concurrent { "c" } else { "b" };
         let r = RunResult::load(&dir.path().join("results").join(format!("{name}.json"))).unwrap();
         let config = &r.configs[0];
@@ -558,27 +545,14 @@ fn a_bigann_runbook_runs_on_exact_between_and_during_writes() {
 fn a_search_sweep_gives_each_set_its_own_stream_and_the_index_lag_is_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let runbook = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/runbooks/stream.toml");
-    let out = ragdbeval(
+    let out = succeeds(
         dir.path(),
-        &[
-            "bench",
-            "--db",
-            "qdrant-edge",
-            "--dataset",
-            "gen:clustered:n=3000,dim=16,queries=20,seed=4",
-            "--runbook",
+        &argv![
+            "bench --db qdrant-edge --dataset gen:clustered:n=3000,dim=16,queries=20,seed=4 --runbook",
             runbook.to_str().unwrap(),
-            "--search-param",
-            "hnsw_ef=16,64",
-            "-k",
-            "10",
-            "--out",
-            "res",
-            "--name",
-            "r",
+            "--search-param hnsw_ef=16,64 -k 10 --out res --name r"
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("gets its own build"),
         "{}",

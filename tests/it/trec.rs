@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use crate::common::{files_in, ragdbeval, stderr};
+use crate::common::{files_in, ragdbeval, stderr, succeeds, succeeds_in_temp};
 
 const DATASET: &str = "gen:uniform:n=2000,dim=16,queries=50,seed=1";
 
@@ -130,16 +130,12 @@ fn recalls_from_pairs(dir: &Path, run: &str, qrels: &str, n: usize, k: usize) ->
 fn qrels(dir: &Path, k: &str) -> HashMap<String, HashSet<String>> {
     let out = ragdbeval(
         dir,
-        &[
-            "dataset",
-            "qrels",
-            "-q",
-            "--dataset",
+        &argv![
+            "dataset qrels -q --dataset",
             DATASET,
             "-k",
             k,
-            "--out",
-            "truth.qrels",
+            "--out truth.qrels"
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -151,29 +147,11 @@ fn qrels(dir: &Path, k: &str) -> HashMap<String, HashSet<String>> {
 
 #[test]
 fn exact_engine_run_scores_recall_one_against_the_qrels() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "exact",
-            "--runbook",
-            "build-search",
-            "--dataset",
-            DATASET,
-            "--warmup",
-            "0",
-            "-k",
-            "10",
-            "--name",
-            "r",
-            "--trec-run",
-            "runs/exact.trec",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (dir, _) = succeeds_in_temp(&argv![
+        "bench -q --db exact --runbook build-search --dataset",
+        DATASET,
+        "--warmup 0 -k 10 --name r --trec-run runs/exact.trec"
+    ]);
     let run = read_run(&dir.path().join("runs/exact.trec"));
     assert_eq!(run.len(), 50);
     assert!(run.values().all(|r| r.len() == 10));
@@ -193,35 +171,11 @@ fn exact_engine_run_scores_recall_one_against_the_qrels() {
 
 #[test]
 fn approximate_engine_sweep_writes_one_file_per_setting_with_the_reported_recall() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "qdrant-edge",
-            "--runbook",
-            "build-search",
-            "--dataset",
-            DATASET,
-            "--warmup",
-            "0",
-            "-k",
-            "10",
-            "--build-param",
-            "m=4",
-            "--build-param",
-            "ef_construct=8",
-            "--search-param",
-            "hnsw_ef=1,64",
-            "--name",
-            "r",
-            "--trec-run",
-            "hnsw.trec",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (dir, _) = succeeds_in_temp(&argv![
+        "bench -q --db qdrant-edge --runbook build-search --dataset",
+        DATASET,
+        "--warmup 0 -k 10 --build-param m=4 --build-param ef_construct=8 --search-param hnsw_ef=1,64 --name r --trec-run hnsw.trec"
+    ]);
     assert!(
         !dir.path().join("hnsw.trec").exists(),
         "numbered files only"
@@ -258,15 +212,10 @@ fn unwritable_trec_files_fail_before_any_work() {
     std::fs::write(dir.path().join("blocker"), "a file, not a directory").unwrap();
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "exact",
-            "--dataset",
+        &argv![
+            "bench -q --db exact --dataset",
             DATASET,
-            "--trec-run",
-            "blocker/run.trec",
+            "--trec-run blocker/run.trec"
         ],
     );
     assert!(!out.status.success());
@@ -277,29 +226,17 @@ fn unwritable_trec_files_fail_before_any_work() {
     );
     let out = ragdbeval(
         dir.path(),
-        &[
-            "dataset",
-            "qrels",
-            "-q",
-            "--dataset",
+        &argv![
+            "dataset qrels -q --dataset",
             DATASET,
-            "--out",
-            "blocker/q.qrels",
+            "--out blocker/q.qrels"
         ],
     );
     assert!(!out.status.success());
     // --no-sidecar leaves nothing to make the run file from.
     let out = ragdbeval(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "exact",
-            "--no-sidecar",
-            "--trec-run",
-            "run.trec",
-        ],
+        &argv!["bench -q --db exact --no-sidecar --trec-run run.trec"],
     );
     assert!(!out.status.success());
     assert!(
@@ -315,46 +252,19 @@ fn unwritable_trec_files_fail_before_any_work() {
 /// lose the neighbours that are not live yet.
 #[test]
 fn runbook_qrels_judge_each_search_step_with_its_own_truth() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
+    let (dir, _) = succeeds_in_temp(&argv![
+        "bench -q --db exact --runbook default --dataset",
+        DATASET,
+        "--warmup 0 -k 5 --name r --trec-run run.trec"
+    ]);
+    succeeds(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "exact",
-            "--runbook",
-            "default",
-            "--dataset",
+        &argv![
+            "dataset qrels -q --dataset",
             DATASET,
-            "--warmup",
-            "0",
-            "-k",
-            "5",
-            "--name",
-            "r",
-            "--trec-run",
-            "run.trec",
+            "-k 5 --runbook default --out steps.qrels"
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "dataset",
-            "qrels",
-            "-q",
-            "--dataset",
-            DATASET,
-            "-k",
-            "5",
-            "--runbook",
-            "default",
-            "--out",
-            "steps.qrels",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
     let reported = reported_recalls(&dir.path().join("results/r.json"));
     assert_eq!(reported, vec![1.0; 4]);
     assert_eq!(
@@ -362,21 +272,14 @@ fn runbook_qrels_judge_each_search_step_with_its_own_truth() {
         reported
     );
     // The whole dataset's truth does not judge the search after the 90 % build.
-    let whole = ragdbeval(
+    succeeds(
         dir.path(),
-        &[
-            "dataset",
-            "qrels",
-            "-q",
-            "--dataset",
+        &argv![
+            "dataset qrels -q --dataset",
             DATASET,
-            "-k",
-            "5",
-            "--out",
-            "whole.qrels",
+            "-k 5 --out whole.qrels"
         ],
     );
-    assert!(whole.status.success(), "{}", stderr(&whole));
     let first = read_run(&dir.path().join("run.1.trec"));
     assert!(recall_at(&first, &read_qrels(&dir.path().join("whole.qrels")), 5) < 1.0);
 }
@@ -386,46 +289,15 @@ fn runbook_qrels_judge_each_search_step_with_its_own_truth() {
 /// ranking. NDCG, which depends on that order, comes out as the bench's.
 #[test]
 fn answers_out_of_distance_order_keep_the_engine_ranking() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
+    let (dir, _) = succeeds_in_temp(&argv![
+        "bench -q --db qdrant-edge --runbook build-search --dataset gen:clustered:n=3000,dim=32,queries=100,seed=3 --warmup 0 -k 10 --build-param quantization=int8 --search-param rescore=false --name r --trec-run int8.trec"
+    ]);
+    succeeds(
         dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "qdrant-edge",
-            "--runbook",
-            "build-search",
-            "--dataset",
-            "gen:clustered:n=3000,dim=32,queries=100,seed=3",
-            "--warmup",
-            "0",
-            "-k",
-            "10",
-            "--build-param",
-            "quantization=int8",
-            "--search-param",
-            "rescore=false",
-            "--name",
-            "r",
-            "--trec-run",
-            "int8.trec",
+        &argv![
+            "dataset qrels -q --dataset gen:clustered:n=3000,dim=32,queries=100,seed=3 --out truth.qrels"
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "dataset",
-            "qrels",
-            "-q",
-            "--dataset",
-            "gen:clustered:n=3000,dim=32,queries=100,seed=3",
-            "--out",
-            "truth.qrels",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
     let run = read_run(&dir.path().join("int8.trec"));
     let qrels = read_qrels(&dir.path().join("truth.qrels"));
     let result = dir.path().join("results/r.json");

@@ -252,17 +252,7 @@ fn bench_and_info_run_on_a_directory() {
 
     let out = ragdbeval(
         tmp.path(),
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "--dataset",
-            d,
-            "-k",
-            "10",
-            "--name",
-            "vdb",
-        ],
+        &argv!["bench --db exact --dataset", d, "-k 10 --name vdb"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let result = std::fs::read_to_string(tmp.path().join("results/vdb.json")).unwrap();
@@ -282,18 +272,11 @@ fn convert_to_vdbbench_round_trips_and_benches_at_recall_one() {
     let out = t.join("sub/converted");
     let done = ragdbeval(
         t,
-        &[
-            "dataset",
-            "convert",
-            "-q",
-            "-k",
-            "10",
-            "--dataset",
+        &argv![
+            "dataset convert -q -k 10 --dataset",
             spec,
-            "--to",
-            "vdbbench",
-            "--out",
-            out.to_str().unwrap(),
+            "--to vdbbench --out",
+            out.to_str().unwrap()
         ],
     );
     assert!(done.status.success(), "{}", stderr(&done));
@@ -328,19 +311,10 @@ fn convert_to_vdbbench_round_trips_and_benches_at_recall_one() {
 
     let bench = ragdbeval(
         t,
-        &[
-            "bench",
-            "--db",
-            "exact",
-            "-q",
-            "--dataset",
+        &argv![
+            "bench --db exact -q --dataset",
             out.to_str().unwrap(),
-            "--distance",
-            "angular",
-            "-k",
-            "10",
-            "--name",
-            "conv",
+            "--distance angular -k 10 --name conv"
         ],
     );
     assert!(bench.status.success(), "{}", stderr(&bench));
@@ -362,16 +336,11 @@ fn convert_to_vdbbench_round_trips_and_benches_at_recall_one() {
     // Into an existing directory with files: refused, nothing changed.
     let again = ragdbeval(
         t,
-        &[
-            "dataset",
-            "convert",
-            "-q",
-            "--dataset",
+        &argv![
+            "dataset convert -q --dataset",
             spec,
-            "--to",
-            "vdbbench",
-            "--out",
-            out.to_str().unwrap(),
+            "--to vdbbench --out",
+            out.to_str().unwrap()
         ],
     );
     assert_eq!(again.status.code(), Some(2));

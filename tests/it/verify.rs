@@ -2,31 +2,13 @@
 //! in this suite is verified by `common::ragdbeval`); an edited sidecar, or a result whose
 //! stored figure was changed, fails with a message naming the step and the figure.
 
-use crate::common::{ragdbeval, stderr, stdout};
+use crate::common::{ragdbeval, stderr, stdout, succeeds_in_temp};
 
 #[test]
 fn an_edited_sidecar_or_result_fails_verification() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = ragdbeval(
-        dir.path(),
-        &[
-            "bench",
-            "-q",
-            "--db",
-            "qdrant-edge",
-            "--warmup",
-            "0",
-            "--runbook",
-            "default",
-            "--dataset",
-            "gen:clustered:n=3000,dim=16,queries=200,seed=8",
-            "--search-param",
-            "hnsw_ef=8,64",
-            "--name",
-            "r",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let (dir, _) = succeeds_in_temp(&argv![
+        "bench -q --db qdrant-edge --warmup 0 --runbook default --dataset gen:clustered:n=3000,dim=16,queries=200,seed=8 --search-param hnsw_ef=8,64 --name r"
+    ]);
     let results = dir.path().join("results");
     let sidecar = results.join("r.queries.jsonl");
     let original = std::fs::read_to_string(&sidecar).unwrap();
@@ -78,12 +60,7 @@ fn an_edited_sidecar_or_result_fails_verification() {
     // Against another dataset: refused, naming the mismatch.
     let other = ragdbeval(
         dir.path(),
-        &[
-            "verify",
-            "results/r.json",
-            "--dataset",
-            "gen:clustered:n=3000,dim=16,queries=200,seed=9",
-        ],
+        &argv!["verify results/r.json --dataset gen:clustered:n=3000,dim=16,queries=200,seed=9"],
     );
     assert_eq!(other.status.code(), Some(2));
     assert!(
