@@ -7,16 +7,17 @@ words that describe the project's own making rather than the software:
 
   work sessions      an ordinal or "this/that/previous/next/earlier/later" before
                      "session", or "session" followed by a number
-  issue numbers      "issue 12", "issue #12"
-  seed documents     "seed 001", "seed-002", "seeds 004", "the seed's", "the seeds'",
-                     "as the seed specifies"; name the format or the convention by what it
-                     is instead (RAG ground-truth JSONL, SQuAD, trec_eval, BEIR, ...)
+  issue numbers      the word "issue" followed by a number, with or without "#"
+  seed documents     the word "seed" or "seeds" followed by a number (joined by a space or
+                     a hyphen), or in the possessive, or "as the seed" specifies it; name
+                     the format or the convention by what it is instead (RAG ground-truth
+                     JSONL, SQuAD, trec_eval, BEIR, ...)
   run dates          an ISO date (2026-11-27) or month ("before 2026-11") in prose
 
 The database sense of "session" (a PostgreSQL session, `session.rs`, the wire session,
 a connection's session) is allowed: "this/that/... session" is dropped when its line also
 names a database, a connection or a server, or when it is in adapters/pgvector/ or a
-`session.rs`. An ordinal ("the ninth session") or a number ("session 9") is never allowed. ISO dates are allowed in data
+`session.rs`. An ordinal or a number with "session" is never allowed. ISO dates are allowed in data
 (timestamps such as 2026-11-27T10:00:00Z, files under results/examples/ and fixtures).
 
 With --binary PATH it also checks `PATH --help` and the help of every subcommand, found
