@@ -197,18 +197,29 @@ fn reference_timeline(dir: &Path, args: &[&str]) -> Vec<Duration> {
     saved
 }
 
-/// Kills a run `after` its result first appears; returns the record it was working on.
-fn kill_run_at(dir: &Path, args: &[&str], path: &Path, after: Duration) -> &'static str {
+/// Kills a run `after` the moment its result holds `records_before` records (for a resumed
+/// run: after its result is first rewritten); returns the record it was working on.
+fn kill_run_at(
+    dir: &Path,
+    args: &[&str],
+    path: &Path,
+    records_before: Option<usize>,
+    after: Duration,
+) -> &'static str {
     let before = std::fs::read(path).ok();
     let mut child = spawn(dir, args);
     let started = Instant::now();
-    // A fresh run's result appears at its first save; a resumed one's is rewritten then.
-    while std::fs::read(path).ok() == before && child.try_wait().unwrap().is_none() {
+    let reached = |path: &Path| match records_before {
+        Some(n) => kept(path).is_some_and(|kept| kept >= n),
+        // A resumed run's result is rewritten at its first save.
+        None => std::fs::read(path).ok() != before,
+    };
+    while !reached(path) && child.try_wait().unwrap().is_none() {
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "no result saved"
         );
-        std::thread::sleep(Duration::from_micros(500));
+        std::thread::sleep(Duration::from_micros(200));
     }
     std::thread::sleep(after);
     kill(&mut child, libc::SIGKILL);
@@ -239,7 +250,7 @@ fn resume_to_the_end(dir: &Path, name: &str, kill_resume_after: Option<Duration>
             "a killed run leaves `running`"
         );
         if let Some(after) = kill_resume_after {
-            kill_run_at(dir, &resume, &path, after);
+            kill_run_at(dir, &resume, &path, None, after);
         }
     }
     if state(&path) != RunState::Completed {
@@ -274,33 +285,35 @@ fn killed_at_random_moments_a_run_resumes_to_a_verified_result() {
         .as_nanos() as u64;
     let mut rng = SplitMix64::new(draw);
     let mut landed: BTreeMap<&str, usize> = BTreeMap::new();
-    // Each point aims at one record in turn (a uniform moment of its window in the reference
-    // run); where it lands is read from the result it leaves.
-    for point in 0..24 {
+    let kinds = ["build", "search", "mutation", "stream"];
+    let all_kinds_hit =
+        |landed: &BTreeMap<&str, usize>| kinds.iter().all(|k| landed.contains_key(k));
+    // Each point aims at one record in turn: it waits until the record before is saved, then
+    // sleeps a uniform fraction of the record's window in the reference run. A short step can
+    // still end before the kill on a loaded machine, so points go on (up to 48) until every
+    // kind of step has been hit; where a kill landed is read from the result it leaves.
+    let mut point = 0;
+    while point < 24 || (point < 48 && !all_kinds_hit(&landed)) {
         let record = point % RECORDS.len();
         let start = record
             .checked_sub(1)
             .map_or(Duration::ZERO, |i| timeline[i]);
-        let end = timeline[record];
-        let after = start + (end - start).mul_f64(rng.next_f64());
+        let after = (timeline[record] - start).mul_f64(rng.next_f64());
         let name = format!("k{point}");
         let path = dir.path().join(format!("results/{name}.json"));
-        let phase = kill_run_at(
-            dir.path(),
-            &bench_args(&name, "exact", DATASET),
-            &path,
-            after,
-        );
+        let args = bench_args(&name, "exact", DATASET);
+        let phase = kill_run_at(dir.path(), &args, &path, Some(record), after);
         *landed.entry(phase).or_default() += 1;
         // Every third point kills the resume too, a random moment into it.
         let kill_resume =
             (point % 3 == 2).then(|| timeline[RECORDS.len() - 1].mul_f64(rng.next_f64()));
         resume_to_the_end(dir.path(), &name, kill_resume);
+        point += 1;
     }
-    eprintln!("kill points by step (random draw {draw}): {landed:?}");
-    for kind in ["build", "search", "mutation", "stream"] {
+    eprintln!("kill points by step (random draw {draw}, {point} points): {landed:?}");
+    for kind in kinds {
         assert!(
-            landed.get(kind).is_some_and(|n| *n > 0),
+            landed.contains_key(kind),
             "no kill landed in a {kind} step (random draw {draw}): {landed:?}"
         );
     }
