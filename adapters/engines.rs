@@ -15,4 +15,5 @@ engines! {
     pgvector => "pgvector",
     chroma => "chroma",
     redis => "redis",
+    sqlite_vec => "sqlite-vec",
 }
