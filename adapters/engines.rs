@@ -5,8 +5,8 @@
 // Three places expand this list with their own `engines!` macro: `adapters/mod.rs` (the
 // registry), `build.rs` (which engines are server engines and whose tests can run) and
 // `tests/it/conformance.rs` (the tests every engine must pass, one module per engine). Keep it
-// a plain list; a `#[cfg(...)]` before a line makes that engine optional (only qdrant-edge,
-// which the fuzz build leaves out).
+// a plain list; a `#[cfg(...)]` before a line makes that engine optional (qdrant-edge and
+// usearch, which the fuzz build leaves out).
 engines! {
     #[cfg(feature = "qdrant-edge")]
     qdrant_edge => "qdrant-edge",
@@ -16,4 +16,6 @@ engines! {
     chroma => "chroma",
     redis => "redis",
     sqlite_vec => "sqlite-vec",
+    #[cfg(feature = "usearch")]
+    usearch => "usearch",
 }
