@@ -41,8 +41,8 @@ fn duckdb_link() {
         return;
     }
     let root = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
-    let dir = std::env::var("RAGDBEVAL_DUCKDB_DIR")
-        .unwrap_or_else(|_| format!("{root}/.deps/duckdb"));
+    let dir =
+        std::env::var("RAGDBEVAL_DUCKDB_DIR").unwrap_or_else(|_| format!("{root}/.deps/duckdb"));
     let lib = format!("{dir}/lib");
     println!("cargo:rerun-if-changed={lib}/libduckdb.so");
     if !std::path::Path::new(&lib).join("libduckdb.so").is_file() {

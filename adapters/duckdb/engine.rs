@@ -14,8 +14,8 @@ use super::{ENGINE, report};
 use crate::adapters::support::pool::IdlePool;
 use crate::adapters::support::rows;
 use crate::engine::{
-    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
-    PointId, VectorEngine,
+    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
+    IndexReport, Neighbor, PointId, VectorEngine,
 };
 use crate::filter::{Attributes, Predicate};
 use crate::params::ParamMap;
@@ -39,7 +39,10 @@ pub(super) fn vss_path() -> EngineResult<PathBuf> {
 pub(super) fn vss_path_from(var: Option<std::ffi::OsString>) -> EngineResult<PathBuf> {
     let (path, from) = match var.filter(|v| !v.is_empty()) {
         Some(p) => (PathBuf::from(p), format!("{VSS_ENV} names")),
-        None => (PathBuf::from(VSS_INSTALLED), "the installed one,".to_string()),
+        None => (
+            PathBuf::from(VSS_INSTALLED),
+            "the installed one,".to_string(),
+        ),
     };
     if path.is_file() {
         Ok(path)
@@ -65,15 +68,15 @@ impl DuckDb {
     /// The engine, with the vss extension found and loaded once to check it.
     pub fn open(_opts: &ConnectOptions) -> EngineResult<DuckDb> {
         let vss = vss_path()?;
-    let conn = open_database(None, &vss)?;
-    let version = conn
-        .query_row(
-            "SELECT version() || ', vss ' || coalesce((SELECT extension_version \
+        let conn = open_database(None, &vss)?;
+        let version = conn
+            .query_row(
+                "SELECT version() || ', vss ' || coalesce((SELECT extension_version \
              FROM duckdb_extensions() WHERE extension_name = 'vss'), '?')",
-            [],
-            |row| row.get::<_, String>(0),
-        )
-        .map_err(op_err("open"))?;
+                [],
+                |row| row.get::<_, String>(0),
+            )
+            .map_err(op_err("open"))?;
         Ok(DuckDb {
             vss,
             version: format!("DuckDB {version}"),
@@ -261,9 +264,10 @@ impl VectorEngine for DuckDb {
         self.pool.clear();
         self.store = None;
         self.ready = Map::new();
-        let file = match build.on_disk {
-            true => Some(fresh_file(&spec.work_dir)?),
-            false => None,
+        let file = if build.on_disk {
+            Some(fresh_file(&spec.work_dir)?)
+        } else {
+            None
         };
         let conn = open_database(file.as_deref(), &self.vss)?;
         let table = Table::new(&spec.name, spec.dim, spec.distance);
@@ -279,7 +283,13 @@ impl VectorEngine for DuckDb {
 
     fn insert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
         let store = self.store("bulk insert")?;
-        rows::check(ENGINE, "bulk insert", store.table.dim, ids.len(), vectors.len())?;
+        rows::check(
+            ENGINE,
+            "bulk insert",
+            store.table.dim,
+            ids.len(),
+            vectors.len(),
+        )?;
         store.insert(ids, vectors)
     }
 

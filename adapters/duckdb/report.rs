@@ -95,7 +95,11 @@ pub(super) fn build_index(store: &Store) -> EngineResult<(IndexReport, Map<Strin
             .map_err(op_err("checkpoint"))?;
     }
     let points: i64 = conn
-        .query_row(&format!("SELECT count(*) FROM {}", store.table.name), [], |r| r.get(0))
+        .query_row(
+            &format!("SELECT count(*) FROM {}", store.table.name),
+            [],
+            |r| r.get(0),
+        )
         .map_err(op_err("count"))?;
     let info = hnsw_info(&conn, &store.table)?;
     let mut details = Map::new();

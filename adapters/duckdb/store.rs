@@ -101,11 +101,16 @@ impl Store {
     }
 
     /// Appends rows to `table` through the Appender, as one Arrow batch.
-    fn append(&self, conn: &Connection, table: &str, ids: &[PointId], vectors: &[f32], op: &'static str) -> EngineResult<()> {
+    fn append(
+        &self,
+        conn: &Connection,
+        table: &str,
+        ids: &[PointId],
+        vectors: &[f32],
+        op: &'static str,
+    ) -> EngineResult<()> {
         let batch = self.record_batch(ids, vectors, op)?;
-        let mut app = conn
-            .appender(table.trim_matches('"'))
-            .map_err(op_err(op))?;
+        let mut app = conn.appender(table.trim_matches('"')).map_err(op_err(op))?;
         app.append_record_batch(batch).map_err(op_err(op))?;
         app.flush().map_err(op_err(op))
     }
@@ -153,7 +158,12 @@ impl Store {
     }
 
     /// `ids`, `vectors` and their attributes as an Arrow batch of the table's columns.
-    fn record_batch(&self, ids: &[PointId], vectors: &[f32], op: &'static str) -> EngineResult<RecordBatch> {
+    fn record_batch(
+        &self,
+        ids: &[PointId],
+        vectors: &[f32],
+        op: &'static str,
+    ) -> EngineResult<RecordBatch> {
         let dim = i32::try_from(self.table.dim)
             .map_err(|_| EngineError::op(ENGINE, op, "dimension too large"))?;
         let item = Arc::new(Field::new("item", DataType::Float32, true));
@@ -165,7 +175,9 @@ impl Store {
             Field::new("v", DataType::FixedSizeList(item, dim), false),
         ];
         let mut columns: Vec<ArrayRef> = vec![
-            Arc::new(Int64Array::from_iter_values(ids.iter().map(|id| *id as i64))),
+            Arc::new(Int64Array::from_iter_values(
+                ids.iter().map(|id| *id as i64),
+            )),
             Arc::new(list),
         ];
         if let Some(attributes) = self.attributes.as_deref() {
@@ -185,7 +197,11 @@ fn attribute_columns(
     columns: &mut Vec<ArrayRef>,
 ) -> EngineResult<()> {
     if let Some(id) = ids.iter().find(|id| !attributes.covers(**id)) {
-        return Err(EngineError::op(ENGINE, op, format!("point {id} has no attributes")));
+        return Err(EngineError::op(
+            ENGINE,
+            op,
+            format!("point {id} has no attributes"),
+        ));
     }
     for (f, field) in attributes.fields().iter().enumerate() {
         let column: ArrayRef = match field.kind {

@@ -22,14 +22,20 @@ fn map(pairs: &[(&str, ParamValue)]) -> ParamMap {
 fn build_parameters_are_checked() {
     let b = BuildSettings::parse(&ParamMap::new()).unwrap();
     let h = b.hnsw.expect("an index by default");
-    assert_eq!((h.m, h.m0, h.ef_construction, b.on_disk), (16, None, 128, false));
+    assert_eq!(
+        (h.m, h.m0, h.ef_construction, b.on_disk),
+        (16, None, 128, false)
+    );
     let none = BuildSettings::parse(&map(&[("index", ParamValue::Str("none".into()))])).unwrap();
     assert!(none.hnsw.is_none());
     for (bad, word) in [
         (map(&[("mm", ParamValue::Int(3))]), "mm"),
         (map(&[("m", ParamValue::Int(0))]), "at least 1"),
         (map(&[("m", ParamValue::Str("x".into()))]), "m"),
-        (map(&[("index", ParamValue::Str("ivf".into()))]), "hnsw or none"),
+        (
+            map(&[("index", ParamValue::Str("ivf".into()))]),
+            "hnsw or none",
+        ),
         (
             map(&[
                 ("index", ParamValue::Str("none".into())),
@@ -42,7 +48,10 @@ fn build_parameters_are_checked() {
         assert!(matches!(err, EngineError::BadParameter { .. }), "{err}");
         assert!(err.to_string().contains(word), "{err}");
     }
-    assert_eq!(SearchSettings::parse(&ParamMap::new()).unwrap().ef_search, 64);
+    assert_eq!(
+        SearchSettings::parse(&ParamMap::new()).unwrap().ef_search,
+        64
+    );
     assert!(SearchSettings::parse(&map(&[("hnsw_ef", ParamValue::Int(3))])).is_err());
     assert!(SearchSettings::parse(&map(&[("ef_search", ParamValue::Int(0))])).is_err());
 }
@@ -57,10 +66,16 @@ fn statements_match_metric_and_function() {
     ] {
         let t = Table::new("c\"x", 3, distance);
         let index = t.index_sql(&build).unwrap();
-        assert!(index.contains(metric) && index.contains("M0 = 40"), "{index}");
+        assert!(
+            index.contains(metric) && index.contains("M0 = 40"),
+            "{index}"
+        );
         assert!(index.contains("ON \"c\"\"x\" USING HNSW"), "{index}");
         let search = t.search_sql(7, Some("TRUE"));
-        assert!(search.contains(function) && search.ends_with("LIMIT 7"), "{search}");
+        assert!(
+            search.contains(function) && search.ends_with("LIMIT 7"),
+            "{search}"
+        );
         assert!(search.contains("?::FLOAT[3]") && search.contains("WHERE TRUE"));
     }
 }
@@ -97,7 +112,10 @@ fn vectors_and_filters_become_sql() {
 fn a_missing_extension_names_the_install_command() {
     let err = vss_path_from(Some("/nonexistent/vss.duckdb_extension".into())).unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("scripts/install/duckdb.sh") && msg.contains(VSS_ENV), "{msg}");
+    assert!(
+        msg.contains("scripts/install/duckdb.sh") && msg.contains(VSS_ENV),
+        "{msg}"
+    );
     assert!(msg.contains("/nonexistent/vss.duckdb_extension"), "{msg}");
 }
 
@@ -118,8 +136,11 @@ fn points() -> (Vec<u64>, Vec<f32>, Arc<Attributes>) {
         },
     )
     .unwrap();
-    a.push("num", Column::Integer(ids.iter().map(|i| *i as i64).collect()))
-        .unwrap();
+    a.push(
+        "num",
+        Column::Integer(ids.iter().map(|i| *i as i64).collect()),
+    )
+    .unwrap();
     (ids, vectors, Arc::new(a))
 }
 
@@ -152,8 +173,16 @@ fn index_writes_and_filters_on_real_duckdb() {
     let dir = tempfile::tempdir().unwrap();
     let mut engine = built(ParamMap::new(), &dir);
     let report = engine.wait_until_ready().unwrap();
-    assert_eq!((report.indexed_vectors, report.points), (Some(300), Some(300)));
-    assert!(report.details["search_plan"].as_str().unwrap().contains("HNSW_INDEX_SCAN"));
+    assert_eq!(
+        (report.indexed_vectors, report.points),
+        (Some(300), Some(300))
+    );
+    assert!(
+        report.details["search_plan"]
+            .as_str()
+            .unwrap()
+            .contains("HNSW_INDEX_SCAN")
+    );
     let mut out = Vec::new();
     engine.search(&[10.2, 1.0, 0.0, 3.0], 3, &mut out).unwrap();
     assert_eq!(ids_of(&out), [10, 11, 9]);
@@ -180,7 +209,10 @@ fn index_writes_and_filters_on_real_duckdb() {
         .unwrap();
     assert_eq!(ids_of(&out), [51, 53, 55, 57]);
     let footprint = engine.footprint().unwrap();
-    assert!(footprint.index.is_some() && footprint.total.is_some(), "{footprint:?}");
+    assert!(
+        footprint.index.is_some() && footprint.total.is_some(),
+        "{footprint:?}"
+    );
     let err = engine.search(&[1.0; 3], 3, &mut out).unwrap_err();
     assert!(err.to_string().contains("dimension mismatch"), "{err}");
 }
@@ -205,7 +237,10 @@ fn exact_and_on_disk_sets() {
     disk.search(&[2.9, 1.0, 0.0, 3.0], 2, &mut out).unwrap();
     assert_eq!(ids_of(&out), [3, 2]);
     let total = disk.footprint().unwrap().total.unwrap();
-    assert!(total.source.contains("file") && total.bytes > 0, "{total:?}");
+    assert!(
+        total.source.contains("file") && total.bytes > 0,
+        "{total:?}"
+    );
     assert!(dir.path().join("duckdb.db").is_file());
 }
 
