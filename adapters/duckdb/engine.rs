@@ -72,7 +72,7 @@ impl DuckDb {
         let version = conn
             .query_row(
                 "SELECT version() || ', vss ' || coalesce((SELECT extension_version \
-             FROM duckdb_extensions() WHERE extension_name = 'vss'), '?')",
+                 FROM duckdb_extensions() WHERE extension_name = 'vss'), '?')",
                 [],
                 |row| row.get::<_, String>(0),
             )
