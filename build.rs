@@ -28,6 +28,50 @@ fn main() {
     println!("cargo:rerun-if-changed=.git/index");
     server_cfgs();
     mount_cfg();
+    duckdb_link();
+}
+
+/// With the `duckdb` feature: links the DuckDB library that `scripts/install/duckdb.sh`
+/// installed (`$RAGDBEVAL_DUCKDB_DIR/lib`, default `.deps/duckdb/lib` in the clone) and
+/// records its directory as the binaries' run-time search path, so that they run without
+/// `LD_LIBRARY_PATH`. The `duckdb` crate's own build asks for `-lduckdb`; this says where.
+fn duckdb_link() {
+    println!("cargo:rerun-if-env-changed=RAGDBEVAL_DUCKDB_DIR");
+    if std::env::var_os("CARGO_FEATURE_DUCKDB").is_none() {
+        return;
+    }
+    let root = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
+    let dir =
+        std::env::var("RAGDBEVAL_DUCKDB_DIR").unwrap_or_else(|_| format!("{root}/.deps/duckdb"));
+    let lib = format!("{dir}/lib");
+    println!("cargo:rerun-if-changed={lib}/libduckdb.so");
+    if !std::path::Path::new(&lib).join("libduckdb.so").is_file() {
+        eprintln!(
+            "error: the `duckdb` feature links DuckDB 1.5.5 from {lib}/libduckdb.so, which is \
+             missing: run scripts/install/duckdb.sh first"
+        );
+        std::process::exit(1);
+    }
+    println!("cargo:rustc-link-search=native={lib}");
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{lib}");
+}
+
+/// Whether the adapter of engine `name` is in this build: an engine with a cargo feature of
+/// its own name in Cargo.toml (`duckdb`) is built only with that feature.
+fn adapter_built(name: &str) -> bool {
+    let var = format!("CARGO_FEATURE_{}", name.to_uppercase().replace('-', "_"));
+    if std::env::var_os(var).is_some() {
+        return true;
+    }
+    let manifest = std::fs::read_to_string("Cargo.toml").unwrap_or_default();
+    let features = manifest
+        .split("\n[features]\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .unwrap_or("");
+    !features
+        .lines()
+        .any(|l| l.split('=').next().map(str::trim) == Some(name))
 }
 
 /// Emits `can_mount_tmpfs` when the build runs with CAP_SYS_ADMIN (root, in most containers),
@@ -77,7 +121,7 @@ include!("adapters/engines.rs");
 /// of the others carry `#[cfg_attr(not(engine_runs = "<name>"), ignore = ...)]`, so libtest
 /// reports them as ignored instead of letting them pass without testing anything.
 ///
-/// Embedded engines always run. A server engine runs when its URL variable is set, or when
+/// Embedded engines run when their adapter is built (see [`adapter_built`]). A server engine runs when its URL variable is set, or when
 /// `CI` is set and its server can be started here (a script in `scripts/servers/`; a missing
 /// server is then a failure, which the test reports). Qdrant has no script (no package
 /// exists), so its tests run only when `QDRANT_URL` is set, under CI too.
@@ -106,7 +150,7 @@ fn server_cfgs() {
             println!("cargo:rustc-cfg=server_engine=\"{name}\"");
         }
         let runs = match &meta.server {
-            None => true,
+            None => adapter_built(name),
             Some(_) if listed.split([',', ' ']).any(|s| s == name) => true,
             Some(server) => {
                 // Cargo re-runs this script when the variable's value changes: the URL, port

@@ -7,6 +7,10 @@
 // `tests/it/conformance.rs` (the tests every engine must pass, one module per engine). Keep it
 // a plain list; a `#[cfg(...)]` before a line makes that engine optional (qdrant-edge and
 // usearch, which the fuzz build leaves out).
+// a plain list; a `#[cfg(...)]` before a line makes that engine optional (only qdrant-edge,
+// which the fuzz build leaves out). An engine behind a cargo feature of its own name (duckdb)
+// stays listed without it: its adapter compiles then to an `open` that names the build
+// command, and build.rs reports its tests as ignored.
 engines! {
     #[cfg(feature = "qdrant-edge")]
     qdrant_edge => "qdrant-edge",
@@ -18,4 +22,5 @@ engines! {
     sqlite_vec => "sqlite-vec",
     #[cfg(feature = "usearch")]
     usearch => "usearch",
+    duckdb => "duckdb",
 }

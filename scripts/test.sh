@@ -46,8 +46,13 @@ done
 export RAGDBEVAL_TEST_SERVERS="${provided[*]}"
 echo "ragdbeval: server tests run for: ${RAGDBEVAL_TEST_SERVERS:-none}${QDRANT_URL:+ qdrant}" >&2
 
+# The optional in-process engines are built and tested too: their cargo features, and what
+# each needs installed first (scripts/install/<name>.sh, idempotent).
+"$here/install/duckdb.sh" >/dev/null
+features=(--features duckdb)
+
 # Build first (the longest step on a fresh machine), so servers are not left idling.
-cargo test --release --locked --all-targets --no-run "$@"
+cargo test --release --locked --all-targets "${features[@]}" --no-run "$@"
 
 started=()
 stop_servers() {
@@ -68,7 +73,7 @@ if [ -z "${RAGDBEVAL_NO_SERVERS:-}" ]; then
   done
 fi
 
-cargo test --release --locked --all-targets --no-fail-fast "$@"
+cargo test --release --locked --all-targets "${features[@]}" --no-fail-fast "$@"
 
 # The short fuzz pass: every target in fuzz/ for 20 s, when the toolchain can build
 # it (sanitizers need a nightly) and the whole suite was asked for (not a filtered run).

@@ -34,7 +34,7 @@ macro_rules! engines {
                 #[test]
                 #[cfg_attr(
                     not(engine_runs = $name),
-                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                    ignore = "needs its server (scripts/test.sh starts it, or set the URL variable its meta.rs names) or its cargo feature (scripts/test.sh builds it)"
                 )]
                 fn runbooks() {
                     super::run_case($name);
@@ -43,7 +43,7 @@ macro_rules! engines {
                 #[test]
                 #[cfg_attr(
                     not(engine_runs = $name),
-                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                    ignore = "needs its server (scripts/test.sh starts it, or set the URL variable its meta.rs names) or its cargo feature (scripts/test.sh builds it)"
                 )]
                 fn filtered_bench() {
                     crate::filtered::every_engine::run_case($name);
