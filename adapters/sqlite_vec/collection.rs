@@ -40,7 +40,10 @@ pub(super) struct Collection {
 pub(super) enum Write {
     /// New rows (bulk load): a plain `INSERT`; an id already there is an error.
     Insert,
-    /// Replace the vector where the row exists (`UPDATE` in place), else `INSERT`.
+    /// Replace the vector where the row exists, else `INSERT`. Float32 tables update the row
+    /// in place; quantized ones delete it and insert it anew, because vec0's `UPDATE` reads
+    /// every new vector as float32 (the subtype that marks `int8` or `bit` is lost on the
+    /// way), so it refuses the quantized copy.
     Upsert,
 }
 
@@ -122,18 +125,27 @@ impl Collection {
             let mut insert = tx
                 .prepare_cached(&sql::insert(&self.settings, self.attributes.as_deref()))
                 .map_err(sql_err(operation))?;
-            let mut update = tx
-                .prepare_cached(&sql::update(&self.settings))
-                .map_err(sql_err(operation))?;
+            let replace_sql = if self.settings.quantized() {
+                sql::delete()
+            } else {
+                sql::update(&self.settings)
+            };
+            let mut replace = tx.prepare_cached(&replace_sql).map_err(sql_err(operation))?;
             let mut blob = Vec::with_capacity(self.dim * 4);
             let mut values: Vec<SqlValue> = Vec::new();
             for (&id, vector) in ids.iter().zip(vectors.chunks_exact(self.dim)) {
                 let rowid = rowid(id)?;
                 blob_into(&mut blob, vector);
-                if mode == Write::Upsert
-                    && update.execute(params![rowid, blob]).map_err(sql_err(operation))? > 0
-                {
-                    continue;
+                if mode == Write::Upsert {
+                    if self.settings.quantized() {
+                        replace.execute([rowid]).map_err(sql_err(operation))?;
+                    } else if replace
+                        .execute(params![rowid, blob])
+                        .map_err(sql_err(operation))?
+                        > 0
+                    {
+                        continue;
+                    }
                 }
                 values.clear();
                 values.push(SqlValue::Integer(rowid));
@@ -243,8 +255,10 @@ impl Collection {
         let text = format!("EXPLAIN QUERY PLAN {}", sql::knn(self.shape(search), &Predicate::default()));
         let writer = self.writer()?;
         let mut stmt = writer.prepare(&text).map_err(sql_err("query plan"))?;
+        // Planning needs no values: every parameter is bound to NULL.
+        let unbound = std::iter::repeat_n(SqlValue::Null, stmt.parameter_count());
         let lines = stmt
-            .query_map([], |r| r.get::<_, String>(3))
+            .query_map(params_from_iter(unbound), |r| r.get::<_, String>(3))
             .map_err(sql_err("query plan"))?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(sql_err("query plan"))?;

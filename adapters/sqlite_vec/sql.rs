@@ -94,7 +94,7 @@ pub(super) fn insert(settings: &BuildSettings, attributes: Option<&Attributes>) 
 }
 
 /// `UPDATE` of a row's vector in place: `?1` rowid, `?2` the float32 vector. Attributes stay:
-/// they belong to the point, not to its vector.
+/// they belong to the point, not to its vector. Float32 tables only (see `Write::Upsert`).
 pub(super) fn update(settings: &BuildSettings) -> String {
     let mut set = String::from("embedding = ?2");
     if settings.quantized() {
