@@ -15,4 +15,5 @@ engines! {
     pgvector => "pgvector",
     chroma => "chroma",
     redis => "redis",
+    milvus => "milvus",
 }
