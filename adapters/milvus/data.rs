@@ -174,18 +174,14 @@ pub(super) fn hits(
         )));
     }
     let mut out = Vec::with_capacity(nq);
-    let mut at = 0;
+    let mut rows = keys.into_iter().zip(data.scores);
     for n in topks {
         let mut list = Vec::with_capacity(n);
-        for i in at..at + n {
-            let id = PointId::try_from(keys[i])
-                .map_err(|_| bad(format!("negative id {} in the answer", keys[i])))?;
-            list.push(Neighbor {
-                id,
-                score: data.scores[i],
-            });
+        for (key, score) in rows.by_ref().take(n) {
+            let id = PointId::try_from(key)
+                .map_err(|_| bad(format!("negative id {key} in the answer")))?;
+            list.push(Neighbor { id, score });
         }
-        at += n;
         out.push(list);
     }
     Ok(out)
