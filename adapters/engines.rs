@@ -23,4 +23,5 @@ engines! {
     #[cfg(feature = "usearch")]
     usearch => "usearch",
     duckdb => "duckdb",
+    milvus => "milvus",
 }

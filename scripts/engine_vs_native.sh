@@ -7,6 +7,7 @@
 #   ./scripts/engine_vs_native.sh pgvector     # against pgbench -M prepared (the wheel's)
 #   ./scripts/engine_vs_native.sh redis        # against the tightest redis-crate VSIM loop
 #   ./scripts/engine_vs_native.sh chroma       # against a minimal ureq loop
+#   ./scripts/engine_vs_native.sh milvus       # against a minimal tonic loop
 #   QDRANT_URL=http://127.0.0.1:6334 ./scripts/engine_vs_native.sh qdrant
 #                                              # against a minimal qdrant-client loop
 #   ./scripts/engine_vs_native.sh all          # those with local servers, then qdrant

@@ -120,7 +120,7 @@ pub fn url_at(engine: &str, port: u16) -> String {
     match engine {
         "pgvector" => format!("postgres://postgres@127.0.0.1:{port}/ragdbeval"),
         "redis" => format!("redis://127.0.0.1:{port}"),
-        "chroma" | "qdrant" => format!("http://127.0.0.1:{port}"),
+        "chroma" | "qdrant" | "milvus" => format!("http://127.0.0.1:{port}"),
         other => panic!("{other}: add the form of its URL to url_at in tests/it/conformance.rs"),
     }
 }

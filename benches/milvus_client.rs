@@ -1,0 +1,191 @@
+//! ragdbeval's closed loop against a minimal loop with the same gRPC library (tonic with
+//! prost, over the adapter's Milvus messages) on one Milvus server's collection: the same
+//! collection, queries, `nprobe` and k, at 1 and 2 clients. Target: ragdbeval's QPS at least
+//! 0.95 × the minimal loop's at both.
+//!
+//! The native side is what an async Rust program written for speed does: the `Search`
+//! requests encoded up front, one channel, `clients` tasks on a tokio runtime each awaiting
+//! one call after another and dropping the answer. ragdbeval's side is the adapter as
+//! `bench --db milvus` drives it (blocking sender threads, each request built per query and
+//! its answer turned into neighbours). Client CPU is the whole bench process's, taken around
+//! each slice on both sides.
+//!
+//! Run: `scripts/engine_vs_native.sh milvus` (starts a server and runs this with `--bench`).
+//! Env: MILVUS_URL (required), ROUNDS (default 3), PAIRS (default 12), SLICE_S (default 2),
+//! N (default 50000), DIM (default 50). Without `--bench` (as `cargo test` runs it) it makes
+//! one short round on a small set, and says so; without MILVUS_URL it says it is skipped.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ragdbeval::adapters::milvus::proto::{
+    DSL_BOOL_EXPR, PLACEHOLDER_FLOAT_VECTOR, PlaceholderGroup, PlaceholderValue, SearchRequest,
+    SearchResults, kv,
+};
+use ragdbeval::distance::Distance;
+use tonic::codegen::http::uri::PathAndQuery;
+use tonic::transport::Channel;
+
+mod common;
+use common::{
+    Comparison, Plan, Settings, Slice, ab_rounds, closed_loop_slice, prepare, process_cpu,
+};
+
+const COLLECTION: &str = "milvus_client_cmp";
+const K: usize = 10;
+const NPROBE: i64 = 16;
+const SEARCH: &str = "/milvus.proto.milvus.MilvusService/Search";
+
+/// One call of `request` on `channel`; the answer is dropped.
+async fn search(channel: &Channel, request: SearchRequest) {
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready().await.expect("channel ready");
+    let codec = tonic_prost::ProstCodec::<SearchRequest, SearchResults>::default();
+    let answer = grpc
+        .unary(
+            tonic::Request::new(request),
+            PathAndQuery::from_static(SEARCH),
+            codec,
+        )
+        .await
+        .expect("search");
+    std::hint::black_box(answer);
+}
+
+/// `clients` tasks sending `requests` round-robin for `secs` seconds.
+fn native_loop(
+    rt: &tokio::runtime::Runtime,
+    channel: &Channel,
+    requests: &Arc<Vec<SearchRequest>>,
+    clients: usize,
+    secs: u64,
+) -> u64 {
+    rt.block_on(async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        let mut tasks = tokio::task::JoinSet::new();
+        for c in 0..clients {
+            let (channel, requests) = (channel.clone(), Arc::clone(requests));
+            tasks.spawn(async move {
+                let mut n = 0u64;
+                let mut i = c * 7919;
+                while tokio::time::Instant::now() < deadline {
+                    search(&channel, requests[i % requests.len()].clone()).await;
+                    n += 1;
+                    i += 1;
+                }
+                n
+            });
+        }
+        tasks.join_all().await.into_iter().sum()
+    })
+}
+
+/// `slice` with its client CPU replaced by the process's CPU per query over the slice.
+fn with_process_cpu(slice: impl FnOnce() -> Slice) -> Slice {
+    let cpu0 = process_cpu();
+    let s = slice();
+    Slice {
+        cpu_per_query: (process_cpu() - cpu0).as_secs_f64() / s.calls.max(1) as f64,
+        ..s
+    }
+}
+
+/// The search of `q`, as a minimal client encodes it.
+fn request(q: &[f32]) -> SearchRequest {
+    let group = PlaceholderGroup {
+        placeholders: vec![PlaceholderValue {
+            tag: "$0".into(),
+            r#type: PLACEHOLDER_FLOAT_VECTOR,
+            values: vec![q.iter().flat_map(|x| x.to_le_bytes()).collect()],
+        }],
+    };
+    SearchRequest {
+        collection_name: COLLECTION.into(),
+        dsl: String::new(),
+        placeholder_group: prost::Message::encode_to_vec(&group),
+        dsl_type: DSL_BOOL_EXPR,
+        search_params: vec![
+            kv("anns_field", "vector"),
+            kv("topk", K.to_string()),
+            kv("metric_type", "L2"),
+            kv("params", format!("{{\"nprobe\":{NPROBE}}}")),
+            kv("round_decimal", "-1"),
+        ],
+        nq: 1,
+        use_default_consistency: true,
+    }
+}
+
+fn main() {
+    let Some(Comparison {
+        url,
+        settings,
+        test,
+        mut engine,
+        work_dir: _work_dir,
+    }) = prepare(Plan {
+        bench: "milvus_client",
+        var: "MILVUS_URL",
+        how: "scripts/engine_vs_native.sh milvus starts a server and runs this bench",
+        engine: "milvus",
+        collection: COLLECTION,
+        distance: Distance::Euclidean,
+        build: &[],
+        search: &[("nprobe", NPROBE)],
+    })
+    else {
+        return;
+    };
+    let Settings {
+        rounds,
+        pairs,
+        slice_s,
+        n,
+        dim,
+    } = settings;
+    let nq = test.len();
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let channel = rt
+        .block_on(
+            tonic::transport::Endpoint::from_shared(url.clone())
+                .expect("MILVUS_URL is a URL")
+                .tcp_nodelay(true)
+                .connect(),
+        )
+        .expect("a channel to MILVUS_URL");
+    let requests: Arc<Vec<SearchRequest>> =
+        test.iter().map(|q| request(q)).collect::<Vec<_>>().into();
+
+    let ours = |clients: usize| {
+        with_process_cpu(|| closed_loop_slice(&*engine, &test, K, clients, slice_s))
+    };
+    let native = |clients: usize| {
+        with_process_cpu(|| {
+            let start = std::time::Instant::now();
+            let done = native_loop(&rt, &channel, &requests, clients, slice_s);
+            Slice {
+                qps: done as f64 / start.elapsed().as_secs_f64(),
+                cpu_per_query: f64::NAN,
+                calls: done,
+            }
+        })
+    };
+    println!(
+        "milvus: {n} × {dim} clustered points, {nq} queries, IVF_FLAT (nlist 4·√n), \
+         nprobe = {NPROBE}, k = {K}; {rounds} round(s) of {pairs} slice pairs of {slice_s} s per \
+         side and client count, ABBA order; client CPU is the bench process's"
+    );
+    ab_rounds(
+        "the minimal tonic loop",
+        &[1, 2],
+        rounds,
+        pairs,
+        &ours,
+        &native,
+    );
+    engine.close().expect("close");
+}
