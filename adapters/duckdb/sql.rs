@@ -52,7 +52,8 @@ impl Table {
         sql
     }
 
-    /// `CREATE INDEX … USING HNSW` with the build's options; `None` without an index.
+    /// `CREATE INDEX … USING HNSW` with the build's options; `None` without an index. Once
+    /// created, the index takes every later write itself: a second call creates nothing.
     pub(super) fn index_sql(&self, build: &BuildSettings) -> Option<String> {
         let h = build.hnsw.as_ref()?;
         let mut options = format!(
@@ -65,7 +66,7 @@ impl Table {
             let _ = write!(options, ", M0 = {m0}");
         }
         Some(format!(
-            "CREATE INDEX {} ON {} USING HNSW (v) WITH ({options})",
+            "CREATE INDEX IF NOT EXISTS {} ON {} USING HNSW (v) WITH ({options})",
             self.index, self.name
         ))
     }
