@@ -52,7 +52,8 @@ impl Table {
         sql
     }
 
-    /// `CREATE INDEX … USING HNSW` with the build's options; `None` without an index.
+    /// `CREATE INDEX … USING HNSW` with the build's options; `None` without an index. Once
+    /// created, the index takes every later write itself: a second call creates nothing.
     pub(super) fn index_sql(&self, build: &BuildSettings) -> Option<String> {
         let h = build.hnsw.as_ref()?;
         let mut options = format!(
@@ -65,7 +66,7 @@ impl Table {
             let _ = write!(options, ", M0 = {m0}");
         }
         Some(format!(
-            "CREATE INDEX {} ON {} USING HNSW (v) WITH ({options})",
+            "CREATE INDEX IF NOT EXISTS {} ON {} USING HNSW (v) WITH ({options})",
             self.index, self.name
         ))
     }
@@ -73,10 +74,17 @@ impl Table {
     /// The top-`k` search: the query vector is parameter 1 (text, cast to `FLOAT[dim]`), the
     /// filter's values follow. `k` is part of the text: vss replaces `ORDER BY … LIMIT` by
     /// its index scan only for a constant limit.
+    ///
+    /// A filtered search orders by `dist, id`, which vss does not replace: its index scan
+    /// would take the graph's top `k` first and filter them after, returning fewer than `k`
+    /// rows (none, for a selective filter). DuckDB then scans the rows that pass, exactly.
     pub(super) fn search_sql(&self, k: usize, where_sql: Option<&str>) -> String {
-        let filter = where_sql.map(|w| format!(" WHERE {w}")).unwrap_or_default();
+        let (filter, order) = match where_sql {
+            Some(w) => (format!(" WHERE {w}"), "dist, id"),
+            None => (String::new(), "dist"),
+        };
         format!(
-            "SELECT id, {}(v, ?::FLOAT[{}]) AS dist FROM {}{filter} ORDER BY dist LIMIT {k}",
+            "SELECT id, {}(v, ?::FLOAT[{}]) AS dist FROM {}{filter} ORDER BY {order} LIMIT {k}",
             function(self.distance),
             self.dim,
             self.name

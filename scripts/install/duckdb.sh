@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the `duckdb` engine (cargo feature `duckdb`) needs, from package registries,
 # into $RAGDBEVAL_DUCKDB_DIR (default .deps/duckdb in the clone):
-#   lib/libduckdb.so, include/duckdb.h   DuckDB 1.5.5, from npm's @duckdb/node-bindings-linux-x64
-#                                        (the build links against it; the binary finds it by rpath)
-#   vss.duckdb_extension                 DuckDB's vss extension (HNSW), from PyPI's
-#                                        duckdb-extension-vss, loaded with LOAD at run time
+#   lib/libduckdb.so       DuckDB 1.5.5, from npm's @duckdb/node-bindings-linux-x64 (build.rs
+#                          links it with the binaries' run-time search path set to lib/)
+#   vss.duckdb_extension   DuckDB's vss extension (HNSW) for 1.5.5, from PyPI's
+#                          duckdb-extension-vss, loaded with LOAD at run time
 # Idempotent: a second run with everything in place prints the directory and does nothing.
-# Prints the directory on stdout.
+# Prints the directory on stdout. With RAGDBEVAL_DUCKDB_DIR set, build with the same value and
+# point RAGDBEVAL_DUCKDB_VSS at its vss.duckdb_extension.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 dir="${RAGDBEVAL_DUCKDB_DIR:-$root/.deps/duckdb}"
@@ -18,10 +19,9 @@ if [ "$(uname -s)-$(uname -m)" != "Linux-x86_64" ]; then
   echo "duckdb: the prebuilt DuckDB library installed here is for Linux x86_64 only" >&2
   exit 1
 fi
-mkdir -p "$dir/lib" "$dir/include"
+mkdir -p "$dir/lib"
 stamp="$dir/installed-$duckdb_version"
-if [ -f "$stamp" ] && [ -f "$dir/lib/libduckdb.so" ] && [ -f "$dir/include/duckdb.h" ] \
-  && [ -f "$dir/vss.duckdb_extension" ]; then
+if [ -f "$stamp" ] && [ -f "$dir/lib/libduckdb.so" ] && [ -f "$dir/vss.duckdb_extension" ]; then
   echo "$dir"
   exit 0
 fi
@@ -33,18 +33,11 @@ echo "duckdb: npm pack $npm_package" >&2
 mkdir "$tmp/npm"
 tar -xzf "$tmp"/*.tgz -C "$tmp/npm"
 so=$(find "$tmp/npm" -name libduckdb.so | head -n1)
-header=$(find "$tmp/npm" -name duckdb.h | head -n1)
 if [ -z "$so" ]; then
   echo "duckdb: $npm_package has no libduckdb.so" >&2
   exit 1
 fi
 cp "$so" "$dir/lib/libduckdb.so"
-if [ -n "$header" ]; then
-  cp "$header" "$dir/include/duckdb.h"
-else
-  # The Rust crate ships its own bindings; the header is only what its build script looks for.
-  : >"$dir/include/duckdb.h"
-fi
 
 echo "duckdb: pip download $vss_package" >&2
 python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
