@@ -194,7 +194,15 @@ impl DuckDb {
             report::check_index_scan(&sc.conn, &sql, &params, &store.table)?;
             sc.checked.push(k);
         }
-        query_into(&sc.conn, &sql, &params, out).map_err(op_err(op))?;
+        let index_scan = filter.is_none() && store.build.hnsw.is_some();
+        let result = if index_scan {
+            let _exclusive = store.writing();
+            query_into(&sc.conn, &sql, &params, out)
+        } else {
+            let _shared = store.searching();
+            query_into(&sc.conn, &sql, &params, out)
+        };
+        result.map_err(op_err(op))?;
         self.pool.give_back(sc);
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! run on.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use ::duckdb::arrow::array::{ArrayRef, FixedSizeListArray, Float32Array, Int64Array, StringArray};
 use ::duckdb::arrow::datatypes::{DataType, Field, Schema};
@@ -54,6 +54,11 @@ pub(super) struct Store {
     pub file: Option<PathBuf>,
     /// Loads, writes, index builds and reports; searches clone it (one connection each).
     main: Mutex<Connection>,
+    /// Writes and HNSW index scans hold it exclusively, other searches (filtered: a scan of
+    /// the table) shared. vss's index crashes the process (SIGSEGV in usearch's search, called
+    /// from `HNSWIndex::InitializeScan`) when two connections scan it at once, so index scans
+    /// run one at a time, and no write overlaps a search.
+    index_access: RwLock<()>,
     /// Staging tables of upserts (same columns as the table) and deletes (`id`).
     stage: String,
     doomed: String,
@@ -84,6 +89,7 @@ impl Store {
             attributes,
             file,
             main: Mutex::new(conn),
+            index_access: RwLock::new(()),
             stage,
             doomed,
         })
@@ -93,6 +99,20 @@ impl Store {
     /// consistent (each statement is atomic), so the poison is ignored.
     pub(super) fn conn(&self) -> MutexGuard<'_, Connection> {
         self.main.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Shared access for one search (see `index_access`).
+    pub(super) fn searching(&self) -> RwLockReadGuard<'_, ()> {
+        self.index_access
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Exclusive access for one write or one HNSW index scan (see `index_access`).
+    pub(super) fn writing(&self) -> RwLockWriteGuard<'_, ()> {
+        self.index_access
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// A new connection to the same database, for one search thread.
@@ -117,6 +137,7 @@ impl Store {
 
     /// Bulk load into the table.
     pub(super) fn insert(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        let _exclusive = self.writing();
         let conn = self.conn();
         self.append(&conn, &self.table.name, ids, vectors, "bulk insert")
     }
@@ -124,6 +145,7 @@ impl Store {
     /// Replaces or adds the points: staged, then one transaction deletes their old rows and
     /// inserts the new ones.
     pub(super) fn upsert(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        let _exclusive = self.writing();
         let mut conn = self.conn();
         self.append(&conn, &self.stage, ids, vectors, "upsert")?;
         let t = &self.table.name;
@@ -139,6 +161,7 @@ impl Store {
 
     /// Removes the points, in one transaction.
     pub(super) fn delete(&self, ids: &[PointId]) -> EngineResult<()> {
+        let _exclusive = self.writing();
         let mut conn = self.conn();
         {
             let mut app = conn
