@@ -16,7 +16,6 @@
 //! one short round on a small set, and says so; without MILVUS_URL it says it is skipped.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use ragdbeval::adapters::milvus::proto::{
     DSL_BOOL_EXPR, PLACEHOLDER_FLOAT_VECTOR, PlaceholderGroup, PlaceholderValue, SearchRequest,
@@ -28,7 +27,8 @@ use tonic::transport::Channel;
 
 mod common;
 use common::{
-    Comparison, Plan, Settings, Slice, ab_rounds, closed_loop_slice, prepare, process_cpu,
+    Comparison, Plan, Settings, ab_rounds, closed_loop_slice, prepare, tokio_slice,
+    with_process_cpu,
 };
 
 const COLLECTION: &str = "milvus_client_cmp";
@@ -50,44 +50,6 @@ async fn search(channel: &Channel, request: SearchRequest) {
         .await
         .expect("search");
     std::hint::black_box(answer);
-}
-
-/// `clients` tasks sending `requests` round-robin for `secs` seconds.
-fn native_loop(
-    rt: &tokio::runtime::Runtime,
-    channel: &Channel,
-    requests: &Arc<Vec<SearchRequest>>,
-    clients: usize,
-    secs: u64,
-) -> u64 {
-    rt.block_on(async {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-        let mut tasks = tokio::task::JoinSet::new();
-        for c in 0..clients {
-            let (channel, requests) = (channel.clone(), Arc::clone(requests));
-            tasks.spawn(async move {
-                let mut n = 0u64;
-                let mut i = c * 7919;
-                while tokio::time::Instant::now() < deadline {
-                    search(&channel, requests[i % requests.len()].clone()).await;
-                    n += 1;
-                    i += 1;
-                }
-                n
-            });
-        }
-        tasks.join_all().await.into_iter().sum()
-    })
-}
-
-/// `slice` with its client CPU replaced by the process's CPU per query over the slice.
-fn with_process_cpu(slice: impl FnOnce() -> Slice) -> Slice {
-    let cpu0 = process_cpu();
-    let s = slice();
-    Slice {
-        cpu_per_query: (process_cpu() - cpu0).as_secs_f64() / s.calls.max(1) as f64,
-        ..s
-    }
 }
 
 /// The search of `q`, as a minimal client encodes it.
@@ -157,21 +119,16 @@ fn main() {
                 .connect(),
         )
         .expect("a channel to MILVUS_URL");
-    let requests: Arc<Vec<SearchRequest>> =
-        test.iter().map(|q| request(q)).collect::<Vec<_>>().into();
+    let requests: Arc<Vec<SearchRequest>> = test.iter().map(request).collect::<Vec<_>>().into();
 
     let ours = |clients: usize| {
         with_process_cpu(|| closed_loop_slice(&*engine, &test, K, clients, slice_s))
     };
     let native = |clients: usize| {
-        with_process_cpu(|| {
-            let start = std::time::Instant::now();
-            let done = native_loop(&rt, &channel, &requests, clients, slice_s);
-            Slice {
-                qps: done as f64 / start.elapsed().as_secs_f64(),
-                cpu_per_query: f64::NAN,
-                calls: done,
-            }
+        let (channel, requests) = (channel.clone(), Arc::clone(&requests));
+        tokio_slice(&rt, clients, slice_s, move |i| {
+            let (channel, request) = (channel.clone(), requests[i % requests.len()].clone());
+            async move { search(&channel, request).await }
         })
     };
     println!(

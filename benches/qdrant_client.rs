@@ -16,7 +16,6 @@
 //! without QDRANT_URL it says it is skipped.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use qdrant_client::Qdrant;
 use qdrant_client::qdrant::{QueryPoints, QueryPointsBuilder, SearchParamsBuilder};
@@ -25,54 +24,13 @@ use ragdbeval::distance::Distance;
 
 mod common;
 use common::{
-    Comparison, Plan, Settings, Slice, ab_rounds, closed_loop_slice, prepare, process_cpu,
+    Comparison, Plan, Settings, ab_rounds, closed_loop_slice, prepare, tokio_slice,
+    with_process_cpu,
 };
 
 const COLLECTION: &str = "qdrant_client_cmp";
 const K: usize = 10;
 const HNSW_EF: i64 = 64;
-
-/// `clients` tasks sending `requests` round-robin for `secs` seconds.
-fn native_loop(
-    rt: &tokio::runtime::Runtime,
-    client: &Arc<Qdrant>,
-    requests: &Arc<Vec<QueryPoints>>,
-    clients: usize,
-    secs: u64,
-) -> u64 {
-    rt.block_on(async {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-        let mut tasks = tokio::task::JoinSet::new();
-        for c in 0..clients {
-            let (client, requests) = (Arc::clone(client), Arc::clone(requests));
-            tasks.spawn(async move {
-                let mut n = 0u64;
-                let mut i = c * 7919;
-                while tokio::time::Instant::now() < deadline {
-                    let answer = client
-                        .query(requests[i % requests.len()].clone())
-                        .await
-                        .expect("query");
-                    std::hint::black_box(answer);
-                    n += 1;
-                    i += 1;
-                }
-                n
-            });
-        }
-        tasks.join_all().await.into_iter().sum()
-    })
-}
-
-/// `slice` with its client CPU replaced by the process's CPU per query over the slice.
-fn with_process_cpu(slice: impl FnOnce() -> Slice) -> Slice {
-    let cpu0 = process_cpu();
-    let s = slice();
-    Slice {
-        cpu_per_query: (process_cpu() - cpu0).as_secs_f64() / s.calls.max(1) as f64,
-        ..s
-    }
-}
 
 fn main() {
     let Some(Comparison {
@@ -131,13 +89,12 @@ fn main() {
         with_process_cpu(|| closed_loop_slice(&*engine, &test, K, clients, slice_s))
     };
     let native = |clients: usize| {
-        with_process_cpu(|| {
-            let start = std::time::Instant::now();
-            let done = native_loop(&rt, &client, &requests, clients, slice_s);
-            Slice {
-                qps: done as f64 / start.elapsed().as_secs_f64(),
-                cpu_per_query: f64::NAN,
-                calls: done,
+        let (client, requests) = (Arc::clone(&client), Arc::clone(&requests));
+        tokio_slice(&rt, clients, slice_s, move |i| {
+            let (client, requests) = (Arc::clone(&client), Arc::clone(&requests));
+            async move {
+                let request = requests[i % requests.len()].clone();
+                std::hint::black_box(client.query(request).await.expect("query"));
             }
         })
     };

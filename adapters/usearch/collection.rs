@@ -116,7 +116,10 @@ impl Collection {
                 .try_for_each(|(id, v)| put_one(id, v))
         } else {
             // The same id twice in one batch: the later row wins, so order matters.
-            rows.map(|(id, v)| put_one(id, v)).collect()
+            for (id, v) in rows {
+                put_one(id, v)?;
+            }
+            Ok(())
         }
     }
 

@@ -8,12 +8,13 @@
 
 #![allow(dead_code)] // each bench uses its own part
 
+pub mod in_process;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use ragdbeval::distance::Distance;
-use ragdbeval::engine::{CollectionSpec, ConnectOptions, PointId, VectorEngine};
-use ragdbeval::params::{ParamMap, ParamValue};
+use ragdbeval::engine::{CollectionSpec, ConnectOptions, VectorEngine};
 use ragdbeval::runner::load::{closed_loop, thread_cpu_time};
 use ragdbeval::synthetic::SyntheticSpec;
 use ragdbeval::vectors::Vectors;
@@ -40,34 +41,12 @@ pub fn loaded_engine(
         upload_parallel: 2,
         ..ConnectOptions::default()
     };
-    let params = |pairs: &[(&str, i64)]| -> ParamMap {
-        let mut map = ParamMap::new();
-        for (k, v) in pairs {
-            map.insert((*k).into(), ParamValue::Int(*v));
-        }
-        map
-    };
     let mut engine = (entry.open)(&options).unwrap_or_else(|e| panic!("connect to {name}: {e}"));
-    engine
-        .create(&CollectionSpec {
-            name: collection.into(),
-            dim: train.dim(),
-            distance,
-            expected_points: train.len(),
-            build_params: params(build),
-            work_dir: work_dir.path().to_path_buf(),
-            attributes: None,
-            element_type: Default::default(),
-        })
-        .expect("create the collection");
-    let ids: Vec<PointId> = (0..train.len() as PointId).collect();
-    engine
-        .insert_batch(&ids, train.as_flat())
-        .expect("insert the points");
-    engine.wait_until_ready().expect("build the index");
-    engine
-        .set_search_params(&params(search))
-        .expect("search parameters");
+    let spec = CollectionSpec {
+        name: collection.into(),
+        ..in_process::collection(distance, train, build, work_dir.path())
+    };
+    in_process::load(engine.as_mut(), &spec, train, search);
     (engine, work_dir)
 }
 
@@ -379,4 +358,56 @@ pub fn ab_rounds(
             spread * 100.0
         );
     }
+}
+
+/// `slice` with its client CPU replaced by the process's CPU per query over the slice (for
+/// clients whose work runs on runtime threads, not on the callers).
+pub fn with_process_cpu(slice: impl FnOnce() -> Slice) -> Slice {
+    let cpu0 = process_cpu();
+    let s = slice();
+    Slice {
+        cpu_per_query: (process_cpu() - cpu0).as_secs_f64() / s.calls.max(1) as f64,
+        ..s
+    }
+}
+
+/// A minimal async client's closed loop: `clients` tasks on `rt`, each awaiting `call(i)` one
+/// after another for i = a per-task offset, +1, +2, … until `secs` seconds have passed (the
+/// caller maps i onto its requests). Returns the calls per second and the process's CPU per
+/// call.
+pub fn tokio_slice<F, Fut>(
+    rt: &tokio::runtime::Runtime,
+    clients: usize,
+    secs: u64,
+    call: F,
+) -> Slice
+where
+    F: Fn(usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    with_process_cpu(|| {
+        let start = Instant::now();
+        let done: u64 = rt.block_on(async {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+            let mut tasks = tokio::task::JoinSet::new();
+            for c in 0..clients {
+                let call = call.clone();
+                tasks.spawn(async move {
+                    let (mut n, mut i) = (0u64, c * 7919);
+                    while tokio::time::Instant::now() < deadline {
+                        call(i).await;
+                        n += 1;
+                        i += 1;
+                    }
+                    n
+                });
+            }
+            tasks.join_all().await.into_iter().sum()
+        });
+        Slice {
+            qps: done as f64 / start.elapsed().as_secs_f64(),
+            cpu_per_query: f64::NAN,
+            calls: done,
+        }
+    })
 }

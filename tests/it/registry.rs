@@ -47,11 +47,35 @@ fn every_server_engine_has_a_client_bench() {
     }
 }
 
-/// Every client bench and fuzz input belongs to a registered engine.
+/// Every in-process engine built on a library is measured against a bare loop over that
+/// library's own search call: `benches/<module>_overhead.rs` on the shared harness
+/// (`benches/common/in_process.rs`), with its `[[bench]]` entry. `exact` is ragdbeval's own
+/// scan: there is no library to hold it to.
+#[test]
+fn every_in_process_library_has_an_overhead_bench() {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    for e in ENGINES.iter().filter(|e| e.embedded() && e.name != "exact") {
+        let bench = format!("{}_overhead", module(e.name));
+        let file = root().join(format!("benches/{bench}.rs"));
+        assert!(file.is_file(), "{}: add {}", e.name, file.display());
+        let entry = format!("[[bench]]\nname = \"{bench}\"\nharness = false\n");
+        assert!(
+            manifest.contains(&entry),
+            "{}: add to Cargo.toml:\n{entry}",
+            e.name
+        );
+    }
+}
+
+/// Every client or overhead bench and fuzz input belongs to a registered engine.
 #[test]
 fn no_bench_or_fuzz_input_outlives_its_engine() {
     let modules: Vec<String> = ENGINES.iter().map(|e| module(e.name)).collect();
-    for (dir, suffix) in [("benches", "_client.rs"), ("fuzz/corpus/params", ".toml")] {
+    for (dir, suffix) in [
+        ("benches", "_client.rs"),
+        ("benches", "_overhead.rs"),
+        ("fuzz/corpus/params", ".toml"),
+    ] {
         for file in crate::common::files_in(&root().join(dir)) {
             let name = file.file_name().unwrap().to_string_lossy().into_owned();
             if let Some(engine) = name.strip_suffix(suffix) {

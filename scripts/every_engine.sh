@@ -1,0 +1,61 @@
+# Sourced by the scripts that run one job on every engine `ragdbeval engines` lists (not run on
+# its own). After `every_engine_start`:
+#   bin      the ragdbeval binary (built by scripts/ragdbeval unless RAGDBEVAL_BIN is set)
+#   work     a temporary directory, removed on exit with the servers started here
+#   engines  the engines to run: the embedded ones, the servers this project's scripts start
+#            (scripts/servers/<engine>.sh), and a server engine without a script when its
+#            <ENGINE>_URL is set (qdrant: QDRANT_URL); the others are skipped, said on stderr
+#   url      engine → server URL
+# and `engine_args ENGINE` prints the arguments every run of ENGINE takes: --db, --url, and the
+# conformance settings of adapters/<module>/meta.rs (the highest value of its effort sweep,
+# its extra search parameters), one per line.
+every_engine_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+every_engine_root="$every_engine_here/.."
+declare -A url
+engines=()
+started=()
+
+every_engine_cleanup() {
+  local s
+  for s in "${started[@]}"; do "$every_engine_here/servers/$s.sh" stop >/dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+
+every_engine_start() { # script name, for messages
+  bin=${RAGDBEVAL_BIN:-$("$every_engine_here/ragdbeval" --version >/dev/null && echo "${CARGO_TARGET_DIR:-$HOME/.cache/ragdbeval/target}/release/ragdbeval")}
+  work=$(mktemp -d)
+  trap every_engine_cleanup EXIT
+  local engine kind var
+  while read -r engine kind _; do
+    if [ "$kind" = "[server]" ]; then
+      var=$(echo "${engine}_URL" | tr 'a-z-' 'A-Z_')
+      if [ -n "${!var:-}" ]; then
+        url[$engine]=${!var}
+      elif [ -x "$every_engine_here/servers/$engine.sh" ]; then
+        url[$engine]=$("$every_engine_here/servers/$engine.sh" start)
+        started+=("$engine")
+      else
+        echo "$1: $engine skipped, $var is not set" >&2
+        continue
+      fi
+    fi
+    engines+=("$engine")
+  done < <("$bin" engines | grep -v '^ ')
+}
+
+# The value of `field: "..."` in an engine's meta.rs.
+every_engine_meta() { # module, field
+  sed -n "s/^ *$2: \"\([^\"]*\)\".*/\1/p" "$every_engine_root/adapters/$1/meta.rs"
+}
+
+engine_args() { # engine
+  local engine=$1 module=${1//-/_} sweep extra
+  printf '%s\n' --db "$engine"
+  [ -z "${url[$engine]:-}" ] || printf '%s\n' --url "${url[$engine]}"
+  sweep=$(every_engine_meta "$module" effort_sweep)
+  # The highest effort of the sweep: `hnsw_ef=8,32,128` gives hnsw_ef=128.
+  [ -z "$sweep" ] || printf '%s\n' --search-param "${sweep%%=*}=${sweep##*,}"
+  for extra in $(sed -n 's/^ *search_params: &\[\(.*\)\],.*/\1/p' "$every_engine_root/adapters/$module/meta.rs" | tr -d '" ' | tr ',' ' '); do
+    printf '%s\n' --search-param "$extra"
+  done
+}
