@@ -42,7 +42,10 @@
 # 0.9484 at nprobe 4 and 64 on the default data): the figures compare the two clients on
 # one server-side search, not IVF settings. milvus-lite also runs one search at a time (a
 # process-wide mutex around every collection operation), so a second client gains only the
-# client's own share of a query's time: the leaner the client, the less it gains.
+# client's own share of a query's time: the leaner the client, the less it gains. The
+# server's CPU time per query is the same for both tools (1.3-1.6 ms on the default data,
+# from ragdbeval's `--server-pid` and /proc/PID/stat sampled beside VectorDBBench): what
+# differs is the time each client adds between one answer and its next request.
 set -euo pipefail
 N=${N:-100000}
 D=${D:-128}
@@ -69,7 +72,8 @@ trap cleanup EXIT
 # project's .venv holds milvus-lite, whose pymilvus must not change under it.
 venv="${RAGDBEVAL_VDBBENCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/ragdbeval/vdbbench-venv}"
 VDBBENCH_VERSION=${VDBBENCH_VERSION:-2.0.0}
-if ! "$venv/bin/python" -c "import vectordb_bench, pymilvus, pyarrow" 2>/dev/null \
+# (Imported from the work directory: importing vectordb_bench creates logs/ in the current one.)
+if ! (cd "$work" && "$venv/bin/python" -c "import vectordb_bench, pymilvus, pyarrow") 2>/dev/null \
   || [ "$("$venv/bin/python" -m pip show vectordb-bench 2>/dev/null | awk '/^Version:/ {print $2}')" != "$VDBBENCH_VERSION" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check "vectordb-bench==$VDBBENCH_VERSION"
@@ -153,6 +157,8 @@ rows="$work/rows.txt"
 : >"$rows"
 run_ragdbeval() {
   local round=$1 c=$2 out="$work/rag-$1-$2.json"
+  # Session consistency, as VectorDBBench's collection has (milvus-lite searches at the
+  # current time whatever the level).
   # Its warnings (milvus-lite reports no indexed row counts, so a full scan cannot be ruled
   # out) go to a file, shown only when the run fails.
   if ! "$bin" bench --db milvus --url "$url" --dataset "$data" --distance euclidean \
