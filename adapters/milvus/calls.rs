@@ -463,6 +463,9 @@ impl MilvusEngine {
         details.insert("index_pending_rows".into(), index.pending_index_rows.into());
         details.insert("num_shards".into(), coll.build.num_shards.into());
         details.insert("consistency".into(), coll.build.consistency.0.into());
+        if let Some(reason) = unindexed_reason(indexed, points) {
+            details.insert("full_scan_reason".into(), reason.into());
+        }
         Ok(IndexReport {
             indexed_vectors: indexed,
             points: Some(points),
@@ -553,4 +556,39 @@ fn schema(coll: &Collection) -> CollectionSchema {
 /// A connection failure in words.
 fn worded(raw: &str) -> String {
     crate::engine::worded_connection_failure(raw)
+}
+
+/// Why searches may not have gone through the index asked for: rows the server counts as not
+/// indexed, or no count at all (milvus-lite keeps a collection in one growing segment and
+/// answers every search through the server's interim index, whatever `index_type`, `nlist`
+/// and `nprobe` say).
+fn unindexed_reason(indexed: Option<u64>, points: u64) -> Option<String> {
+    match indexed {
+        None => Some(
+            "the server reports no indexed rows (milvus-lite: the collection stays one growing \
+             segment, searched through the server's interim index, so the index type and \
+             search parameters asked for are not what answered)"
+                .into(),
+        ),
+        Some(n) if n != points => Some(format!(
+            "{n} of {points} points indexed: the others sit in growing segments, searched \
+             without the index"
+        )),
+        Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unindexed_reason;
+
+    #[test]
+    fn a_run_is_marked_unless_every_point_is_indexed() {
+        let lite = unindexed_reason(None, 1000).expect("no count is a reason");
+        assert!(lite.contains("interim index"), "{lite}");
+        let growing = unindexed_reason(Some(900), 1000).expect("missing rows are a reason");
+        assert!(growing.starts_with("900 of 1000 points indexed"), "{growing}");
+        assert_eq!(unindexed_reason(Some(1000), 1000), None);
+        assert_eq!(unindexed_reason(Some(0), 0), None);
+    }
 }
