@@ -6,11 +6,9 @@
 // registry), `build.rs` (which engines are server engines and whose tests can run) and
 // `tests/it/conformance.rs` (the tests every engine must pass, one module per engine). Keep it
 // a plain list; a `#[cfg(...)]` before a line makes that engine optional (qdrant-edge and
-// usearch, which the fuzz build leaves out).
-// a plain list; a `#[cfg(...)]` before a line makes that engine optional (only qdrant-edge,
-// which the fuzz build leaves out). An engine behind a cargo feature of its own name (duckdb)
-// stays listed without it: its adapter compiles then to an `open` that names the build
-// command, and build.rs reports its tests as ignored.
+// usearch, which the fuzz build leaves out). An engine behind a cargo feature of its own name
+// (duckdb, diskann) stays listed without it: its adapter compiles then to an `open` that names
+// the build command, and build.rs reports its tests as ignored.
 engines! {
     #[cfg(feature = "qdrant-edge")]
     qdrant_edge => "qdrant-edge",
@@ -23,5 +21,6 @@ engines! {
     #[cfg(feature = "usearch")]
     usearch => "usearch",
     duckdb => "duckdb",
+    diskann => "diskann",
     milvus => "milvus",
 }
