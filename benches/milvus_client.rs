@@ -157,8 +157,7 @@ fn main() {
                 .connect(),
         )
         .expect("a channel to MILVUS_URL");
-    let requests: Arc<Vec<SearchRequest>> =
-        test.iter().map(|q| request(q)).collect::<Vec<_>>().into();
+    let requests: Arc<Vec<SearchRequest>> = test.iter().map(request).collect::<Vec<_>>().into();
 
     let ours = |clients: usize| {
         with_process_cpu(|| closed_loop_slice(&*engine, &test, K, clients, slice_s))

@@ -108,7 +108,7 @@ impl Collection {
                 .add(id, vector)
                 .map_err(|e| engine_error(operation, format!("adding {id}: {e}")))
         };
-        let rows = ids.iter().copied().zip(vectors.chunks_exact(self.dim));
+        let mut rows = ids.iter().copied().zip(vectors.chunks_exact(self.dim));
         let mut seen = HashSet::with_capacity(ids.len());
         if ids.iter().all(|id| seen.insert(*id)) {
             rows.collect::<Vec<_>>()
@@ -116,7 +116,7 @@ impl Collection {
                 .try_for_each(|(id, v)| put_one(id, v))
         } else {
             // The same id twice in one batch: the later row wins, so order matters.
-            rows.map(|(id, v)| put_one(id, v)).collect()
+            rows.try_for_each(|(id, v)| put_one(id, v))
         }
     }
 
