@@ -49,7 +49,7 @@ echo "ragdbeval: server tests run for: ${RAGDBEVAL_TEST_SERVERS:-none}${QDRANT_U
 # The optional in-process engines are built and tested too: their cargo features, and what
 # each needs installed first (scripts/install/<name>.sh, idempotent).
 "$here/install/duckdb.sh" >/dev/null
-features=(--features duckdb)
+features=(--features usearch,duckdb,diskann)
 
 # Build first (the longest step on a fresh machine), so servers are not left idling.
 cargo test --release --locked --all-targets "${features[@]}" --no-run "$@"

@@ -7,28 +7,26 @@
 //! on. usearch needs its capacity reserved before points are added; the adapter reserves the
 //! expected build size and doubles the capacity whenever more points arrive.
 //!
+//! The adapter is behind the cargo feature `usearch` (usearch's C++ and its SIMD kernels are
+//! a long compile the default build does without); a binary built without it still lists
+//! the engine and refuses to open it, naming the command that builds it.
+//!
 //! Files: `settings` (parameters and metric), `collection` (the index, its locks, writes and
-//! searches); the trait impl is here.
+//! searches), `engine` (the trait impl).
 
-use std::sync::Arc;
+use crate::engine::{ConnectOptions, EngineResult, VectorEngine};
 
-use serde_json::{Map, Value, json};
-
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexHolds, IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
-};
-use crate::filter::{Attributes, Predicate};
-use crate::params::ParamMap;
-use crate::types::ElementType;
-
+#[cfg(feature = "usearch")]
 mod collection;
+#[cfg(feature = "usearch")]
+mod engine;
+#[cfg(feature = "usearch")]
 mod settings;
-#[cfg(test)]
+#[cfg(all(test, feature = "usearch"))]
 mod tests;
 
-use collection::{Collection, THREAD_SLOTS};
-use settings::{BuildSettings, SearchSettings};
+#[cfg(feature = "usearch")]
+pub use engine::USearch;
 
 /// What this engine declares about itself (summary, server, conformance settings).
 pub mod meta;
@@ -39,227 +37,25 @@ pub const CONFIG: &str = include_str!("config.toml");
 /// Registry name of the engine.
 const NAME: &str = "usearch";
 
+/// What builds a ragdbeval that has this engine.
+pub const BUILD_COMMAND: &str = "cargo build --release --features usearch";
+
 /// Opens the adapter. The engine runs in-process: there is nothing to connect to, and no
 /// file to recreate (the index lives in memory).
+#[cfg(feature = "usearch")]
 pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
     Ok(Box::new(USearch::default()))
 }
 
-/// usearch under test.
-#[derive(Default)]
-pub struct USearch {
-    collection: Option<Collection>,
-    /// The points' attributes (by id), when the run searches with filters.
-    attributes: Option<Arc<Attributes>>,
-    search: SearchSettings,
+/// This build has no usearch: says how to get one.
+#[cfg(not(feature = "usearch"))]
+pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
+    Err(crate::engine::EngineError::op(
+        NAME,
+        "open",
+        format!(
+            "this ragdbeval was built without the `usearch` cargo feature; build it with \
+             `{BUILD_COMMAND}`"
+        ),
+    ))
 }
-
-impl USearch {
-    fn collection(&self, operation: &str) -> EngineResult<&Collection> {
-        self.collection.as_ref().ok_or_else(|| {
-            EngineError::op(NAME, operation, "no collection: create() was not called")
-        })
-    }
-
-    /// The engine's own search loop, with no adapter around it: one `Index::search` per row
-    /// of `queries`, results dropped. `benches/usearch_overhead.rs` compares ragdbeval's
-    /// single-client loop with it.
-    pub fn native_query_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
-        let collection = self.collection("search")?;
-        let index = collection.read()?;
-        let mut returned = 0;
-        for q in queries.chunks_exact(collection.dim) {
-            let matches = index
-                .search(q, k)
-                .map_err(|e| EngineError::op(NAME, "search", e))?;
-            returned += matches.keys.len();
-        }
-        Ok(returned)
-    }
-
-    /// The library's own figures about the index.
-    fn index_facts(&self) -> Map<String, Value> {
-        let Some(collection) = &self.collection else {
-            return Map::new();
-        };
-        let mut out = Map::new();
-        out.insert("build_settings".into(), collection.settings.to_json());
-        out.insert("search_params".into(), self.search.to_json());
-        match collection.read() {
-            Ok(index) => {
-                let stats = index.stats();
-                out.insert("size".into(), json!(index.size()));
-                out.insert("capacity".into(), json!(index.capacity()));
-                out.insert("graph_nodes".into(), json!(stats.nodes));
-                out.insert("graph_edges".into(), json!(stats.edges));
-                out.insert("graph_max_edges".into(), json!(stats.max_edges));
-                out.insert("memory_usage".into(), json!(index.memory_usage()));
-                out.insert("serialized_length".into(), json!(index.serialized_length()));
-                out.insert(
-                    "hardware_acceleration".into(),
-                    json!(index.hardware_acceleration()),
-                );
-                out.insert("thread_slots".into(), json!(THREAD_SLOTS));
-            }
-            Err(e) => {
-                out.insert("info_error".into(), json!(e.to_string()));
-            }
-        }
-        out
-    }
-}
-
-impl ConcurrentWrites for USearch {
-    fn upsert(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        self.collection("upsert")?.put("upsert", ids, vectors)
-    }
-
-    fn delete(&self, ids: &[PointId]) -> EngineResult<()> {
-        self.collection("delete")?.delete(ids)
-    }
-}
-
-impl VectorEngine for USearch {
-    fn name(&self) -> &str {
-        NAME
-    }
-
-    fn version(&self) -> String {
-        format!("usearch {}", ::usearch::version())
-    }
-
-    fn check_build_params(&self, spec: &CollectionSpec) -> EngineResult<()> {
-        BuildSettings::parse(&spec.build_params, spec.distance).map(|_| ())
-    }
-
-    fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
-        let settings = BuildSettings::parse(&spec.build_params, spec.distance)?;
-        // Drop an index of an earlier create before reserving the next one.
-        self.collection = None;
-        self.collection = Some(Collection::new(
-            spec.dim,
-            settings,
-            self.search,
-            spec.expected_points,
-        )?);
-        self.attributes = spec.attributes.clone();
-        Ok(())
-    }
-
-    fn insert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        self.collection("insert")?.put("insert", ids, vectors)
-    }
-
-    /// Nothing to wait for: every add is in the graph when it returns. The report holds the
-    /// index's own counts, so that a result shows the graph really holds the points.
-    fn wait_until_ready(&mut self) -> EngineResult<IndexReport> {
-        let collection = self.collection("index report")?;
-        let (size, nodes) = {
-            let index = collection.read()?;
-            (index.size() as u64, index.stats().nodes as u64)
-        };
-        Ok(IndexReport {
-            indexed_vectors: Some(nodes.min(size)),
-            points: Some(size),
-            may_full_scan: false,
-            details: self.index_facts(),
-        })
-    }
-
-    fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        self.collection("upsert")?.put("upsert", ids, vectors)
-    }
-
-    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        self.collection("delete")?.delete(ids)
-    }
-
-    fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {
-        let search = SearchSettings::parse(params)?;
-        if let Some(collection) = &self.collection {
-            collection
-                .read()?
-                .change_expansion_search(search.expansion_search);
-        }
-        self.search = search;
-        Ok(())
-    }
-
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        self.collection("search")?
-            .search(query, k, self.search, None, out)
-    }
-
-    /// usearch filters with a predicate on keys during the graph search: any predicate over
-    /// the points' attributes can be one.
-    fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
-        predicate
-            .compile(attributes)
-            .map(|_| ())
-            .map_err(|e| EngineError::bad_param(NAME, "filter", e))
-    }
-
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: &Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let attributes = self.attributes.as_deref().ok_or_else(|| {
-            EngineError::op(NAME, "filtered search", "the collection has no attributes")
-        })?;
-        let compiled = filter
-            .compile(attributes)
-            .map_err(|e| EngineError::bad_param(NAME, "filter", e))?;
-        self.collection("filtered search")?
-            .search(query, k, self.search, Some(&compiled), out)
-    }
-
-    /// Index and total are one figure: usearch keeps the vectors, the graph and the key table
-    /// in one in-memory structure, and `memory_usage` is the library's count of its bytes.
-    fn footprint(&self) -> EngineResult<Footprint> {
-        let Some(collection) = &self.collection else {
-            return Ok(Footprint::unmeasured("no index created"));
-        };
-        let bytes = collection.read()?.memory_usage() as u64;
-        let figure = || SourcedBytes {
-            bytes,
-            source: "usearch Index::memory_usage (graph, vectors and key table, in memory)".into(),
-        };
-        Ok(Footprint::new(Ok(figure()), Ok(figure())).holding(IndexHolds::GraphAndVectors))
-    }
-
-    fn in_process(&self) -> bool {
-        true
-    }
-
-    fn stored_element_type(&self) -> ElementType {
-        self.collection
-            .as_ref()
-            .map_or(ElementType::Float32, |c| {
-                c.settings.quantization.element_type()
-            })
-    }
-
-    /// Adds, removes and searches run at once on usearch's own thread slots (see
-    /// [`collection`]).
-    fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
-        Some(self)
-    }
-
-    fn describe(&self) -> Map<String, Value> {
-        let mut out = self.index_facts();
-        out.insert(
-            "hardware_acceleration_available".into(),
-            json!(::usearch::hardware_acceleration_available()),
-        );
-        out
-    }
-
-    fn close(&mut self) -> EngineResult<()> {
-        self.collection = None;
-        Ok(())
-    }
-}
-

@@ -1,7 +1,13 @@
 //! Unit tests of the usearch adapter: parameters, and the real index through the trait.
 
+use std::sync::Arc;
+
 use super::*;
 use crate::distance::Distance;
+use crate::engine::{CollectionSpec, PointId};
+use crate::filter::{Attributes, Predicate};
+use crate::params::ParamMap;
+use crate::types::ElementType;
 use crate::filter::{Column, Condition};
 use crate::params::ParamValue;
 
