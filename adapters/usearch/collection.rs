@@ -108,7 +108,7 @@ impl Collection {
                 .add(id, vector)
                 .map_err(|e| engine_error(operation, format!("adding {id}: {e}")))
         };
-        let mut rows = ids.iter().copied().zip(vectors.chunks_exact(self.dim));
+        let rows = ids.iter().copied().zip(vectors.chunks_exact(self.dim));
         let mut seen = HashSet::with_capacity(ids.len());
         if ids.iter().all(|id| seen.insert(*id)) {
             rows.collect::<Vec<_>>()

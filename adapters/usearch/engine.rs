@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::engine::{
-    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
+    CollectionSpec, ConcurrentWrites, EngineError, EngineResult, Footprint,
     IndexHolds, IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
 };
 use crate::filter::{Attributes, Predicate};
