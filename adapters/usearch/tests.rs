@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use serde_json::json;
+
 use super::*;
 use crate::distance::Distance;
 use crate::engine::{CollectionSpec, PointId};
