@@ -334,6 +334,15 @@ pub trait VectorEngine: Send + Sync {
         Ok(())
     }
 
+    /// Checks that the collection of `spec` takes writes after its build (the insert, update,
+    /// delete and stream steps of a runbook), before anything is built. An engine or a mode
+    /// that cannot (a static index) refuses with [`EngineError::Unsupported`], saying which
+    /// parameter decides it. The default: writes are taken.
+    fn check_writes(&self, spec: &CollectionSpec) -> EngineResult<()> {
+        let _ = spec;
+        Ok(())
+    }
+
     /// Top-`k` search for one query. Results go into `out` (cleared first), best first.
     fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()>;
 

@@ -148,6 +148,27 @@ fn check_before_first_build(
             .check_build_params(&candidate)
             .map_err(RunError::engine("check build parameters"))?;
     }
+    // Writes after the build need an index that takes them: a static one says so here.
+    let writes = plan.steps.iter().any(|s| {
+        matches!(
+            s,
+            Resolved::Insert { .. }
+                | Resolved::Update { .. }
+                | Resolved::Delete { .. }
+                | Resolved::Stream(_)
+        )
+    });
+    if writes {
+        for params in &plan.builds {
+            let candidate = CollectionSpec {
+                build_params: params.clone(),
+                ..spec.clone()
+            };
+            engine
+                .check_writes(&candidate)
+                .map_err(RunError::engine("check the runbook's writes"))?;
+        }
+    }
     // A stream step needs writes beside searches: an engine that cannot do both at once
     // says so here, before any build, instead of serialising them silently.
     for (si, step) in plan.steps.iter().enumerate() {
