@@ -2,10 +2,11 @@
 //! the predicate as DiskANN's label callback), the library's own figures about the graph, and
 //! the index's size as DiskANN saves it.
 
+use std::cell::RefCell;
 use std::path::Path;
 
 use diskann::graph::ext::labeled::{Filtered, QueryLabelProvider};
-use diskann::graph::search::MultihopFilterSearch;
+use diskann::graph::search::{Knn, MultihopFilterSearch};
 use diskann::graph::search_output_buffer::IdDistance;
 use diskann::provider::DefaultContext;
 use diskann_providers::model::graph::provider::async_::common::FullPrecision;
@@ -13,11 +14,17 @@ use diskann_providers::storage::{AsyncIndexMetadata, FileStorageProvider, SaveWi
 use serde_json::{Map, Value, json};
 
 use super::NAME;
-use super::graph::{Graph, Slots, engine_error};
+use super::graph::{Generation, Graph, Slots, engine_error};
 use super::settings::SearchSettings;
 use crate::adapters::support::rows;
 use crate::engine::{EngineResult, Neighbor, SourcedBytes};
 use crate::filter::CompiledPredicate;
+
+thread_local! {
+    /// Each search thread's result buffers (ids, distances), reused from search to search
+    /// as a bare loop over DiskANN's search reuses its own.
+    static SCRATCH: RefCell<(Vec<u32>, Vec<f32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
 
 /// The predicate as DiskANN's label provider: a slot matches when it holds a live point that
 /// passes. The start point holds none, so it never matches.
@@ -60,18 +67,31 @@ impl Graph {
         let knn = search.knn(k)?;
         let generation = self.generation()?;
         let slots = generation.slots()?;
-        let mut ids = vec![0u32; k];
-        let mut distances = vec![0f32; k];
-        let mut buffer = IdDistance::new(&mut ids, &mut distances);
+        SCRATCH.with_borrow_mut(|(ids, distances)| {
+            ids.resize(k, 0);
+            distances.resize(k, 0.0);
+            self.search_into(&generation, &slots, (knn, query, filter), ids, distances, out)
+        })
+    }
+
+    /// One search into the result buffers `ids` and `distances` (k long), mapped to points.
+    fn search_into(
+        &self,
+        generation: &Generation,
+        slots: &Slots,
+        (knn, query, filter): (Knn, &[f32], Option<&CompiledPredicate<'_>>),
+        ids: &mut [u32],
+        distances: &mut [f32],
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        let k = ids.len();
+        let mut buffer = IdDistance::new(ids, distances);
         let context = DefaultContext;
         let index = &generation.index;
         let stats = match filter {
             None => self.block_on(index.search(knn, &FullPrecision, &context, query, &mut buffer)),
             Some(predicate) => {
-                let labels = Labels {
-                    slots: &slots,
-                    predicate,
-                };
+                let labels = Labels { slots, predicate };
                 let strategy = Filtered::new(FullPrecision, &labels);
                 self.block_on(index.search(
                     MultihopFilterSearch::new(knn),
