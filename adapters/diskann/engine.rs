@@ -1,5 +1,6 @@
 //! The `VectorEngine` impl: the bulk load is kept until `wait_until_ready`, which builds the
-//! graph (its time is build time); later writes and searches go to the [`Graph`].
+//! index (its time is build time): the in-memory [`Graph`], which later writes go to, or the
+//! static [`DiskIndex`], which refuses them.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,8 +10,9 @@ use diskann::provider::DefaultContext;
 use diskann_providers::model::graph::provider::async_::common::FullPrecision;
 use serde_json::{Map, Value, json};
 
-use super::graph::{Graph, engine_error};
-use super::settings::{BuildSettings, SearchSettings};
+use super::disk::DiskIndex;
+use super::graph::{Graph, engine_error, last_rows};
+use super::settings::{BuildSettings, SearchSettings, Storage};
 use super::{DISKANN_VERSION, NAME};
 use crate::adapters::support::rows;
 use crate::engine::{
@@ -20,7 +22,13 @@ use crate::engine::{
 use crate::filter::{Attributes, Predicate};
 use crate::params::ParamMap;
 
-/// A created collection: its settings, the bulk load until the build, then the graph.
+/// The built index: DiskANN's in-memory graph or its on-disk index.
+enum Index {
+    Memory(Graph),
+    Disk(Box<DiskIndex>),
+}
+
+/// A created collection: its settings, the bulk load until the build, then the index.
 struct Collection {
     dim: usize,
     settings: BuildSettings,
@@ -28,25 +36,49 @@ struct Collection {
     work_dir: PathBuf,
     pending_ids: Vec<PointId>,
     pending_rows: Vec<f32>,
-    graph: Option<Graph>,
+    index: Option<Index>,
 }
 
 impl Collection {
-    /// Builds the graph from the bulk load, if that has not happened yet and there is one.
+    /// Builds the index from the bulk load, if that has not happened yet and there is one.
     fn ensure_built(&mut self) -> EngineResult<()> {
-        if self.graph.is_some() || self.pending_ids.is_empty() {
+        if self.index.is_some() || self.pending_ids.is_empty() {
             return Ok(());
         }
         let ids = std::mem::take(&mut self.pending_ids);
         let rows = std::mem::take(&mut self.pending_rows);
-        self.graph = Some(Graph::build(
-            self.dim,
-            self.settings.clone(),
-            &ids,
-            &rows,
-            self.expected,
-        )?);
+        self.index = Some(self.build(&ids, &rows)?);
         Ok(())
+    }
+
+    fn build(&self, ids: &[PointId], rows: &[f32]) -> EngineResult<Index> {
+        Ok(match self.settings.storage {
+            Storage::Memory => Index::Memory(Graph::build(
+                self.dim,
+                self.settings.clone(),
+                ids,
+                rows,
+                self.expected,
+            )?),
+            Storage::Disk(disk) => {
+                rows::check(NAME, "build", self.dim, ids.len(), rows.len())?;
+                let rows = last_rows(ids, rows, self.dim);
+                let index = DiskIndex::build(self.dim, &self.settings, disk, &rows, &self.work_dir)?;
+                Index::Disk(Box::new(index))
+            }
+        })
+    }
+}
+
+/// The refusal of a write to the on-disk index, which DiskANN builds once.
+fn static_index(operation: &str) -> EngineError {
+    EngineError::Unsupported {
+        engine: NAME.into(),
+        what: format!(
+            "{operation} after the build with storage = \"disk\": DiskANN's on-disk index is \
+             static (built once from the bulk load); run it with `--runbook build-search`, or \
+             a runbook that writes with an in-memory set (storage = \"memory\")"
+        ),
     }
 }
 
@@ -66,19 +98,28 @@ impl DiskAnn {
         })
     }
 
-    /// The graph, once built. Before `wait_until_ready` there is none to search or write to
+    /// The index, once built. Before `wait_until_ready` there is none to search or write to
     /// from several threads.
-    fn graph(&self, operation: &str) -> EngineResult<Option<&Graph>> {
+    fn index(&self, operation: &str) -> EngineResult<Option<&Index>> {
         let collection = self.collection.as_ref().ok_or_else(|| {
             EngineError::op(NAME, operation, "no collection: create() was not called")
         })?;
-        match &collection.graph {
-            Some(g) => Ok(Some(g)),
+        match &collection.index {
+            Some(index) => Ok(Some(index)),
             None if collection.pending_ids.is_empty() => Ok(None),
             None => Err(engine_error(
                 operation,
-                "the bulk load is not built yet: wait_until_ready() builds the graph",
+                "the bulk load is not built yet: wait_until_ready() builds the index",
             )),
+        }
+    }
+
+    /// The in-memory graph, once built, for a write; the on-disk index refuses writes.
+    fn graph(&self, operation: &str) -> EngineResult<Option<&Graph>> {
+        match self.index(operation)? {
+            Some(Index::Memory(graph)) => Ok(Some(graph)),
+            Some(Index::Disk(_)) => Err(static_index(operation)),
+            None => Ok(None),
         }
     }
 
@@ -87,11 +128,32 @@ impl DiskAnn {
             .ok_or_else(|| engine_error(operation, "no graph: nothing was loaded"))
     }
 
+    /// Searches whichever index was built; nothing found before anything was loaded.
+    fn search_index(
+        &self,
+        operation: &str,
+        query: &[f32],
+        k: usize,
+        filter: Option<&crate::filter::CompiledPredicate<'_>>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        match self.index(operation)? {
+            Some(Index::Memory(graph)) => graph.search(query, k, self.search, filter, out),
+            Some(Index::Disk(disk)) => disk.search(query, k, self.search, filter, out),
+            None => {
+                out.clear();
+                Ok(())
+            }
+        }
+    }
+
     /// The engine's own search loop, with no adapter around it: one DiskANN k-NN search per
     /// row of `queries` at the current `l_search`, results dropped. `benches/diskann_overhead.rs`
     /// compares ragdbeval's single-client loop with it.
     pub fn native_query_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
-        let graph = self.built_graph("search")?;
+        let Some(Index::Memory(graph)) = self.index("search")? else {
+            return Err(engine_error("search", "the bare loop runs over a built in-memory graph"));
+        };
         let generation = graph.generation()?;
         let knn = self.search.knn(k)?;
         let mut ids = vec![0u32; k];
@@ -113,7 +175,7 @@ impl DiskAnn {
         Ok(returned)
     }
 
-    /// The settings and, once built, the library's figures about the graph.
+    /// The settings and, once built, the library's figures about the index.
     fn index_facts(&self) -> Map<String, Value> {
         let mut out = Map::new();
         out.insert("search_params".into(), self.search.to_json());
@@ -121,13 +183,15 @@ impl DiskAnn {
             return out;
         };
         out.insert("build_settings".into(), collection.settings.to_json());
-        if let Some(graph) = &collection.graph {
-            match graph.facts() {
+        match &collection.index {
+            Some(Index::Memory(graph)) => match graph.facts() {
                 Ok(facts) => out.extend(facts),
                 Err(e) => {
                     out.insert("info_error".into(), json!(e.to_string()));
                 }
-            }
+            },
+            Some(Index::Disk(disk)) => out.extend(disk.facts()),
+            None => {}
         }
         out
     }
@@ -156,12 +220,21 @@ impl VectorEngine for DiskAnn {
     }
 
     fn check_build_params(&self, spec: &CollectionSpec) -> EngineResult<()> {
-        BuildSettings::parse(&spec.build_params, spec.distance).map(|_| ())
+        BuildSettings::parse(&spec.build_params, spec.distance, spec.dim).map(|_| ())
+    }
+
+    /// The on-disk index is static: a runbook that writes after the build is refused with
+    /// it before the build.
+    fn check_writes(&self, spec: &CollectionSpec) -> EngineResult<()> {
+        match BuildSettings::parse(&spec.build_params, spec.distance, spec.dim)?.storage {
+            Storage::Memory => Ok(()),
+            Storage::Disk(_) => Err(static_index("insert, update, delete and stream steps")),
+        }
     }
 
     fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
-        let settings = BuildSettings::parse(&spec.build_params, spec.distance)?;
-        // Drop the graph of an earlier create before the next one is loaded.
+        let settings = BuildSettings::parse(&spec.build_params, spec.distance, spec.dim)?;
+        // Drop the index (and the files) of an earlier create before the next one is loaded.
         self.collection = None;
         self.collection = Some(Collection {
             dim: spec.dim,
@@ -170,19 +243,20 @@ impl VectorEngine for DiskAnn {
             work_dir: spec.work_dir.clone(),
             pending_ids: Vec::new(),
             pending_rows: Vec::new(),
-            graph: None,
+            index: None,
         });
         self.attributes = spec.attributes.clone();
         Ok(())
     }
 
     /// Before the build the rows are kept (DiskANN's start point is the medoid of the whole
-    /// load); after it they are inserted into the graph.
+    /// load); after it they are inserted into the graph (the on-disk index refuses them).
     fn insert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
         let collection = self.collection("insert")?;
         rows::check(NAME, "insert", collection.dim, ids.len(), vectors.len())?;
-        match &collection.graph {
-            Some(graph) => graph.put("insert", ids, vectors),
+        match &collection.index {
+            Some(Index::Memory(graph)) => graph.put("insert", ids, vectors),
+            Some(Index::Disk(_)) => Err(static_index("insert")),
             None => {
                 collection.pending_ids.extend_from_slice(ids);
                 collection.pending_rows.extend_from_slice(vectors);
@@ -191,18 +265,29 @@ impl VectorEngine for DiskAnn {
         }
     }
 
-    /// Builds the graph over the bulk load, then reports the library's own counts: points
-    /// in the graph, nodes reachable from the start point, degree statistics. Indexed
-    /// vectors are the reachable nodes but the start point, at most the live points (after
-    /// deletes, slots not yet released are reachable too).
+    /// Builds the index over the bulk load, then reports the library's own counts. In
+    /// memory: points in the graph, nodes reachable from the start point, degree statistics;
+    /// indexed vectors are the reachable nodes but the start point, at most the live points
+    /// (after deletes, slots not yet released are reachable too). On disk: the points of the
+    /// disk file's header (all of them indexed), its PQ chunks and the nodes cached.
     fn wait_until_ready(&mut self) -> EngineResult<IndexReport> {
         self.collection("build")?.ensure_built()?;
         let details = self.index_facts();
         if let Some(e) = details.get("info_error") {
             return Err(engine_error("index report", e));
         }
-        // No graph: nothing was loaded, so the graph holds no point.
-        let built = self.graph("build")?.is_some();
+        // No index: nothing was loaded, so the index holds no point.
+        let built = self.index("build")?;
+        if let Some(Index::Disk(_)) = built {
+            let points = details.get("points").and_then(Value::as_u64);
+            return Ok(IndexReport {
+                indexed_vectors: points,
+                points,
+                may_full_scan: false,
+                details,
+            });
+        }
+        let built = built.is_some();
         let count = |key: &str| {
             if built {
                 details.get(key).and_then(Value::as_u64)
@@ -226,17 +311,12 @@ impl VectorEngine for DiskAnn {
     fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
         let collection = self.collection("upsert")?;
         collection.ensure_built()?;
-        match &collection.graph {
-            Some(graph) => graph.put("upsert", ids, vectors),
+        match &collection.index {
+            Some(Index::Memory(graph)) => graph.put("upsert", ids, vectors),
+            Some(Index::Disk(_)) => Err(static_index("upsert")),
             None => {
                 rows::check(NAME, "upsert", collection.dim, ids.len(), vectors.len())?;
-                collection.graph = Some(Graph::build(
-                    collection.dim,
-                    collection.settings.clone(),
-                    ids,
-                    vectors,
-                    collection.expected,
-                )?);
+                collection.index = Some(collection.build(ids, vectors)?);
                 Ok(())
             }
         }
@@ -253,17 +333,11 @@ impl VectorEngine for DiskAnn {
     }
 
     fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        match self.graph("search")? {
-            Some(graph) => graph.search(query, k, self.search, None, out),
-            None => {
-                out.clear();
-                Ok(())
-            }
-        }
+        self.search_index("search", query, k, None, out)
     }
 
-    /// DiskANN filters with a label callback on its ids during the graph search: any
-    /// predicate over the points' attributes can be one.
+    /// DiskANN filters with a label callback on its ids during the graph search, in memory
+    /// and on disk: any predicate over the points' attributes can be one.
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
         predicate
             .compile(attributes)
@@ -284,26 +358,28 @@ impl VectorEngine for DiskAnn {
         let compiled = filter
             .compile(attributes)
             .map_err(|e| EngineError::bad_param(NAME, "filter", e))?;
-        match self.graph("filtered search")? {
-            Some(graph) => graph.search(query, k, self.search, Some(&compiled), out),
-            None => {
-                out.clear();
-                Ok(())
-            }
-        }
+        self.search_index("filtered search", query, k, Some(&compiled), out)
     }
 
-    /// The index as DiskANN saves it: the graph file is the index, graph and vector files
-    /// the total (the vector file holds every slot, as memory does).
+    /// In memory, the index as DiskANN saves it: the graph file is the index, graph and
+    /// vector files the total (the vector file holds every slot, as memory does). On disk,
+    /// the index's files: the disk file (each node's full vector with its adjacency list)
+    /// with the PQ pivots and codes is the index, every file the total.
     fn footprint(&self) -> EngineResult<Footprint> {
         let Some(collection) = &self.collection else {
             return Ok(Footprint::unmeasured("no collection created"));
         };
-        let Some(graph) = &collection.graph else {
-            return Ok(Footprint::unmeasured("no graph built (nothing was loaded)"));
-        };
-        let (index, total) = graph.saved_sizes(&collection.work_dir)?;
-        Ok(Footprint::new(Ok(index), Ok(total)).holding(IndexHolds::GraphOnly))
+        match &collection.index {
+            None => Ok(Footprint::unmeasured("no index built (nothing was loaded)")),
+            Some(Index::Memory(graph)) => {
+                let (index, total) = graph.saved_sizes(&collection.work_dir)?;
+                Ok(Footprint::new(Ok(index), Ok(total)).holding(IndexHolds::GraphOnly))
+            }
+            Some(Index::Disk(disk)) => {
+                let (index, total) = disk.sizes()?;
+                Ok(Footprint::new(Ok(index), Ok(total)).holding(IndexHolds::GraphAndVectors))
+            }
+        }
     }
 
     fn in_process(&self) -> bool {
@@ -311,7 +387,8 @@ impl VectorEngine for DiskAnn {
     }
 
     /// Inserts, deletes and searches run at once: DiskANN locks each adjacency list, and the
-    /// adapter serialises writers only (see [`super::graph`]).
+    /// adapter serialises writers only (see [`super::graph`]). The on-disk index refuses
+    /// the writes themselves.
     fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
         Some(self)
     }

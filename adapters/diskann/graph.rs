@@ -209,7 +209,7 @@ fn medoid(rows: &[f32], dim: usize) -> EngineResult<Vec<f32>> {
 
 /// The last row of each id, in first-seen order: the same id twice in one batch is one point
 /// with its later vector.
-fn last_rows<'a>(ids: &[PointId], vectors: &'a [f32], dim: usize) -> Vec<(PointId, &'a [f32])> {
+pub fn last_rows<'a>(ids: &[PointId], vectors: &'a [f32], dim: usize) -> Vec<(PointId, &'a [f32])> {
     let mut at: HashMap<PointId, usize> = HashMap::with_capacity(ids.len());
     let mut out: Vec<(PointId, &[f32])> = Vec::with_capacity(ids.len());
     for (&id, row) in ids.iter().zip(vectors.chunks_exact(dim)) {

@@ -4,7 +4,7 @@
 use crate::engine_meta::{Conformance, EngineMeta};
 
 pub const ENGINE: EngineMeta = EngineMeta {
-    summary: "Microsoft's DiskANN in-process (the diskann crates): Vamana graph in memory, filters; cargo feature `diskann`",
+    summary: "Microsoft's DiskANN in-process (the diskann crates): Vamana graph in memory or on disk (PQ + SSD graph), filters; cargo feature `diskann`",
     server: None,
     conformance: Conformance {
         distance: "euclidean",

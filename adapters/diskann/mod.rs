@@ -1,6 +1,8 @@
 //! `diskann`: Microsoft's DiskANN in-process, from its Rust crates (`diskann`,
-//! `diskann-providers`): a Vamana graph in memory over full-precision f32 vectors, built with
-//! R (`max_degree`), L (`l_build`) and `alpha`, searched with a search list `l_search`.
+//! `diskann-providers`, `diskann-disk`): a Vamana graph built with R (`max_degree`), L
+//! (`l_build`) and `alpha`, searched with a search list `l_search`; in memory over
+//! full-precision f32 vectors (`storage = "memory"`, the default), or DiskANN's on-disk index
+//! (`storage = "disk"`).
 //!
 //! The adapter is behind the cargo feature `diskann`: DiskANN's crates turn on a feature of
 //! `half` (`rand_distr`) that qdrant-edge and parquet also use, so building with it rebuilds
@@ -14,11 +16,17 @@
 //! search with the predicate as its label callback. Euclidean, angular and dot data map to
 //! DiskANN's L2, cosine and inner product.
 //!
-//! DiskANN's on-disk index (`diskann-disk`: PQ-compressed vectors in memory, the graph and
-//! full vectors on SSD) is not driven here.
+//! The on-disk index (`diskann-disk`) is built at `wait_until_ready` too, into files in a
+//! directory of the run's work directory (removed with the collection): PQ codes of
+//! `pq_chunks` bytes a vector, kept in memory, and one file of 4 KiB sectors holding each
+//! node's full vector beside its adjacency list, read with direct I/O (io_uring on Linux),
+//! `beam_width` nodes a search step, the results re-ranked by the full vectors read. It is
+//! static: writes after the build are refused as unsupported, naming the mode. Filtered
+//! searches are DiskANN's inline label filter with the predicate as its callback.
 //!
-//! Files: `settings` (parameters and metric), `graph` (the index, its slots, writes),
-//! `query` (searches, the library's figures, sizes), `engine` (the trait impl).
+//! Files: `settings` (parameters and metric), `graph` (the in-memory index, its slots,
+//! writes), `query` (its searches, the library's figures, sizes), `disk` (the on-disk index:
+//! build, search, figures, sizes), `engine` (the trait impl).
 
 use crate::engine::{ConnectOptions, EngineResult, VectorEngine};
 
@@ -28,6 +36,8 @@ pub mod meta;
 /// The engine's named parameter sets and sweeps.
 pub const CONFIG: &str = include_str!("config.toml");
 
+#[cfg(feature = "diskann")]
+mod disk;
 #[cfg(feature = "diskann")]
 mod engine;
 #[cfg(feature = "diskann")]
@@ -53,7 +63,8 @@ const DISKANN_VERSION: &str = "0.61.0";
 pub const BUILD_COMMAND: &str = "cargo build --release --features diskann";
 
 /// Opens the adapter. The engine runs in-process: there is nothing to connect to, and no
-/// file to recreate (the index lives in memory).
+/// file to recreate (the on-disk index's files live in a directory of each collection's
+/// own, removed with it).
 #[cfg(feature = "diskann")]
 pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
     Ok(Box::new(DiskAnn::default()))

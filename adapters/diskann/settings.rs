@@ -1,7 +1,8 @@
 //! The DiskANN adapter's parameters, parsed and checked before anything is built: the Vamana
 //! graph's build parameters (`max_degree` R, `l_build` L, `alpha`), checked by DiskANN's own
-//! config builder too, and the search parameters (`l_search`, `beam_width`). The dataset's
-//! metric maps to DiskANN's.
+//! config builder too, where the index lives (`storage`: `memory` or `disk`) and the on-disk
+//! index's own (`pq_chunks`, `num_nodes_to_cache`), and the search parameters (`l_search`,
+//! `beam_width`). The dataset's metric maps to DiskANN's.
 
 use diskann::graph::config::{Builder, MaxDegree};
 use diskann::graph::search::Knn;
@@ -14,7 +15,16 @@ use crate::engine::{EngineError, EngineResult};
 use crate::params::{ParamMap, ParamMapExt};
 
 /// Build parameters this engine takes.
-const BUILD_PARAMS: &[&str] = &["max_degree", "l_build", "alpha"];
+const BUILD_PARAMS: &[&str] = &[
+    "max_degree",
+    "l_build",
+    "alpha",
+    "storage",
+    "pq_chunks",
+    "num_nodes_to_cache",
+];
+/// Build parameters that only the on-disk index takes.
+const DISK_PARAMS: &[&str] = &["pq_chunks", "num_nodes_to_cache"];
 /// Search parameters this engine takes.
 const SEARCH_PARAMS: &[&str] = &["l_search", "beam_width"];
 
@@ -31,6 +41,9 @@ const MAX_LIST: u64 = 1 << 16;
 const MAX_BEAM_WIDTH: u64 = 64;
 /// Alpha below 1 prunes away long edges the graph needs; DiskANN uses 1.0..=2.0 in practice.
 const ALPHA_RANGE: (f64, f64) = (1.0, 4.0);
+/// Most nodes the on-disk searcher may keep in memory (DiskANN caches them by BFS from the
+/// medoid when the index is loaded).
+const MAX_CACHED_NODES: u64 = 1 << 24;
 
 /// DiskANN's metric for a dataset's distance: squared L2 for euclidean (same order), cosine
 /// distance for angular, negated inner product for dot.
@@ -66,12 +79,74 @@ pub struct BuildSettings {
     /// The pruning's distance factor.
     pub alpha: f32,
     pub distance: Distance,
+    /// Where the index lives: DiskANN's in-memory graph, or its on-disk index.
+    pub storage: Storage,
+}
+
+/// Where the index lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    /// The Vamana graph and full-precision vectors in memory (`diskann-providers`).
+    Memory,
+    /// DiskANN's on-disk index (`diskann-disk`): graph and full vectors in one file read
+    /// with direct I/O, PQ codes in memory.
+    Disk(DiskSettings),
+}
+
+/// The on-disk index's own build parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiskSettings {
+    /// PQ chunks, each one byte of the compressed vector kept in memory (1..=dim).
+    pub pq_chunks: usize,
+    /// Nodes (vector and adjacency list) cached in memory, by BFS from the medoid.
+    pub num_nodes_to_cache: usize,
+}
+
+impl DiskSettings {
+    /// Default PQ chunks: a quarter of the dimension (16x smaller than f32 vectors), at
+    /// least one.
+    pub fn default_pq_chunks(dim: usize) -> usize {
+        dim.div_ceil(4).max(1)
+    }
+
+    fn parse(params: &ParamMap, dim: usize) -> EngineResult<DiskSettings> {
+        let dim_bound = (dim as u64).max(1);
+        Ok(DiskSettings {
+            pq_chunks: bounded(params, "pq_chunks", 1, dim_bound)?
+                .unwrap_or(DiskSettings::default_pq_chunks(dim)),
+            num_nodes_to_cache: bounded(params, "num_nodes_to_cache", 0, MAX_CACHED_NODES)?
+                .unwrap_or(0),
+        })
+    }
+}
+
+/// `storage` as given (`memory`, the default, or `disk`), with the on-disk parameters.
+fn parse_storage(params: &ParamMap, dim: usize) -> EngineResult<Storage> {
+    let storage = params
+        .get_str("storage")
+        .map_err(|e| EngineError::bad_param(NAME, "storage", e))?;
+    match storage.unwrap_or("memory") {
+        "memory" => match DISK_PARAMS.iter().find(|p| params.contains_key(**p)) {
+            Some(p) => Err(EngineError::bad_param(
+                NAME,
+                p,
+                "applies to the on-disk index only: add storage = \"disk\"",
+            )),
+            None => Ok(Storage::Memory),
+        },
+        "disk" => Ok(Storage::Disk(DiskSettings::parse(params, dim)?)),
+        other => Err(EngineError::bad_param(
+            NAME,
+            "storage",
+            format!("{other:?} is neither \"memory\" nor \"disk\""),
+        )),
+    }
 }
 
 impl BuildSettings {
     /// Parses and checks `params` for a collection of `distance`, then has DiskANN's config
     /// builder check them too, so that every refusal comes before the build.
-    pub fn parse(params: &ParamMap, distance: Distance) -> EngineResult<BuildSettings> {
+    pub fn parse(params: &ParamMap, distance: Distance, dim: usize) -> EngineResult<BuildSettings> {
         params
             .reject_unknown(BUILD_PARAMS)
             .map_err(|e| EngineError::bad_param(NAME, "build", e))?;
@@ -93,6 +168,7 @@ impl BuildSettings {
             l_build: bounded(params, "l_build", 1, MAX_LIST)?.unwrap_or(DEFAULT_L_BUILD),
             alpha: alpha as f32,
             distance,
+            storage: parse_storage(params, dim)?,
         };
         settings.config()?;
         Ok(settings)
@@ -116,12 +192,19 @@ impl BuildSettings {
     }
 
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut out = json!({
             "max_degree": self.max_degree,
             "l_build": self.l_build,
             "alpha": self.alpha,
             "metric": metric(self.distance).as_str(),
-        })
+            "storage": "memory",
+        });
+        if let Storage::Disk(disk) = self.storage {
+            out["storage"] = json!("disk");
+            out["pq_chunks"] = json!(disk.pq_chunks);
+            out["num_nodes_to_cache"] = json!(disk.num_nodes_to_cache);
+        }
+        out
     }
 }
 

@@ -285,3 +285,219 @@ fn searches_run_beside_writes() {
     assert_eq!(nearest(&engine, [420.0, 0.0, 0.0, 0.0], 1), [399]);
     assert_eq!(nearest(&engine, [1_234.1, 0.0, 0.0, 0.0], 1), [1_234]);
 }
+
+/// A clustered set: `n` points of `dim` dimensions around 20 centres in [0, 100)^dim, each
+/// coordinate spread by up to ±5 around its centre.
+fn clustered(n: u64, dim: usize, seed: u64) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % 10_000) as f32 / 10_000.0
+    };
+    let centres: Vec<f32> = (0..20 * dim).map(|_| next() * 100.0).collect();
+    (0..n)
+        .flat_map(|_| {
+            let c = (next() * 20.0) as usize % 20;
+            let centre = centres[c * dim..(c + 1) * dim].to_vec();
+            centre.into_iter().map(|v| v + (next() - 0.5) * 10.0).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The exact top `k` of `query` among `rows` (squared L2), as row numbers.
+fn exact(rows: &[f32], dim: usize, query: &[f32], k: usize) -> Vec<PointId> {
+    let mut all: Vec<(f32, PointId)> = rows
+        .chunks_exact(dim)
+        .enumerate()
+        .map(|(i, r)| {
+            let d = r.iter().zip(query).map(|(a, b)| (a - b) * (a - b)).sum();
+            (d, i as PointId)
+        })
+        .collect();
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    all.into_iter().take(k).map(|(_, id)| id).collect()
+}
+
+fn disk_params(extra: &[(&str, ParamValue)]) -> ParamMap {
+    let mut params = map(&[("storage", ParamValue::Str("disk".into()))]);
+    params.extend(map(extra));
+    params
+}
+
+/// The `on-disk` set of config.toml: its build and search parameters.
+fn on_disk_set() -> (ParamMap, ParamMap) {
+    let config: toml::Value = toml::from_str(super::CONFIG).unwrap();
+    let set = &config["sets"]["on-disk"];
+    let params = |table: &toml::Value| -> ParamMap {
+        table
+            .as_table()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    toml::Value::Integer(i) => ParamValue::Int(*i),
+                    toml::Value::Float(f) => ParamValue::Float(*f),
+                    toml::Value::String(s) => ParamValue::Str(s.clone()),
+                    other => panic!("{other:?}"),
+                };
+                (k.clone(), v)
+            })
+            .collect()
+    };
+    (params(&set["build"]), params(&set["search"]))
+}
+
+/// Loads `rows` for an on-disk index in `dir`, with `attributes` if any.
+fn built_on_disk(
+    rows: &[f32],
+    dim: usize,
+    build: ParamMap,
+    dir: &std::path::Path,
+    attributes: Option<Attributes>,
+) -> DiskAnn {
+    let n = rows.len() / dim;
+    let mut engine = DiskAnn::default();
+    let mut s = spec(n, dim, Distance::Euclidean, build);
+    s.work_dir = dir.to_path_buf();
+    s.attributes = attributes.map(Arc::new);
+    engine.create(&s).unwrap();
+    let ids: Vec<PointId> = (0..n as u64).collect();
+    engine.insert_batch(&ids, rows).unwrap();
+    engine
+}
+
+/// The on-disk set finds the exact neighbours of a clustered set; the report carries the
+/// library's counts; the footprint is the index's files.
+#[test]
+fn the_on_disk_index_is_built_searched_and_measured() {
+    let dim = 16;
+    let rows = clustered(3_000, dim, 7);
+    let dir = tempfile::tempdir().unwrap();
+    let (build, search) = on_disk_set();
+    let mut engine = built_on_disk(&rows, dim, build, dir.path(), None);
+    let report = engine.wait_until_ready().unwrap();
+    assert_eq!(report.points, Some(3_000), "{:?}", report.details);
+    assert_eq!(report.indexed_vectors, Some(3_000));
+    assert_eq!(report.details["pq_chunks"], json!(4));
+    assert_eq!(report.details["build_settings"]["storage"], json!("disk"));
+    assert!(report.details["pq_code_bytes_in_memory"].as_u64() == Some(3_000 * 4));
+    engine.set_search_params(&search).unwrap();
+    let queries = clustered(100, dim, 8);
+    let (mut found, mut asked) = (0, 0);
+    let mut out = Vec::new();
+    for q in queries.chunks_exact(dim) {
+        engine.search(q, 10, &mut out).unwrap();
+        let truth = exact(&rows, dim, q, 10);
+        found += out.iter().filter(|n| truth.contains(&n.id)).count();
+        asked += truth.len();
+    }
+    let recall = found as f64 / asked as f64;
+    println!("on-disk recall@10: {recall:.3}");
+    assert!(recall >= 0.9, "recall {recall}");
+    let footprint = engine.footprint().unwrap();
+    let index = footprint.index.unwrap();
+    let total = footprint.total.unwrap();
+    assert!(index.source.contains("disk file"), "{}", index.source);
+    // The files under the work directory sum to the total; the disk file alone holds every
+    // point's full vector.
+    let files: Vec<std::fs::DirEntry> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+        .map(Result::unwrap)
+        .collect();
+    let sum: u64 = files.iter().map(|f| f.metadata().unwrap().len()).sum();
+    assert_eq!(total.bytes, sum);
+    assert_eq!(index.bytes, sum, "{files:?}");
+    assert!(index.bytes > 3_000 * dim as u64 * 4, "{}", index.bytes);
+    // A new collection removes the old one's files.
+    engine.close().unwrap();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn bad_on_disk_parameters_are_refused_by_name() {
+    let engine = DiskAnn::default();
+    for (params, needle) in [
+        (map(&[("storage", ParamValue::Str("ssd".into()))]), "storage"),
+        (map(&[("pq_chunks", ParamValue::Int(4))]), "storage = \"disk\""),
+        (map(&[("num_nodes_to_cache", ParamValue::Int(4))]), "num_nodes_to_cache"),
+        (disk_params(&[("pq_chunks", ParamValue::Int(0))]), "pq_chunks"),
+        (disk_params(&[("pq_chunks", ParamValue::Int(9))]), "pq_chunks"),
+        (disk_params(&[("num_nodes_to_cache", ParamValue::Int(-1))]), "num_nodes_to_cache"),
+        (disk_params(&[("pq_bytes", ParamValue::Int(4))]), "`pq_bytes`"),
+    ] {
+        let err = engine
+            .check_build_params(&spec(10, 8, Distance::Euclidean, params))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(needle), "{err}");
+    }
+    let ok = disk_params(&[
+        ("pq_chunks", ParamValue::Int(8)),
+        ("num_nodes_to_cache", ParamValue::Int(100)),
+    ]);
+    engine
+        .check_build_params(&spec(10, 8, Distance::Euclidean, ok))
+        .unwrap();
+}
+
+/// The on-disk index is static: writes after the build are refused, naming the mode; a
+/// filtered search uses the predicate; cached nodes are counted.
+#[test]
+fn the_on_disk_index_refuses_writes_and_filters_searches() {
+    let dim = 8;
+    let rows = clustered(1_000, dim, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let build = disk_params(&[("num_nodes_to_cache", ParamValue::Int(50))]);
+    let mut attributes = Attributes::new(1_000);
+    attributes
+        .push("parity", Column::Integer((0..1_000).map(|i| i % 2).collect()))
+        .unwrap();
+    let mut engine = built_on_disk(&rows, dim, build, dir.path(), Some(attributes));
+    let report = engine.wait_until_ready().unwrap();
+    assert_eq!(report.details["nodes_cached"], json!(50));
+    let unsupported = |err: crate::engine::EngineError| {
+        assert!(matches!(err, crate::engine::EngineError::Unsupported { .. }), "{err}");
+        let text = err.to_string();
+        assert!(text.contains("storage = \"disk\"") && text.contains("static"), "{text}");
+    };
+    unsupported(engine.upsert_batch(&[5], &rows[..dim]).unwrap_err());
+    unsupported(engine.insert_batch(&[5_000], &rows[..dim]).unwrap_err());
+    unsupported(engine.delete_batch(&[5]).unwrap_err());
+    unsupported(engine.concurrent_writes().unwrap().delete(&[5]).unwrap_err());
+    let odd = Predicate {
+        all: vec![Condition::Range {
+            field: "parity".into(),
+            gte: 1,
+            lt: 2,
+        }],
+    };
+    let mut out = Vec::new();
+    engine.search_filtered(&rows[..dim], 10, &odd, &mut out).unwrap();
+    assert_eq!(out.len(), 10);
+    assert!(out.iter().all(|n| n.id % 2 == 1), "{out:?}");
+    let truth: Vec<PointId> = exact(&rows, dim, &rows[..dim], 40)
+        .into_iter()
+        .filter(|id| id % 2 == 1)
+        .take(10)
+        .collect();
+    let got: Vec<PointId> = out.iter().map(|n| n.id).collect();
+    assert!(got.iter().filter(|id| truth.contains(id)).count() >= 8, "{got:?} {truth:?}");
+}
+
+/// A runbook that writes after the build is refused before the build in disk mode only.
+#[test]
+fn runbook_writes_are_refused_before_an_on_disk_build() {
+    let engine = DiskAnn::default();
+    let err = engine
+        .check_writes(&spec(10, 8, Distance::Euclidean, disk_params(&[])))
+        .unwrap_err();
+    assert!(matches!(err, crate::engine::EngineError::Unsupported { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("storage = \"disk\"") && text.contains("build-search"), "{text}");
+    engine
+        .check_writes(&spec(10, 8, Distance::Euclidean, ParamMap::new()))
+        .unwrap();
+}
