@@ -20,6 +20,7 @@ mod compare;
 mod conformance;
 mod connect_errors;
 mod datasets;
+mod diskann;
 mod download;
 mod durability;
 mod element_types;
@@ -30,6 +31,7 @@ mod interrupt;
 mod load;
 mod pgvector;
 mod qdrant;
+#[cfg(feature = "qdrant-edge")]
 mod qdrant_edge;
 mod redis;
 mod registry;
