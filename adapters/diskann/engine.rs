@@ -14,6 +14,7 @@ use super::disk::DiskIndex;
 use super::graph::{Graph, engine_error, last_rows};
 use super::settings::{BuildSettings, SearchSettings, Storage};
 use super::{DISKANN_VERSION, NAME};
+use crate::adapters::support::filter;
 use crate::adapters::support::rows;
 use crate::engine::{
     CollectionSpec, ConcurrentWrites, EngineError, EngineResult, Footprint, IndexHolds,
@@ -339,25 +340,17 @@ impl VectorEngine for DiskAnn {
     /// DiskANN filters with a label callback on its ids during the graph search, in memory
     /// and on disk: any predicate over the points' attributes can be one.
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
-        predicate
-            .compile(attributes)
-            .map(|_| ())
-            .map_err(|e| EngineError::bad_param(NAME, "filter", e))
+        filter::check(NAME, attributes, predicate)
     }
 
     fn search_filtered(
         &self,
         query: &[f32],
         k: usize,
-        filter: &Predicate,
+        predicate: &Predicate,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        let attributes = self.attributes.as_deref().ok_or_else(|| {
-            EngineError::op(NAME, "filtered search", "the collection has no attributes")
-        })?;
-        let compiled = filter
-            .compile(attributes)
-            .map_err(|e| EngineError::bad_param(NAME, "filter", e))?;
+        let compiled = filter::compile(NAME, self.attributes.as_deref(), predicate)?;
         self.search_index("filtered search", query, k, Some(&compiled), out)
     }
 

@@ -12,6 +12,7 @@ use super::sql::{Table, vector_text, where_clause};
 use super::store::{Store, op_err, open_database};
 use super::{ENGINE, report};
 use crate::adapters::support::pool::IdlePool;
+use crate::adapters::support::filter;
 use crate::adapters::support::rows;
 use crate::engine::{
     CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
@@ -331,10 +332,7 @@ impl VectorEngine for DuckDb {
     }
 
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
-        predicate
-            .compile(attributes)
-            .map(|_| ())
-            .map_err(|e| EngineError::bad_param(ENGINE, "filter", e))
+        filter::check(ENGINE, attributes, predicate)
     }
 
     /// A `WHERE` on the attribute columns: DuckDB scans the rows that pass and keeps the

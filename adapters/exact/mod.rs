@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::adapters::support::filter;
 use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::types::ElementType;
@@ -314,10 +315,7 @@ impl VectorEngine for ExactEngine {
 
     /// Any predicate over the points' attributes: the reference for every other engine.
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
-        predicate
-            .compile(attributes)
-            .map(|_| ())
-            .map_err(|e| EngineError::bad_param(NAME, "filter", e))
+        filter::check(NAME, attributes, predicate)
     }
 
     /// The scan over the points that pass: exact, ties by id, like the filtered truth.
@@ -325,15 +323,10 @@ impl VectorEngine for ExactEngine {
         &self,
         query: &[f32],
         k: usize,
-        filter: &Predicate,
+        predicate: &Predicate,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        let attributes = self.attributes.as_deref().ok_or_else(|| {
-            EngineError::op(NAME, "filtered search", "the collection has no attributes")
-        })?;
-        let compiled = filter
-            .compile(attributes)
-            .map_err(|e| EngineError::bad_param(NAME, "filter", e))?;
+        let compiled = filter::compile(NAME, self.attributes.as_deref(), predicate)?;
         self.scan(query, k, |id| compiled.passes(id), out)
     }
 

@@ -47,6 +47,7 @@ use crate::adapters::qdrant_settings::{
     BuildSettings, PqCompression, Quantization, SearchSettings, SettingsError, Target,
 };
 use crate::filter::{Attributes, Predicate};
+use crate::adapters::support::filter;
 use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::engine::{
@@ -442,10 +443,7 @@ impl VectorEngine for QdrantEdge {
 
     /// Qdrant expresses keyword equality and integer ranges natively (`match`, `range`).
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
-        predicate
-            .compile(attributes)
-            .map(|_| ())
-            .map_err(|e| EngineError::bad_param(ENGINE, "filter", e))
+        filter::check(ENGINE, attributes, predicate)
     }
 
     fn search_filtered(

@@ -2,6 +2,7 @@
 //! to its engine: starting a local server through its script, finding a server's process,
 //! and checking row shapes. Credentials are kept out of messages by [`crate::secret`].
 
+pub mod filter;
 pub mod pool;
 pub mod process;
 pub mod rows;

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use crate::adapters::support::filter;
 use crate::engine::{
     CollectionSpec, ConcurrentWrites, EngineError, EngineResult, Footprint,
     IndexHolds, IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
@@ -164,25 +165,17 @@ impl VectorEngine for USearch {
     /// usearch filters with a predicate on keys during the graph search: any predicate over
     /// the points' attributes can be one.
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
-        predicate
-            .compile(attributes)
-            .map(|_| ())
-            .map_err(|e| EngineError::bad_param(NAME, "filter", e))
+        filter::check(NAME, attributes, predicate)
     }
 
     fn search_filtered(
         &self,
         query: &[f32],
         k: usize,
-        filter: &Predicate,
+        predicate: &Predicate,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        let attributes = self.attributes.as_deref().ok_or_else(|| {
-            EngineError::op(NAME, "filtered search", "the collection has no attributes")
-        })?;
-        let compiled = filter
-            .compile(attributes)
-            .map_err(|e| EngineError::bad_param(NAME, "filter", e))?;
+        let compiled = filter::compile(NAME, self.attributes.as_deref(), predicate)?;
         self.collection("filtered search")?
             .search(query, k, self.search, Some(&compiled), out)
     }
