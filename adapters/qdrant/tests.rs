@@ -80,6 +80,7 @@ fn offline_engine() -> QdrantEngine {
     }
 }
 
+#[cfg(feature = "qdrant-edge")]
 fn collection_spec(
     dir: &std::path::Path,
     n: usize,
@@ -98,6 +99,7 @@ fn collection_spec(
     }
 }
 
+#[cfg(feature = "qdrant-edge")]
 fn without_engine_only(mut v: Value) -> Value {
     if let Some(obj) = v.as_object_mut() {
         obj.remove("engine_only");
@@ -110,6 +112,7 @@ fn without_engine_only(mut v: Value) -> Value {
 /// message. Before the shared parser, the edge recorded thresholds of 1/10 and 1/20 of the
 /// data and the server 1/100 for both, and the edge refused `pq_compression = 16`.
 #[test]
+#[cfg(feature = "qdrant-edge")]
 fn edge_and_server_record_the_same_settings() {
     let s = |t: &str| ParamValue::Str(t.into());
     let grid = [

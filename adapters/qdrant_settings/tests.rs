@@ -293,6 +293,7 @@ fn search_settings() {
 /// Every named set of either adapter's config.toml parses for its own target, and a set
 /// without target-only parameters means the same to the other target.
 #[test]
+#[cfg(feature = "qdrant-edge")]
 fn config_sets_parse_for_both_targets() {
     for (config, own, other) in [
         (

