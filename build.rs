@@ -29,6 +29,7 @@ fn main() {
     server_cfgs();
     mount_cfg();
     duckdb_link();
+    embed_model_cfg();
 }
 
 /// With the `duckdb` feature: links the DuckDB library that `scripts/install/duckdb.sh`
@@ -163,5 +164,20 @@ fn server_cfgs() {
         if runs {
             println!("cargo:rustc-cfg=engine_runs=\"{name}\"");
         }
+    }
+}
+
+/// Emits `embed_model` when `RAGDBEVAL_EMBED_MODEL` names a sentence-transformers folder
+/// (scripts/install/minilm.sh prints one): the tests that run the real model need it, and
+/// without it they are reported as ignored instead of passing without testing anything.
+fn embed_model_cfg() {
+    println!("cargo:rustc-check-cfg=cfg(embed_model)");
+    println!("cargo:rerun-if-env-changed=RAGDBEVAL_EMBED_MODEL");
+    let Some(dir) = std::env::var_os("RAGDBEVAL_EMBED_MODEL") else {
+        return;
+    };
+    let dir = std::path::Path::new(&dir);
+    if dir.join("model.safetensors").is_file() && dir.join("modules.json").is_file() {
+        println!("cargo:rustc-cfg=embed_model");
     }
 }

@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 mod bench;
 mod compare;
 mod dataset;
+mod embed;
 mod eval;
 use bench::BENCH_EXAMPLES;
 pub use bench::{BenchArgs, QueryMode};
@@ -16,6 +17,8 @@ use dataset::DATASET_EXAMPLES;
 pub use dataset::{
     ConvertArgs, ConvertFormat, DatasetCommand, GtArgs, MakeArgs, QrelsArgs, SubsetArgs,
 };
+use embed::EMBED_EXAMPLES;
+pub use embed::EmbedArgs;
 pub use eval::{EvalArgs, EvalCommand, EvalCompareArgs, ScoringArgs};
 
 /// Benchmark vector databases: recall against exact ground truth, latency, throughput,
@@ -57,6 +60,11 @@ pub enum Command {
     /// Hit, MRR, P, R, F1, MAP, NDCG @k, R-precision, rejection accuracy, answer metrics;
     /// `eval compare` A/B-tests two runs.
     Eval(EvalArgs),
+    /// Embed a corpus and its queries (JSONL, or a BEIR directory) with a local
+    /// sentence-transformers model, and write them as a dataset with exact ground truth and
+    /// the corpus' judgments mapped to the vectors (cargo feature `embed`).
+    #[command(after_help = EMBED_EXAMPLES)]
+    Embed(EmbedArgs),
 }
 
 const REPORT_EXAMPLES: &str = "\

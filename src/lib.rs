@@ -9,6 +9,7 @@ pub mod cli;
 pub mod commands;
 pub mod dataset;
 pub mod distance;
+pub mod embed;
 pub mod engine;
 pub mod engine_meta;
 pub mod eval;

@@ -113,6 +113,7 @@ fn without_engine_only(mut v: Value) -> Value {
 /// data and the server 1/100 for both, and the edge refused `pq_compression = 16`.
 #[cfg(feature = "qdrant-edge")]
 #[test]
+#[cfg(feature = "qdrant-edge")]
 fn edge_and_server_record_the_same_settings() {
     let s = |t: &str| ParamValue::Str(t.into());
     let grid = [

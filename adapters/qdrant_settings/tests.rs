@@ -294,6 +294,7 @@ fn search_settings() {
 /// without target-only parameters means the same to the other target.
 #[cfg(feature = "qdrant-edge")]
 #[test]
+#[cfg(feature = "qdrant-edge")]
 fn config_sets_parse_for_both_targets() {
     for (config, own, other) in [
         (

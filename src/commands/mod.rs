@@ -4,6 +4,7 @@
 mod bench;
 mod compare;
 mod dataset;
+mod embed;
 mod engines;
 mod eval;
 mod filters;
@@ -27,5 +28,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Embed(args) => embed::run(args),
     }
 }
