@@ -72,6 +72,7 @@ pub struct EmbedArgs {
     /// Embed only the first Q queries (after keeping the judged ones).
     #[arg(long, value_parser = parse_count)]
     pub max_queries: Option<usize>,
+    /// No progress bar; the closing summary line still prints.
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }
