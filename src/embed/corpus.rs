@@ -87,6 +87,7 @@ pub fn embed_texts(
 }
 
 /// The windows of the texts of a block whose first text has index `first`.
+#[allow(clippy::single_range_in_vec_init)] // a truncated text is one window
 fn windows(tokens: &[Vec<u32>], first: usize, long: LongText, window: usize) -> Vec<ChunkRef> {
     let mut chunks = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
