@@ -8,9 +8,9 @@ run it. The commands run from the checkout's root (use a clean clone: they write
 report/ and files such as run.trec there), one `bash -c` each, with a ten-minute limit;
 servers the pages start are stopped at the end.
 A command that cannot run on a machine without network or without a given server is skipped
-with its reason: a download of a public dataset (sift1m, glove), a Qdrant server (set
-QDRANT_URL to run those), an external tool that is not installed (trec_eval), the test
-command itself. Exit status 1 if any command that ran failed.
+with its reason: a download of a public dataset (sift1m, glove), BEIR data fetched
+elsewhere, a Qdrant server (set QDRANT_URL to run those), an external tool that is not
+installed (trec_eval), a `cargo build` and the test command itself. Exit status 1 if any command that ran failed.
 """
 import argparse
 import glob
@@ -49,6 +49,10 @@ def skip_reason(cmd):
             return "needs a Qdrant server (QDRANT_URL)"
     if re.search(r"--dataset (sift1m|glove-[\w-]+)", cmd):
         return "downloads a public dataset"
+    if "data/scifact" in cmd:
+        return "needs BEIR's SciFact, downloaded elsewhere, and a build with `embed`"
+    if cmd.startswith("cargo build"):
+        return "a build (the pages' commands run the binary given)"
     if cmd.startswith("trec_eval") and not shutil.which("trec_eval"):
         return "trec_eval is not installed"
     return None
