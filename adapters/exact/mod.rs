@@ -155,9 +155,7 @@ impl ExactEngine {
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
         let distance = self.metric()?;
-        rows::check(NAME, "search", self.dim, 1, query.len())?;
-        out.clear();
-        if k == 0 {
+        if !rows::start_search(NAME, self.dim, query, k, out)? {
             return Ok(());
         }
         // Scan shared blocks in chunks (in parallel when the set is large enough to pay for

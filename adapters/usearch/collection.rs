@@ -145,9 +145,7 @@ impl Collection {
         filter: Option<&CompiledPredicate<'_>>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        out.clear();
-        rows::check(NAME, "search", self.dim, 1, query.len())?;
-        if k == 0 {
+        if !rows::start_search(NAME, self.dim, query, k, out)? {
             return Ok(());
         }
         let index = self.read()?;
