@@ -36,6 +36,9 @@ Examples:
   ragdbeval bench --db qdrant-edge --runbook build-search --trec-run run.trec
       The searches as a TREC run file too; `ragdbeval dataset qrels` writes the
       judgments it is scored against (with --search-param sweeps: run.1.trec, ...).
+  ragdbeval bench --db qdrant-edge --dataset data/scifact-minilm --set ef-sweep
+      A text dataset `ragdbeval embed` wrote: its qrels.txt judgments score each step on
+      the retrieval task too (task NDCG@10 next to the exact top-K's, beside recall).
   ragdbeval bench --resume results/20261124T101500Z-pgvector-sift-128-euclidean.json
       Continue a run that stopped (server died, deadline, Ctrl-C) where it stopped.";
 

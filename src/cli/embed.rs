@@ -16,7 +16,8 @@ Output (--out DIR, written whole or not at all): base.fbin (one vector per windo
 gt.ibin (exact neighbours, angular), chunks.tsv (vector id → corpus-id, window, token range),
 queries.tsv (query index → query-id), qrels.txt (TREC qrels: query index, vector id, score,
 every window of each judged document) and embed.json (model, rule, counts, timings).
-Load it with `--dataset DIR --distance angular`.
+`bench --dataset DIR` loads it (angular, from embed.json) and scores every search step on the
+retrieval task against qrels.txt too, beside recall against the exact neighbours.
 
 Examples:
   scripts/install/minilm.sh
@@ -25,10 +26,10 @@ Examples:
       A BEIR directory: corpus.jsonl, queries.jsonl, qrels/test.tsv; only judged queries.
   ragdbeval embed --corpus docs.jsonl --queries questions.jsonl --model DIR --out data/docs
       JSONL files of {\"_id\", \"text\", optional \"title\"}, without judgments.
-  ragdbeval bench --dataset data/scifact-minilm --distance angular --runbook build-search \\
-      --trec-run run.trec
-  ragdbeval eval --qrels data/scifact-minilm/qrels.txt --run run.trec
-      Scores the engine's answers against the corpus' own judgments, window by window.";
+  ragdbeval bench --dataset data/scifact-minilm --runbook build-search --trec-run run.trec
+      Recall against the exact neighbours and task NDCG@10 against the judgments, per step.
+  ragdbeval eval --means trec_eval-c --qrels data/scifact-minilm/qrels.txt --run run.trec
+      The same task figures from the exported run, window by window.";
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("input").required(true).args(["beir", "corpus"])))]

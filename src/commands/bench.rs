@@ -16,7 +16,8 @@ use crate::results::run_files::RunFiles;
 use crate::results::sidecar::Sidecar;
 use crate::results::warnings::Warning;
 use crate::results::{
-    DatasetInfo, ElementTypes, EngineInfo, Manifest, RunResult, RunState, RunStatus, SCHEMA,
+    DatasetInfo, ElementTypes, EngineInfo, JudgmentsInfo, Manifest, RunResult, RunState, RunStatus,
+    SCHEMA,
 };
 use crate::runbook::Runbook;
 use crate::runner::{self, BenchPlan};
@@ -79,6 +80,11 @@ fn dataset_info(ds: &Dataset) -> DatasetInfo {
         ground_truth_depth: ds.ground_truth.k,
         ground_truth_source: format!("{:?}", ds.ground_truth_source).to_lowercase(),
         limit: ds.limit,
+        judgments: ds.judgments.as_ref().map(|j| JudgmentsInfo {
+            file: j.file.clone(),
+            queries: j.judgments.queries.len(),
+            dropped_queries: j.dropped_queries,
+        }),
     }
 }
 

@@ -213,7 +213,7 @@ mod with_model {
         let per_s = |n: f64, t: f64| if t > 0.0 { n / t } else { 0.0 };
         println!(
             "wrote {}: {documents} documents as {} vectors of dimension {dim} and {queries} queries \
-             (load with --dataset {} --distance angular); ground truth depth {k}; {judgments} \
+             (load with --dataset {}); ground truth depth {k}; {judgments} \
              judgments by window{}",
             args.out.display(),
             docs.embedded.chunks.len(),

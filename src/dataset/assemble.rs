@@ -83,6 +83,7 @@ pub fn assemble(arrays: DatasetArrays<'_>, opts: &LoadOptions) -> Result<Dataset
         warnings: Vec::new(),
         attributes: None,
         element_type: ElementType::Float32,
+        judgments: None,
     })
 }
 

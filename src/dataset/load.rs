@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::{
     DEMO, Dataset, DatasetArrays, DatasetError, LoadOptions, assemble, bigann, digest_files,
-    download, hdf5, hex, registry, spill, texmex, vdbbench,
+    download, hdf5, hex, judgments, registry, spill, texmex, vdbbench,
 };
 use crate::distance::Distance;
 use crate::synthetic::SyntheticSpec;
@@ -25,13 +25,9 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
         return load_generated(spec, &gen_spec, opts);
     }
     if path.is_dir() {
-        if let Some(files) = vdbbench::find_files(path)? {
-            return load_vdbbench(spec, path, &files, opts);
-        }
-        if let Some(files) = bigann::find_files(path)? {
-            return bigann::load(spec, path, &files, opts);
-        }
-        return load_texmex(spec, path, opts);
+        let mut ds = load_directory(spec, path, opts)?;
+        ds.judgments = judgments::load(path, ds.test.len(), opts.observer())?;
+        return Ok(ds);
     }
     if path.is_file() {
         return load_hdf5(spec, path, opts);
@@ -59,6 +55,17 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
             .collect::<Vec<_>>()
             .join(", "),
     })
+}
+
+/// A VectorDBBench, big-ann or TEXMEX directory, told apart by the files it holds.
+fn load_directory(spec: &str, path: &Path, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
+    if let Some(files) = vdbbench::find_files(path)? {
+        return load_vdbbench(spec, path, &files, opts);
+    }
+    if let Some(files) = bigann::find_files(path)? {
+        return bigann::load(spec, path, &files, opts);
+    }
+    load_texmex(spec, path, opts)
 }
 
 /// A registry dataset: downloaded into the cache unless it is there (or `--offline`), then

@@ -11,6 +11,7 @@ pub mod bigann;
 mod direct_write;
 pub mod download;
 pub mod hdf5;
+pub mod judgments;
 mod load;
 pub mod registry;
 pub mod spill;
@@ -144,6 +145,8 @@ pub struct Dataset {
     /// What the source's components are (`uint8` for a `.u8bin` file, ...). The vectors are
     /// held as `f32` whatever it is; every 8-bit integer is exact there.
     pub element_type: ElementType,
+    /// Relevance judgments of the retrieval task (a directory's `qrels.txt`), if it has them.
+    pub judgments: Option<judgments::TaskJudgments>,
 }
 
 /// How to find and prepare a dataset.

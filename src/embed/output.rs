@@ -1,5 +1,5 @@
-//! The dataset `ragdbeval embed` writes: a big-ann-benchmarks directory that `--dataset DIR
-//! --distance angular` loads (`base.fbin`, `query.fbin`, `gt.ibin`), and beside it what
+//! The dataset `ragdbeval embed` writes: a big-ann-benchmarks directory that `--dataset DIR`
+//! loads (angular, as `embed.json` records) (`base.fbin`, `query.fbin`, `gt.ibin`), and beside it what
 //! connects the vectors to the texts, so the end task can be scored:
 //!
 //! - `chunks.tsv`: `vector-id  corpus-id  chunk  token-start  token-end` (a header line, then

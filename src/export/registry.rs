@@ -106,6 +106,28 @@ pub fn rows(configs: &[ConfigRun]) -> Vec<Row<'_>> {
     out
 }
 
+/// A difficulty band of the row's search.
+fn band<'a>(row: &Row<'a>, name: &str) -> Option<&'a crate::metrics::bands::Band> {
+    row.search
+        .difficulty_bands
+        .as_ref()
+        .and_then(|b| b.band(name))
+}
+
+/// A `--repeat` summary figure of the row's search.
+fn repeat_figure<'a>(row: &Row<'a>, name: &str) -> Option<&'a crate::results::RepeatFigure> {
+    row.search.repeats.as_ref().and_then(|r| r.figure(name))
+}
+
+/// A retrieval-task figure of the row's search: `metric` at depth `at` (the search's K with
+/// `None`), of the engine's answers or of the exact top-K.
+fn task(row: &Row<'_>, exact: bool, metric: &str, at: Option<usize>) -> Option<f64> {
+    let task = row.search.end_task.as_ref()?;
+    let depth = at.unwrap_or(row.search.quality.k);
+    let figures = if exact { &task.exact } else { &task.metrics };
+    figures.get(&format!("{metric}@{depth}")).copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

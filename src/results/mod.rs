@@ -16,6 +16,8 @@ pub mod sidecar;
 mod stream;
 pub mod warnings;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Footprint, IndexReport, SourcedBytes};
@@ -97,6 +99,33 @@ pub struct DatasetInfo {
     pub ground_truth_source: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub limit: Option<usize>,
+    /// The relevance judgments the searches were also scored against, if the dataset has them.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub judgments: Option<JudgmentsInfo>,
+}
+
+/// A dataset's relevance judgments as a result records them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JudgmentsInfo {
+    pub file: crate::dataset::FileDigest,
+    /// Judged queries among the queries the run kept.
+    pub queries: usize,
+    /// Judged queries beyond them (`--queries`), left out.
+    pub dropped_queries: usize,
+}
+
+/// A search step's answers scored against the dataset's relevance judgments with `eval`'s
+/// code and trec_eval's conventions (linear gain, means over the judged queries), beside the
+/// same figures for the exact top-K of the step: the ceiling an approximate search can reach.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EndTask {
+    /// Judged queries the means average over.
+    pub queries: usize,
+    /// `eval`'s metric names (`ndcg@10`, `recall@100`, `mrr@10`, `hit@10`, `map@10`) at 10
+    /// and at the search's K (only depths up to K).
+    pub metrics: BTreeMap<String, f64>,
+    /// The same metrics for the exact top-K.
+    pub exact: BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -274,6 +303,9 @@ pub struct SearchStep {
     /// Recall and latency of the easy, medium and hard thirds of the queries (by LID at K).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub difficulty_bands: Option<DifficultyBands>,
+    /// The retrieval task against the dataset's relevance judgments, when it has them.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub end_task: Option<EndTask>,
 }
 
 /// A filtered search measurement: which predicates, how many points they let through, and

@@ -5,6 +5,7 @@
 pub mod build;
 mod cleanup;
 mod config;
+pub mod end_task;
 pub mod filtered_truth;
 pub mod ground_truth;
 mod levels;

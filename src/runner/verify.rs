@@ -8,7 +8,7 @@
 //! and the engine's scores are not trusted), and the step's means and percentiles are
 //! recomputed the way the runner computes them. A stored figure that differs is reported.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
@@ -328,9 +328,12 @@ fn check_step(
     // runner) and is a violation.
     let compiled = compile_filter(filter)?;
     let mut violations = 0usize;
-    let per_query: Vec<_> = rows
+    let scored_rows: Vec<&Line> = rows
         .iter()
         .filter(|r| r.query < dataset.test.len())
+        .collect();
+    let distances: Vec<Vec<f32>> = scored_rows
+        .iter()
         .map(|r| {
             let query = dataset.test.row(r.query);
             let passes = |id: PointId| {
@@ -340,8 +343,7 @@ fn check_step(
                     .is_none_or(|c| c.passes(id))
             };
             violations += r.ids.iter().filter(|id| !passes(**id)).count();
-            let distances: Vec<f32> = r
-                .ids
+            r.ids
                 .iter()
                 .map(
                     |id| match live.row_of.get(*id as usize).copied().flatten() {
@@ -351,13 +353,19 @@ fn check_step(
                         _ => f32::NAN,
                     },
                 )
-                .collect();
+                .collect()
+        })
+        .collect();
+    let per_query: Vec<_> = scored_rows
+        .iter()
+        .zip(&distances)
+        .map(|(r, distances)| {
             score_query(
                 &QueryInput {
                     gt_ids: truth.ids_of(r.query),
                     gt_distances: truth.distances_of(r.query),
                     returned_ids: &r.ids,
-                    returned_distances: &distances,
+                    returned_distances: distances,
                 },
                 k,
                 stored.relevant,
@@ -376,6 +384,13 @@ fn check_step(
         ));
     }
     check_latency(step, rows, &mut mismatches);
+    let answers = EndTaskAnswers {
+        rows: &scored_rows,
+        distances: &distances,
+        truth,
+        live,
+    };
+    check_end_task(step, dataset, &answers, &mut mismatches);
     Ok(StepCheck {
         config: ci + 1,
         runbook_step: step.runbook_step,
@@ -383,6 +398,63 @@ fn check_step(
         queries: rows.len(),
         mismatches,
     })
+}
+
+/// A step's answers as the sidecar holds them, with their recomputed distances.
+struct EndTaskAnswers<'a> {
+    rows: &'a [&'a Line],
+    distances: &'a [Vec<f32>],
+    truth: &'a GroundTruth,
+    live: &'a LiveState,
+}
+
+/// Rescores the retrieval task against the dataset's judgments, when the step recorded it:
+/// a figure recorded without judgments to check it against is a mismatch, as is one missing.
+fn check_end_task(
+    step: &SearchStep,
+    dataset: &Dataset,
+    answers: &EndTaskAnswers<'_>,
+    mismatches: &mut Vec<(String, f64, f64)>,
+) {
+    let again =
+        dataset.judgments.as_ref().map(|judgments| {
+            let position: BTreeMap<usize, usize> = answers
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.query, i))
+                .collect();
+            let k = step.quality.k;
+            crate::runner::end_task::score(judgments, k, answers.live, answers.truth, |q| {
+                match position.get(&q) {
+                    Some(&i) => (&answers.rows[i].ids[..], &answers.distances[i][..]),
+                    None => (&[][..], &[][..]),
+                }
+            })
+        });
+    match (&step.end_task, &again) {
+        (Some(stored), Some(again)) => {
+            for (name, value) in &stored.metrics {
+                let recomputed = again.metrics.get(name).copied().unwrap_or(f64::NAN);
+                if differs(*value, recomputed) {
+                    mismatches.push((format!("end task {name}"), *value, recomputed));
+                }
+            }
+            for (name, value) in &stored.exact {
+                let recomputed = again.exact.get(name).copied().unwrap_or(f64::NAN);
+                if differs(*value, recomputed) {
+                    mismatches.push((format!("end task exact {name}"), *value, recomputed));
+                }
+            }
+        }
+        (Some(stored), None) => {
+            mismatches.push(("end task queries".into(), stored.queries as f64, f64::NAN));
+        }
+        (None, Some(again)) => {
+            mismatches.push(("end task queries".into(), f64::NAN, again.queries as f64));
+        }
+        (None, None) => {}
+    }
 }
 
 /// Each query's predicate of a filter level, compiled against the attributes.

@@ -159,6 +159,7 @@ pub fn empty_result() -> ragdbeval::results::RunResult {
             ground_truth_depth: 0,
             ground_truth_source: "computed".into(),
             limit: None,
+            judgments: None,
         },
         engine: EngineInfo {
             name: "t".into(),

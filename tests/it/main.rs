@@ -25,6 +25,7 @@ mod download;
 mod durability;
 mod element_types;
 mod encodings;
+mod end_task;
 mod eval;
 mod filtered;
 mod interrupt;

@@ -108,8 +108,9 @@ pub fn find_files(dir: &Path) -> Result<Option<BigannFiles>, DatasetError> {
 }
 
 /// Loads a big-ann directory: only the rows `--limit` and `--max-queries` keep are read. The
-/// files carry no metric: euclidean unless `--distance` says otherwise, and a stored truth is
-/// taken to be for that metric (the spot check in [`assemble`] refuses one that is not).
+/// files carry no metric: `--distance`, else the `distance` of an `embed.json` beside them
+/// (what `ragdbeval embed` computed the truth with), else euclidean; a stored truth is taken
+/// to be for that metric (the spot check in [`assemble`] refuses one that is not).
 pub(in crate::dataset) fn load(
     source: &str,
     dir: &Path,
@@ -164,7 +165,10 @@ pub(in crate::dataset) fn load(
         DatasetArrays {
             name: file_stem(dir),
             source,
-            distance: opts.distance.unwrap_or(Distance::Euclidean),
+            distance: opts
+                .distance
+                .or_else(|| embed_distance(dir))
+                .unwrap_or(Distance::Euclidean),
             train: train.vectors,
             test: test.vectors,
             stored_gt: gt,
@@ -185,4 +189,11 @@ pub(in crate::dataset) fn load(
         ));
     }
     Ok(ds)
+}
+
+/// The metric `ragdbeval embed` recorded in the directory's `embed.json`, if it has one.
+fn embed_distance(dir: &Path) -> Option<Distance> {
+    let bytes = std::fs::read(dir.join("embed.json")).ok()?;
+    let manifest: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    manifest.get("distance")?.as_str()?.parse().ok()
 }

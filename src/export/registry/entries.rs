@@ -2,7 +2,7 @@
 //! means and how it is read from a report row. The registry's types and lookups are in its
 //! parent module.
 
-use super::{Better, MetricDef, Row};
+use super::{Better, MetricDef, band, repeat_figure, task};
 
 const MB: f64 = 1024.0 * 1024.0;
 
@@ -22,7 +22,7 @@ macro_rules! metric {
 }
 
 /// A figure read from the build step: present only on the row of the search right after the
-/// build, `None` on rows after a mutation (see [`Row`]).
+/// build, `None` on rows after a mutation (see [`super::Row`]).
 macro_rules! build_metric {
     ($key:literal, $header:literal, $unit:literal, $better:ident, $dec:literal, $table:literal, $desc:literal, $field:ident) => {
         metric!($key, $header, $unit, $better, $dec, $table, $desc, |r| {
@@ -35,6 +35,17 @@ macro_rules! build_metric {
 macro_rules! build_seconds {
     ($key:literal, $header:literal, $table:literal, $desc:literal, $field:ident) => {
         build_metric!($key, $header, "s", Lower, 2, $table, $desc, $field)
+    };
+}
+
+/// A figure of the retrieval task against the dataset's relevance judgments (`eval`'s
+/// metric at depth 10, or at K with `None`): of the engine's answers, or with `exact` of the
+/// exact top-K. Absent on datasets without judgments.
+macro_rules! task_metric {
+    ($key:literal, $header:literal, $table:literal, $desc:literal, $exact:literal, $metric:literal, $at:expr) => {
+        metric!($key, $header, "", Higher, 4, $table, $desc, |r| {
+            task(r, $exact, $metric, $at)
+        })
     };
 }
 
@@ -566,17 +577,58 @@ pub const METRICS: &[MetricDef] = &[
         "median latency of the hardest third of the queries by LID at K",
         |r| band(r, "hard").and_then(|b| b.p50_ms)
     ),
+    task_metric!(
+        "task_ndcg_at_10",
+        "task NDCG@10",
+        true,
+        "retrieval task: NDCG@10 against the dataset's relevance judgments (trec_eval -c)",
+        false,
+        "ndcg",
+        Some(10)
+    ),
+    task_metric!(
+        "task_ndcg_at_10_exact",
+        "exact NDCG@10",
+        true,
+        "retrieval task: NDCG@10 of the exact top-K, the ceiling of the setting's NDCG@10",
+        true,
+        "ndcg",
+        Some(10)
+    ),
+    task_metric!(
+        "task_recall_at_k",
+        "task recall@K",
+        false,
+        "retrieval task: share of the judged relevant documents in the first K results",
+        false,
+        "recall",
+        None
+    ),
+    task_metric!(
+        "task_recall_at_k_exact",
+        "exact task recall@K",
+        false,
+        "retrieval task: recall@K of the exact top-K",
+        true,
+        "recall",
+        None
+    ),
+    task_metric!(
+        "task_mrr_at_10",
+        "task MRR@10",
+        false,
+        "retrieval task: mean reciprocal rank of the first relevant result in the top 10",
+        false,
+        "mrr",
+        Some(10)
+    ),
+    task_metric!(
+        "task_hit_at_10",
+        "task hit@10",
+        false,
+        "retrieval task: share of queries with a relevant result in the top 10",
+        false,
+        "hit",
+        Some(10)
+    ),
 ];
-
-/// A difficulty band of the row's search.
-fn band<'a>(row: &Row<'a>, name: &str) -> Option<&'a crate::metrics::bands::Band> {
-    row.search
-        .difficulty_bands
-        .as_ref()
-        .and_then(|b| b.band(name))
-}
-
-/// A `--repeat` summary figure of the row's search.
-fn repeat_figure<'a>(row: &Row<'a>, name: &str) -> Option<&'a crate::results::RepeatFigure> {
-    row.search.repeats.as_ref().and_then(|r| r.figure(name))
-}

@@ -47,6 +47,15 @@ pub const TABLE_METRICS: &[&str] = &[
     "engine_cpu_percent",
 ];
 
+/// The retrieval-task columns the table adds when some run of the group has relevance
+/// judgments: the setting's figures beside those of the exact top-K.
+pub const TASK_METRICS: &[&str] = &[
+    "task_ndcg_at_10",
+    "task_ndcg_at_10_exact",
+    "task_recall_at_k",
+    "task_recall_at_k_exact",
+];
+
 /// One search step of one run, as the report uses it.
 pub struct SearchPoint<'a> {
     /// The result file's stem.
@@ -75,6 +84,8 @@ pub struct SearchPoint<'a> {
     pub invalid: bool,
     /// The table's cells, in [`TABLE_METRICS`] order.
     pub cells: Vec<String>,
+    /// The retrieval-task cells, in [`TASK_METRICS`] order.
+    pub task_cells: Vec<String>,
     pub search: &'a SearchStep,
     /// Index of its configuration in the run (the sidecar's `config`).
     pub config: usize,
@@ -141,6 +152,16 @@ fn metric(key: &str) -> Option<&'static MetricDef> {
     find(key)
 }
 
+/// The row's figures of `keys`, formatted as the registry formats them.
+fn cells(keys: &[&str], row: &Row<'_>) -> Vec<String> {
+    keys.iter()
+        .map(|k| match metric(k) {
+            Some(m) => format_value(m, (m.value)(row)),
+            None => "-".into(),
+        })
+        .collect()
+}
+
 fn point<'a>(path: &Path, run: &'a RunResult, row: &Row<'a>) -> SearchPoint<'a> {
     let value = |key: &str| metric(key).and_then(|m| (m.value)(row));
     let invalid = run
@@ -176,13 +197,8 @@ fn point<'a>(path: &Path, run: &'a RunResult, row: &Row<'a>) -> SearchPoint<'a> 
         memory: sizes::memory_after_build(run, row),
         build_params: &row.config.build_params,
         invalid,
-        cells: TABLE_METRICS
-            .iter()
-            .map(|k| match metric(k) {
-                Some(m) => format_value(m, (m.value)(row)),
-                None => "-".into(),
-            })
-            .collect(),
+        cells: cells(TABLE_METRICS, row),
+        task_cells: cells(TASK_METRICS, row),
         search: row.search,
         config: run
             .configs

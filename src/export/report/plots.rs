@@ -167,6 +167,17 @@ fn per_engine(
     y: impl Fn(&SearchPoint) -> Option<f64>,
     legend: Legend,
 ) -> Vec<Series> {
+    per_engine_at(group, |p| Some(p.recall), y, legend)
+}
+
+/// [`per_engine`] with another figure than recall on the x axis (higher better); settings
+/// without it are left out.
+fn per_engine_at(
+    group: &Group<'_>,
+    x: impl Fn(&SearchPoint) -> Option<f64>,
+    y: impl Fn(&SearchPoint) -> Option<f64>,
+    legend: Legend,
+) -> Vec<Series> {
     let mixed_filters = mixed_filter_levels(group);
     group
         .engines
@@ -178,7 +189,7 @@ fn per_engine(
                 .iter()
                 .filter(|p| &p.engine == engine && p.after_build)
                 .filter(|p| !mixed_filters || p.search.filter.is_none())
-                .filter_map(|p| Some((p, (p.recall, y(p)?))))
+                .filter_map(|p| Some((p, (x(p)?, y(p)?))))
                 .filter(|(_, (a, b))| a.is_finite() && b.is_finite())
                 .collect();
             if pts.is_empty() {
@@ -211,6 +222,11 @@ fn per_engine(
             })
         })
         .collect()
+}
+
+/// The setting's retrieval-task NDCG@10, on datasets with relevance judgments.
+fn task_ndcg(p: &SearchPoint) -> Option<f64> {
+    p.search.end_task.as_ref()?.metrics.get("ndcg@10").copied()
 }
 
 /// The Pareto frontier of `points` (higher x and higher y better), by ascending x.
@@ -260,6 +276,19 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             .recall_x()
             .log_y(),
         &per_engine(group, |p| Some(p.qps), Legend::Frontier),
+    )?;
+    add(
+        &mut out,
+        "task-ndcg-qps",
+        format!(
+            "{name}: retrieval-task NDCG@10 against the dataset's relevance judgments vs QPS \
+             (beside recall vs QPS; the exact engine's point is the ceiling)"
+        ),
+        format!("{name}: task NDCG@10 vs QPS"),
+        Axes::new("NDCG@10 (retrieval task)", "queries per second")
+            .recall_x()
+            .log_y(),
+        &per_engine_at(group, task_ndcg, |p| Some(p.qps), Legend::Frontier),
     )?;
     let vs_recall: [VsRecall; 2] = [
         ("recall-p99", "p99 latency", "p99 latency, ms", |p| {

@@ -2,7 +2,7 @@
 //! above it (warnings every run carries, what the sizes are, what each engine's index figure
 //! holds) instead of on every row.
 
-use super::{Group, TABLE_METRICS, metric, stem};
+use super::{Group, TABLE_METRICS, TASK_METRICS, metric, stem};
 use crate::results::RunResult;
 use crate::results::warnings::Warning;
 
@@ -10,6 +10,12 @@ use crate::results::warnings::Warning;
 /// median QPS with its interval.
 fn repeated(group: &Group<'_>) -> bool {
     group.points.iter().any(|p| p.search.repeats.is_some())
+}
+
+/// Whether some search of the group was scored against relevance judgments: the table then
+/// shows the retrieval-task columns.
+fn has_task(group: &Group<'_>) -> bool {
+    group.points.iter().any(|p| p.search.end_task.is_some())
 }
 
 /// The comparison table's header.
@@ -20,11 +26,11 @@ pub fn table_header(group: &Group<'_>) -> Vec<String> {
         "step".into(),
         "run".into(),
     ];
-    h.extend(
-        TABLE_METRICS
-            .iter()
-            .map(|k| metric(k).map_or_else(|| (*k).to_string(), |m| m.header.to_string())),
-    );
+    let header = |k: &&str| metric(k).map_or_else(|| (*k).to_string(), |m| m.header.to_string());
+    h.extend(TABLE_METRICS.iter().map(header));
+    if has_task(group) {
+        h.extend(TASK_METRICS.iter().map(header));
+    }
     if repeated(group) {
         h.push("QPS median [95% CI], CV".into());
     }
@@ -138,6 +144,7 @@ impl Group<'_> {
 /// The comparison table's rows of a group.
 pub fn table_rows(group: &Group<'_>) -> Vec<Vec<String>> {
     let repeated = repeated(group);
+    let task = has_task(group);
     let common: Vec<String> = group
         .common_warnings()
         .into_iter()
@@ -154,6 +161,9 @@ pub fn table_rows(group: &Group<'_>) -> Vec<Vec<String>> {
                 p.run.clone(),
             ];
             r.extend(p.cells.iter().cloned());
+            if task {
+                r.extend(p.task_cells.iter().cloned());
+            }
             if repeated {
                 r.push(
                     p.search

@@ -14,7 +14,7 @@ use score::{
 };
 use timed::{Answers, repeat_trials, timed_queries};
 
-use super::{BenchPlan, RunError, RunScope};
+use super::{BenchPlan, RunError, RunScope, end_task};
 use crate::dataset::Dataset;
 use crate::engine::{PointId, VectorEngine};
 use crate::filter::{Attributes, FilterLevel};
@@ -145,6 +145,13 @@ pub fn run_search(
     let truth_mismatches = engine
         .answers_are_exact()
         .then(|| count_truth_mismatches(&answers, &distances, target.gt));
+    let end_task = dataset.judgments.as_ref().map(|judgments| {
+        let k = answers.k;
+        end_task::score(judgments, k, target.live, target.gt, |q| {
+            let range = q * k..q * k + returned_of(&answers, q);
+            (&answers.ids[range.clone()], &distances[range])
+        })
+    });
     if let Some(files) = scope.files {
         write_sidecar(files, plan, target.position, &answers, &distances, &scored)?;
     }
@@ -156,6 +163,7 @@ pub fn run_search(
         truth_mismatches,
         resources,
         filter: filter_outcome,
+        end_task,
         ..timing(plan, dataset, target, &answers, wall, &warmup_latencies)
     };
     // With --repeat-build the trials are whole rebuilt runs (runner::run), not loops here.
@@ -268,6 +276,7 @@ fn timing(
         repeats: None,
         filter: None,
         difficulty_bands: None,
+        end_task: None,
     }
 }
 
