@@ -111,6 +111,13 @@ if [ $# -eq 0 ]; then
   else
     echo "ragdbeval: scipy check SKIPPED: scipy could not be installed for $py" >&2
   fi
+  # The Holm-adjusted p-values of `eval compare` with three or more runs held to
+  # statsmodels' multipletests, statsmodels from PyPI installed the same way.
+  if "$py" -c 'import statsmodels' 2>/dev/null || "$py" -m pip install -q 'statsmodels>=0.14' >&2; then
+    "$py" "$here/check_holm_statsmodels.py" "$CARGO_TARGET_DIR/release/ragdbeval" >&2
+  else
+    echo "ragdbeval: statsmodels check SKIPPED: statsmodels could not be installed for $py" >&2
+  fi
   # `eval` and the `bench --trec-run` / `dataset qrels` files held to trec_eval,
   # through pytrec_eval from PyPI, installed the same way.
   if "$py" -c 'import pytrec_eval' 2>/dev/null || "$py" -m pip install -q 'pytrec_eval-terrier>=0.5' >&2; then

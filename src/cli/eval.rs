@@ -18,14 +18,19 @@ Examples:
       An ANN benchmark's run (`bench --trec-run`) against its exact truth
       (`dataset qrels`), per query and on average, as files.
   ragdbeval eval compare baseline.jsonl reranked.jsonl --qrels ground_truth.jsonl --format md
-      A/B test of two runs: paired t-test, Wilcoxon, bootstrap CI, Win/Loss/Draw/Regression.";
+      A/B test of two runs: paired t-test, Wilcoxon, bootstrap CI, Win/Loss/Draw/Regression
+      (three or more runs: every pair, p-values Holm-adjusted across the pairs).";
 
 const EVAL_COMPARE_EXAMPLES: &str = "\
 Examples:
   ragdbeval eval compare a.trec b.trec --qrels qrels.txt
       Two runs scored against the same judgments, B against A.
   ragdbeval eval compare a.json b.json --primary mrr@5 --format md --out ab.md
-      Two saved `eval --json` files; the winner decided on MRR@5.";
+      Two saved `eval --json` files; the winner decided on MRR@5.
+  ragdbeval eval compare bm25.trec dense.trec hybrid.trec --qrels qrels.txt
+      Three runs, every pair (R2 against R1, R3 against R1, R3 against R2): per metric each
+      pair's mean difference, raw and Holm-adjusted p-values (adjusted across the 3 pairs),
+      and the verdict on the adjusted Wilcoxon p.";
 
 #[derive(Debug, Args)]
 #[command(
@@ -95,23 +100,27 @@ pub struct ScoringArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
-    /// A/B comparison of two runs over the same judged queries (B against A).
+    /// A/B comparison of two runs over the same judged queries (B against A); with three or
+    /// more, every pair, p-values Holm-adjusted across the pairs.
     #[command(after_help = EVAL_COMPARE_EXAMPLES)]
     Compare(EvalCompareArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct EvalCompareArgs {
-    /// Run A (the baseline): a run file (needs --qrels) or a saved `eval --json` file.
-    pub a: PathBuf,
-    /// Run B, compared with A; differences are B − A.
-    pub b: PathBuf,
+    /// The runs, each a run file (needs --qrels) or a saved `eval --json` file. Two: A (the
+    /// baseline) then B, differences B − A. Three or more: every pair, each later run against
+    /// each earlier one, the pairs' p-values of each metric Holm-adjusted across the pairs
+    /// (with several tests at α, one alone would find a false difference more often than α).
+    #[arg(value_name = "RUN", num_args = 2.., required = true)]
+    pub runs: Vec<PathBuf>,
     /// The judgments both runs are scored against (not needed for `eval --json` files).
     #[arg(long)]
     pub qrels: Option<PathBuf>,
     #[command(flatten)]
     pub scoring: ScoringArgs,
-    /// The metric that decides the winner (default: ndcg@10, else the first ndcg@k).
+    /// The metric that decides the winner, of each pair with three or more runs (default:
+    /// ndcg@10, else the first ndcg@k).
     #[arg(long)]
     pub primary: Option<String>,
     /// Significance level of the verdicts.

@@ -1,5 +1,5 @@
 //! `ragdbeval eval`: a retrieval run scored against relevance judgments; `eval compare`: two
-//! runs A/B-tested query by query.
+//! runs A/B-tested query by query, or several compared pair by pair.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,9 +16,11 @@ use crate::eval::parse::{read_qrels, read_run};
 use crate::eval::score::{AT_K_METRICS, Gain};
 use crate::export::eval as render;
 use crate::export::eval_compare as render_compare;
+use crate::export::eval_pairwise as render_pairwise;
 use crate::results::eval_compare::{
-    EvalCompareOptions, MetricSpec, QueryValues, RunValues, compare_runs,
+    EvalCompareOptions, EvalComparison, MetricSpec, QueryValues, RunValues, compare_runs,
 };
+use crate::results::eval_pairwise::{PairwiseComparison, compare_pairwise};
 
 pub fn run(args: EvalArgs) -> anyhow::Result<ExitCode> {
     if let Some(EvalCommand::Compare(compare)) = args.command {
@@ -255,17 +257,12 @@ fn run_compare(args: EvalCompareArgs) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.out {
         check_writable(out)?;
     }
-    let a = side(&args.a, &args)?;
-    let b = side(&args.b, &args)?;
-    // The metrics both sides have, in the registry's order (a saved file's are sorted by
-    // name).
-    let mut names: Vec<String> = a
-        .names
+    let sides = args
+        .runs
         .iter()
-        .filter(|n| b.names.contains(n))
-        .cloned()
-        .collect();
-    names.sort_by_key(|n| display_order(n));
+        .map(|path| side(path, &args))
+        .collect::<anyhow::Result<Vec<Side>>>()?;
+    let names = shared_metric_names(&sides);
     let primary = args.primary.clone().or_else(|| {
         names
             .iter()
@@ -273,25 +270,56 @@ fn run_compare(args: EvalCompareArgs) -> anyhow::Result<ExitCode> {
             .or_else(|| names.iter().find(|n| n.starts_with("ndcg@")))
             .cloned()
     });
-    let label = |p: &Path| p.display().to_string();
-    let comparison = compare_runs(
-        &run_values(label(&args.a), &a, &names),
-        &run_values(label(&args.b), &b, &names),
-        &EvalCompareOptions {
-            alpha: args.alpha,
-            resamples: args.resamples as usize,
-            seed: args.seed,
-            primary,
-        },
-    )?;
-    let text = match args.format.as_str() {
-        "md" | "markdown" => render_compare::markdown(&comparison),
-        "json" => serde_json::to_string_pretty(&comparison)? + "\n",
-        _ => render_compare::text(&comparison),
+    let runs: Vec<RunValues> = args
+        .runs
+        .iter()
+        .zip(&sides)
+        .map(|(path, side)| run_values(path.display().to_string(), side, &names))
+        .collect();
+    let options = EvalCompareOptions {
+        alpha: args.alpha,
+        resamples: args.resamples as usize,
+        seed: args.seed,
+        primary,
+    };
+    let text = match runs.as_slice() {
+        [a, b] => two_run_text(&compare_runs(a, b, &options)?, &args.format)?,
+        _ => pairwise_text(&compare_pairwise(&runs, &options)?, &args.format)?,
     };
     match &args.out {
         Some(path) => write(path, &text)?,
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The metrics every side has, in the registry's order (a saved file's are sorted by name).
+fn shared_metric_names(sides: &[Side]) -> Vec<String> {
+    let Some((first, rest)) = sides.split_first() else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = first
+        .names
+        .iter()
+        .filter(|n| rest.iter().all(|s| s.names.contains(n)))
+        .cloned()
+        .collect();
+    names.sort_by_key(|n| display_order(n));
+    names
+}
+
+fn two_run_text(comparison: &EvalComparison, format: &str) -> anyhow::Result<String> {
+    Ok(match format {
+        "md" | "markdown" => render_compare::markdown(comparison),
+        "json" => serde_json::to_string_pretty(comparison)? + "\n",
+        _ => render_compare::text(comparison),
+    })
+}
+
+fn pairwise_text(comparison: &PairwiseComparison, format: &str) -> anyhow::Result<String> {
+    Ok(match format {
+        "md" | "markdown" => render_pairwise::markdown(comparison),
+        "json" => serde_json::to_string_pretty(comparison)? + "\n",
+        _ => render_pairwise::text(comparison),
+    })
 }

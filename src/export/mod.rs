@@ -5,6 +5,7 @@ pub mod compare;
 pub mod csv;
 pub mod eval;
 pub mod eval_compare;
+pub mod eval_pairwise;
 pub mod html;
 pub mod json;
 pub mod lines;

@@ -8,6 +8,10 @@
 //! sign-flip permutation for up to 13 with them, the normal approximation with the tie
 //! correction otherwise). Distributions come from `distrs`; a p-value below about 1e-16
 //! underflows to 0 in the normal tail (scipy prints 1e-51 there: both mean "far below any α").
+//!
+//! Several such tests at once are corrected with [`holm`] (the Holm–Bonferroni step-down
+//! adjustment, as `statsmodels`' `multipletests(..., method="holm")` computes it;
+//! `scripts/check_holm_statsmodels.py` holds the two together).
 
 use distrs::{Normal, StudentsT};
 
@@ -160,6 +164,46 @@ fn exact_two_sided(nonzero: &[f64], ranks: &[f64], r_plus: f64) -> f64 {
     let lower: f64 = counts[..=observed].iter().sum::<f64>() / total;
     let upper: f64 = counts[observed..].iter().sum::<f64>() / total;
     (2.0 * lower.min(upper)).min(1.0)
+}
+
+/// Holm–Bonferroni step-down adjusted p-values of a family of tests, in the order given.
+///
+/// With the m defined p-values sorted ascending, p₍ᵢ₎ (i = 1..m) becomes
+/// max over j ≤ i of (m − j + 1) · p₍ⱼ₎, capped at 1: rejecting where the adjusted p < α keeps
+/// the chance of any false rejection in the family at most α, with no assumption about how
+/// the tests depend on each other. The adjusted values keep the order of the raw ones (equal
+/// raw p-values get equal adjusted ones) and are never smaller than them.
+///
+/// A NaN input is a test that was not computed: it stays NaN and is not counted in m, as R's
+/// `p.adjust` treats NA (statsmodels has no such case). Inputs are meant to be p-values in
+/// [0, 1]; one above 1 (or +∞) comes out as 1.
+pub fn holm(p_values: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..p_values.len())
+        .filter(|&i| !p_values[i].is_nan())
+        .collect();
+    // Stable: tied p-values keep their positions, and get the same adjusted value anyway.
+    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
+    let family = order.len();
+    let mut adjusted = vec![f64::NAN; p_values.len()];
+    let mut running_max = f64::NEG_INFINITY;
+    for (rank, &i) in order.iter().enumerate() {
+        // The multiplier as an f64 before the product, as numpy computes it, so the figures
+        // match statsmodels bit for bit.
+        let scaled = (family - rank) as f64 * p_values[i];
+        running_max = running_max.max(scaled);
+        adjusted[i] = running_max.min(1.0);
+    }
+    adjusted
+}
+
+/// [`holm`] over p-values that may be missing (a test that could not be computed): `None`
+/// stays `None` and is not counted in the family.
+pub fn holm_optional(p_values: &[Option<f64>]) -> Vec<Option<f64>> {
+    let raw: Vec<f64> = p_values.iter().map(|p| p.unwrap_or(f64::NAN)).collect();
+    holm(&raw)
+        .into_iter()
+        .map(|p| (!p.is_nan()).then_some(p))
+        .collect()
 }
 
 /// A percentile bootstrap interval of the mean of `diffs`: `resamples` resamples drawn with

@@ -526,16 +526,7 @@ pub fn metric_with(
     let mut rng = SplitMix64::new(seed);
     let ci95 = bootstrap_mean_ci(&diffs, resamples, 0.95, |n| rng.below(n as u64) as usize);
     let delta = mean(b) - mean(a);
-    let verdict = match w {
-        Some(w) if w.p < alpha && delta != 0.0 => {
-            if (delta > 0.0) == higher_is_better {
-                Verdict::Better
-            } else {
-                Verdict::Worse
-            }
-        }
-        _ => Verdict::NoSignificantDifference,
-    };
+    let verdict = verdict(w.map(|w| w.p), delta, higher_is_better, alpha);
     MetricComparison {
         metric: name.to_string(),
         higher_is_better,
@@ -549,6 +540,21 @@ pub fn metric_with(
         ci95,
         effect_size: effect_size(&diffs),
         verdict,
+    }
+}
+
+/// B against A: better or worse when the test's p-value is below `alpha` and the means
+/// differ, in the direction `higher_is_better` says; otherwise no significant difference.
+pub fn verdict(p: Option<f64>, delta: f64, higher_is_better: bool, alpha: f64) -> Verdict {
+    match p {
+        Some(p) if p < alpha && delta != 0.0 => {
+            if (delta > 0.0) == higher_is_better {
+                Verdict::Better
+            } else {
+                Verdict::Worse
+            }
+        }
+        _ => Verdict::NoSignificantDifference,
     }
 }
 

@@ -109,6 +109,16 @@ pub enum EvalCompareError {
     UnknownPrimary(String, String),
     #[error("query `{0}` appears twice in run {1}")]
     DuplicateQuery(String, String),
+    #[error("comparing needs at least two runs, got {0}")]
+    TooFewRuns(usize),
+    /// A pair of a comparison of several runs, named, since the inner error says "the two
+    /// runs".
+    #[error("{a} against {b}: {inner}")]
+    InPair {
+        a: String,
+        b: String,
+        inner: Box<EvalCompareError>,
+    },
 }
 
 /// How the comparison is run.

@@ -6,6 +6,7 @@
 
 pub mod compare;
 pub mod eval_compare;
+pub mod eval_pairwise;
 mod file;
 pub mod histlog;
 pub mod load;

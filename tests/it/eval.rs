@@ -297,6 +297,127 @@ fn eval_compare_finds_a_known_difference_and_none_between_identical_runs() {
     );
 }
 
+/// Twelve queries with one relevant document each: R1 finds it at rank 2 or 3, R2 at rank 1
+/// on q0–q5 (else as R1), R3 at rank 1 everywhere. On MRR@5 the Wilcoxon test's exact p is
+/// 2/2^6 = 0.03125 for R2 against R1 and R3 against R2 (six better, six equal), 2/2^12 for R3
+/// against R1: Holm across the 3 pairs makes them 0.0625, 0.0625 and 6/4096.
+fn three_run_files(dir: &Path) -> (String, [String; 3]) {
+    let mut qrels = String::new();
+    let mut runs = [String::new(), String::new(), String::new()];
+    for q in 0..12 {
+        qrels.push_str(&format!("q{q} 0 rel{q} 1\n"));
+        let base = 2 + q % 2;
+        for (text, rank) in runs.iter_mut().zip([base, if q < 6 { 1 } else { base }, 1]) {
+            for r in 1..=5 {
+                let doc = if r == rank {
+                    format!("rel{q}")
+                } else {
+                    format!("x{q}_{r}")
+                };
+                text.push_str(&format!("q{q} Q0 {doc} {r} {} t\n", 10 - r));
+            }
+        }
+    }
+    let [r1, r2, r3] = &runs;
+    (
+        write(dir, "three.qrels", &qrels),
+        [
+            write(dir, "r1.trec", r1),
+            write(dir, "r2.trec", r2),
+            write(dir, "r3.trec", r3),
+        ],
+    )
+}
+
+/// A metric's entry in an `eval compare --format json` document.
+fn metric<'j>(c: &'j serde_json::Value, name: &str) -> &'j serde_json::Value {
+    c["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == name)
+        .unwrap()
+}
+
+#[test]
+fn eval_compare_of_three_runs_holm_adjusts_across_the_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (qrels, [r1, r2, r3]) = three_run_files(dir.path());
+    let out = dir.path().join("three.json");
+    let out_s = out.to_str().unwrap();
+    let args = argv![
+        "eval compare",
+        &r1,
+        &r2,
+        &r3,
+        "--qrels",
+        &qrels,
+        "--format json --out",
+        out_s
+    ];
+    succeeds(dir.path(), &args);
+    let c = json(&out);
+    assert_eq!(c["adjustment"], "holm");
+    assert_eq!(c["pair_count"], 3);
+    let mrr = &metric(&c, "mrr@5")["pairs"];
+    let field = |i: usize, key: &str| mrr[i][key].as_f64().unwrap();
+    assert_eq!(field(0, "wilcoxon_p"), 0.031_25);
+    assert_eq!(field(0, "wilcoxon_p_holm"), 0.0625);
+    assert!((field(1, "wilcoxon_p_holm") - 6.0 / 4096.0).abs() < 1e-15);
+    assert_eq!(field(2, "wilcoxon_p_holm"), 0.0625);
+    // Significant alone, not once the family of three pairs is accounted for.
+    assert_eq!(mrr[0]["verdict"], "no_significant_difference");
+    assert_eq!(mrr[1]["verdict"], "better");
+    assert_eq!(c["pairs"][0]["winner"], "no_significant_difference");
+    assert_eq!(c["pairs"][1]["winner"], "b");
+
+    // The same pair on its own: the raw p, and a significant difference.
+    let two = dir.path().join("two.json");
+    let args = argv![
+        "eval compare",
+        &r1,
+        &r2,
+        "--qrels",
+        &qrels,
+        "--format json --out",
+        two.to_str().unwrap()
+    ];
+    succeeds(dir.path(), &args);
+    let c = json(&two);
+    let mrr = metric(&c, "mrr@5");
+    assert_eq!(mrr["wilcoxon_p"], 0.031_25);
+    assert_eq!(mrr["verdict"], "better");
+    assert!(c.get("adjustment").is_none());
+
+    let text = stdout(&succeeds(
+        dir.path(),
+        &argv!["eval compare", &r1, &r2, &r3, "--qrels", &qrels],
+    ));
+    for needle in [
+        "Holm-adjusted across 3 pairs",
+        "mrr@5: p-values Holm-adjusted across 3 pairs",
+        "Wilcoxon p (Holm)",
+        "0.0625",
+        "no significant difference",
+    ] {
+        assert!(text.contains(needle), "{needle}\n{text}");
+    }
+    let md = stdout(&succeeds(
+        dir.path(),
+        &argv![
+            "eval compare",
+            &r1,
+            &r2,
+            &r3,
+            "--qrels",
+            &qrels,
+            "--format md"
+        ],
+    ));
+    assert!(md.contains("# Pairwise Comparison Report: 3 runs"), "{md}");
+    assert!(md.contains("| R1 | R2 | 12 |"), "{md}");
+}
+
 #[test]
 fn bad_input_is_one_error_line_and_no_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -199,3 +199,59 @@ fn median_and_variation() {
     ));
     assert!(coefficient_of_variation(&[1.0]).is_none());
 }
+
+/// `holm` on small families worked by hand: sort, multiply the i-th smallest by m − i + 1,
+/// carry the running maximum, cap at 1, put back in the input's order.
+#[test]
+fn holm_hand_computed() {
+    let cases: &[(&[f64], &[f64])] = &[
+        // Sorted 0.005, 0.01, 0.03, 0.04 → 4·0.005, 3·0.01, 2·0.03, max(0.06, 1·0.04).
+        (&[0.01, 0.04, 0.03, 0.005], &[0.03, 0.06, 0.06, 0.02]),
+        // 4·0.02, 3·0.2, 2·0.5 = 1, then 1·0.9 lifted to the running maximum 1.
+        (&[0.5, 0.2, 0.9, 0.02], &[1.0, 0.6, 1.0, 0.08]),
+        // Ties: 3·0.01, then 2·0.01 lifted to 0.03.
+        (&[0.01, 0.01, 0.5], &[0.03, 0.03, 0.5]),
+        // One test: no adjustment.
+        (&[0.04], &[0.04]),
+        // Above 1 is capped; the other is doubled.
+        (&[1.5, 0.01], &[1.0, 0.02]),
+        (&[], &[]),
+    ];
+    for (raw, want) in cases {
+        let have = holm(raw);
+        assert_eq!(have.len(), want.len(), "{raw:?}");
+        for (h, w) in have.iter().zip(*want) {
+            assert!((h - w).abs() <= 1e-15, "{raw:?}: {have:?}");
+        }
+    }
+    // A single p-value comes back bit for bit.
+    assert_eq!(holm(&[0.031_25]), vec![0.031_25]);
+}
+
+#[test]
+fn holm_leaves_missing_tests_out_of_the_family() {
+    // Two defined p-values: m = 2, the NaN stays NaN.
+    let have = holm(&[0.01, f64::NAN, 0.04]);
+    assert!(
+        (have[0] - 0.02).abs() <= 1e-15 && have[2] == 0.04,
+        "{have:?}"
+    );
+    assert!(have[1].is_nan());
+    assert!(holm(&[f64::NAN, f64::NAN]).iter().all(|p| p.is_nan()));
+    let have = holm_optional(&[Some(0.01), None, Some(0.04)]);
+    assert_eq!(have[1], None);
+    assert!((have[0].expect("defined") - 0.02).abs() <= 1e-15);
+    assert_eq!(have[2], Some(0.04));
+}
+
+#[test]
+fn holm_is_monotone_and_never_below_the_raw_p() {
+    let raw = [0.2, 0.001, 0.049, 0.03, 0.7, 0.011, 0.011, 0.5];
+    let adjusted = holm(&raw);
+    for (i, j) in (0..raw.len()).flat_map(|i| (0..raw.len()).map(move |j| (i, j))) {
+        if raw[i] <= raw[j] {
+            assert!(adjusted[i] <= adjusted[j], "{i} {j}: {adjusted:?}");
+        }
+    }
+    assert!(raw.iter().zip(&adjusted).all(|(r, a)| a >= r && *a <= 1.0));
+}
