@@ -23,9 +23,19 @@ fn main() {
         .unwrap_or(false);
     let rev = if dirty { format!("{rev}-dirty") } else { rev };
     println!("cargo:rustc-env=RAGDBEVAL_GIT_REVISION={rev}");
-    // Re-run when HEAD moves or the index changes (commit, checkout).
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/index");
+    // Re-run when HEAD moves or the index changes (commit, checkout). Git names the files: in
+    // a worktree `.git` is a file, and a watched path that does not exist reruns every build.
+    for file in ["HEAD", "index"] {
+        let path = Command::new("git")
+            .args(["rev-parse", "--git-path", file])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        if let Some(path) = path.filter(|p| std::path::Path::new(p).exists()) {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
     server_cfgs();
     mount_cfg();
     duckdb_link();
