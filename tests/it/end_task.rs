@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::common::{files_in, ragdbeval, stderr, stdout, succeeds};
+use crate::common::{ragdbeval, stderr, stdout, succeeds};
 use ragdbeval::dataset::{self, LoadOptions};
 use ragdbeval::results::{RunResult, Step};
 
@@ -144,6 +144,7 @@ fn the_exact_engine_scores_as_eval_does_on_its_exported_run_and_verify_agrees() 
 #[cfg(feature = "qdrant-edge")]
 #[test]
 fn an_approximate_sweep_shows_task_ndcg_beside_recall_in_the_report() {
+    use crate::common::files_in;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let set = dataset_with_judgments(d);
