@@ -19,26 +19,22 @@ pub struct Hardware {
 
 impl Hardware {
     pub fn detect() -> Hardware {
-        let (cpu_model, logical_cores, ram_bytes) = match System::new() {
-            Ok(mut sys) => {
-                sys.refresh_cpu_all();
-                sys.refresh_memory();
-                let model = sys
-                    .cpus()
-                    .first()
-                    .map(|c| c.brand().trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or_else(|| "unknown".into());
-                (model, sys.cpus().len().max(1), sys.total_memory())
-            }
-            Err(_) => ("unknown".into(), 1, 0),
-        };
+        let mut sys = System::new();
+        sys.refresh_cpu_all();
+        sys.refresh_memory();
+        let cpu_model = sys
+            .cpus()
+            .first()
+            .map(|c| c.brand().trim().to_string())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "unknown".into());
+        let (logical_cores, ram_bytes) = (sys.cpus().len().max(1), sys.total_memory());
         Hardware {
             cpu_model,
             logical_cores,
-            physical_cores: System::physical_core_count().ok(),
+            physical_cores: System::physical_core_count(),
             ram_bytes,
-            os: System::long_os_version().unwrap_or_else(|_| std::env::consts::OS.into()),
+            os: System::long_os_version().unwrap_or_else(|| std::env::consts::OS.into()),
             kernel: System::kernel_version().unwrap_or_default(),
             arch: std::env::consts::ARCH.into(),
         }
