@@ -68,10 +68,48 @@ pub fn strip_bom(bytes: &[u8]) -> Result<&[u8], ForeignEncoding> {
 /// The bytes of a text file, without a UTF-8 byte-order mark; UTF-16 or UTF-32 is an
 /// `InvalidData` error.
 pub fn read(path: &Path) -> io::Result<Vec<u8>> {
-    let mut bytes = std::fs::read(path)?;
+    without_bom(std::fs::read(path)?)
+}
+
+fn without_bom(mut bytes: Vec<u8>) -> io::Result<Vec<u8>> {
     let skip = bytes.len() - strip_bom(&bytes)?.len();
     bytes.drain(..skip);
     Ok(bytes)
+}
+
+/// A text file mapped into memory (no copy: large runs and qrels are parsed where the page
+/// cache holds them), without its UTF-8 byte-order mark. Pipes and other files that cannot
+/// be mapped are read.
+pub enum MappedText {
+    Mapped { map: memmap2::Mmap, start: usize },
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for MappedText {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            MappedText::Mapped { map, start } => &map[*start..],
+            MappedText::Read(bytes) => bytes,
+        }
+    }
+}
+
+/// As [`read`], mapped instead of copied where the file is a regular, non-empty file.
+pub fn map(path: &Path) -> io::Result<MappedText> {
+    let mut file = File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() == 0 {
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut file, &mut bytes)?;
+        return without_bom(bytes).map(MappedText::Read);
+    }
+    // SAFETY: the file is only read; one truncated by another process while mapped ends the
+    // process with SIGBUS, the risk every memory-mapped reader takes.
+    let map = unsafe { memmap2::Mmap::map(&file)? };
+    let start = map.len() - strip_bom(&map)?.len();
+    Ok(MappedText::Mapped { map, start })
 }
 
 /// A UTF-8 text file as a string, without its byte-order mark.
@@ -158,6 +196,7 @@ mod tests {
         let path = dir.path().join("q.txt");
         std::fs::write(&path, b"\xEF\xBB\xBFq 0 d 1\n").unwrap();
         assert_eq!(read(&path).unwrap(), b"q 0 d 1\n");
+        assert_eq!(&*map(&path).unwrap(), b"q 0 d 1\n");
         assert_eq!(read_to_string(&path).unwrap(), "q 0 d 1\n");
         let mut line = String::new();
         open(&path).unwrap().read_line(&mut line).unwrap();
@@ -166,6 +205,7 @@ mod tests {
         std::fs::write(&path, utf16("\u{feff}q 0 d 1\n", false)).unwrap();
         for err in [
             read(&path).unwrap_err(),
+            map(&path).map(|_| ()).unwrap_err(),
             read_to_string(&path).unwrap_err(),
             open(&path).unwrap_err(),
         ] {
@@ -179,5 +219,28 @@ mod tests {
                 .to_string()
                 .contains("not UTF-8")
         );
+    }
+
+    #[test]
+    fn empty_files_and_pipes_are_read_not_mapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.txt");
+        std::fs::write(&empty, b"").unwrap();
+        assert!(matches!(map(&empty).unwrap(), MappedText::Read(b) if b.is_empty()));
+        let file = dir.path().join("q.txt");
+        std::fs::write(&file, b"q 0 d 1\n").unwrap();
+        assert!(matches!(map(&file).unwrap(), MappedText::Mapped { .. }));
+        // A FIFO: what a shell's process substitution passes.
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success(), "mkfifo (coreutils) failed");
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, b"\xEF\xBB\xBFq 0 d 2\n"))
+        };
+        let text = map(&fifo).unwrap();
+        assert!(matches!(text, MappedText::Read(_)));
+        assert_eq!(&*text, b"q 0 d 2\n");
+        writer.join().unwrap().unwrap();
     }
 }

@@ -316,7 +316,9 @@ fn aggregate(queries: &[&QueryScore], names: &[String], retrieval: usize) -> Agg
 
 /// Scores `run` against `judgments`.
 pub fn evaluate(judgments: &Judgments, run: &Run, options: &EvalOptions) -> Evaluation {
-    let by_id: HashMap<&str, &RunQuery> = run.queries.iter().map(|q| (q.id.as_str(), q)).collect();
+    let mut by_id: HashMap<&str, &RunQuery> = HashMap::default();
+    by_id.reserve(run.queries.len());
+    by_id.extend(run.queries.iter().map(|q| (q.id.as_str(), q)));
     let judged_ids: HashMap<&str, ()> = judgments
         .queries
         .iter()

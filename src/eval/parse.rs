@@ -9,8 +9,10 @@ use serde::Deserialize;
 
 use super::{EvalError, Hit, JudgedQuery, Judgments, Matching, Reference, Run, RunQuery};
 
-fn read(path: &Path) -> Result<Vec<u8>, EvalError> {
-    crate::text::read(path).map_err(|source| EvalError::Read {
+mod trec;
+
+fn read(path: &Path) -> Result<crate::text::MappedText, EvalError> {
+    crate::text::map(path).map_err(|source| EvalError::Read {
         path: path.display().to_string(),
         source,
     })
@@ -35,89 +37,18 @@ fn file_error(path: &Path, message: impl Into<String>) -> EvalError {
     }
 }
 
-/// Lines of a text file as `(1-based number, text)`, blank ones left out; the file must be
-/// UTF-8.
-fn lines<'a>(path: &Path, bytes: &'a [u8]) -> Result<Vec<(usize, &'a str)>, EvalError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        let line = bytes[..e.valid_up_to()]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1;
-        line_error(path, line, "not UTF-8 text")
-    })?;
-    Ok(text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| (i + 1, l))
-        .collect())
-}
-
 /// Reads judgments: TREC qrels or RAG ground-truth JSONL.
 pub fn read_qrels(path: &Path) -> Result<Judgments, EvalError> {
     let bytes = read(path)?;
     let judgments = if is_json(&bytes) {
         qrels_jsonl(path, &bytes)?
     } else {
-        qrels_trec(path, &bytes)?
+        trec::qrels(path, &bytes, trec::piece_count(bytes.len()))?
     };
     if judgments.queries.is_empty() {
         return Err(file_error(path, "holds no judged query"));
     }
     Ok(judgments)
-}
-
-/// `qid iter docid grade` per line (the iteration column is ignored, as trec_eval does).
-fn qrels_trec(path: &Path, bytes: &[u8]) -> Result<Judgments, EvalError> {
-    let mut index: HashMap<&str, usize> = HashMap::default();
-    let mut queries: Vec<JudgedQuery> = Vec::new();
-    let mut seen: HashMap<(usize, &str), usize> = HashMap::default();
-    for (n, line) in lines(path, bytes)? {
-        let mut fields = line.split_ascii_whitespace();
-        let (Some(qid), Some(_iter), Some(doc), Some(grade), None) = (
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-        ) else {
-            return Err(line_error(
-                path,
-                n,
-                format!(
-                    "expected 4 columns `qid iter docid grade`, found {}",
-                    line.split_ascii_whitespace().count()
-                ),
-            ));
-        };
-        let grade: i64 = grade
-            .parse()
-            .map_err(|_| line_error(path, n, format!("grade `{grade}` is not an integer")))?;
-        let q = *index.entry(qid).or_insert_with(|| {
-            queries.push(JudgedQuery {
-                id: qid.to_string(),
-                ..JudgedQuery::default()
-            });
-            queries.len() - 1
-        });
-        if let Some(first) = seen.insert((q, doc), n) {
-            return Err(line_error(
-                path,
-                n,
-                format!("query {qid} judges document {doc} twice (first on line {first})"),
-            ));
-        }
-        queries[q].references.push(Reference {
-            document: doc.to_string(),
-            page: None,
-            grade,
-        });
-    }
-    Ok(Judgments {
-        queries,
-        matching: Matching::Exact,
-    })
 }
 
 #[derive(Deserialize)]
@@ -171,9 +102,16 @@ fn json_objects<T: serde::de::DeserializeOwned>(
 ) -> Result<Vec<(usize, T)>, EvalError> {
     let mut out = Vec::new();
     let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<T>();
+    // Newlines are counted from where the previous object ended, so a long file is read once.
+    let (mut counted_to, mut newlines) = (0, 0);
     loop {
         let start = stream.byte_offset();
-        let line = bytes[..start].iter().filter(|b| **b == b'\n').count()
+        newlines += bytes[counted_to..start]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
+        counted_to = start;
+        let line = newlines
             + 1
             + bytes[start..]
                 .iter()
@@ -240,83 +178,8 @@ pub fn read_run(path: &Path) -> Result<Run, EvalError> {
     if is_json(&bytes) {
         run_jsonl(path, &bytes)
     } else {
-        run_trec(path, &bytes)
+        trec::run(path, &bytes, trec::piece_count(bytes.len()))
     }
-}
-
-/// One run line as it is ordered: the score as trec_eval compares it (single precision), the
-/// docid and the score as written.
-type RankedLine<'a> = (f32, &'a str, f64);
-
-/// `qid Q0 docid rank score tag` per line. As trec_eval does, the rank column is ignored and
-/// each query's results are ordered by score (compared in single precision, as trec_eval
-/// stores it), descending, ties by docid descending; a docid twice for one query is an error.
-fn run_trec(path: &Path, bytes: &[u8]) -> Result<Run, EvalError> {
-    let mut index: HashMap<&str, usize> = HashMap::default();
-    let mut queries: Vec<(Vec<RankedLine<'_>>, &str)> = Vec::new();
-    for (n, line) in lines(path, bytes)? {
-        let mut fields = line.split_ascii_whitespace();
-        let (Some(qid), Some(_q0), Some(doc), Some(_rank), Some(score), Some(_tag), None) = (
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-        ) else {
-            return Err(line_error(
-                path,
-                n,
-                format!(
-                    "expected 6 columns `qid Q0 docid rank score tag`, found {}",
-                    line.split_ascii_whitespace().count()
-                ),
-            ));
-        };
-        let score: f64 = match score.parse() {
-            Ok(s) if f64::is_finite(s) => s,
-            _ => {
-                return Err(line_error(
-                    path,
-                    n,
-                    format!("score `{score}` is not a finite number"),
-                ));
-            }
-        };
-        let q = *index.entry(qid).or_insert_with(|| {
-            queries.push((Vec::new(), qid));
-            queries.len() - 1
-        });
-        queries[q].0.push((score as f32, doc, score));
-    }
-    let mut run = Run {
-        queries: Vec::with_capacity(queries.len()),
-    };
-    for (mut hits, qid) in queries {
-        hits.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(a.1)));
-        if let Some(w) = hits.windows(2).find(|w| w[0].1 == w[1].1) {
-            return Err(file_error(
-                path,
-                format!("query {qid} lists document {} twice", w[0].1),
-            ));
-        }
-        run.queries.push(RunQuery {
-            id: qid.to_string(),
-            hits: hits
-                .into_iter()
-                .map(|(_, doc, score)| Hit {
-                    document: doc.to_string(),
-                    page: None,
-                    score,
-                    text: None,
-                })
-                .collect(),
-            answer: None,
-            latency_ms: None,
-        });
-    }
-    Ok(run)
 }
 
 #[derive(Deserialize)]

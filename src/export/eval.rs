@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use rayon::prelude::*;
 use serde::Serialize;
 use serde::ser::SerializeMap as _;
 
 use super::compare::{aligned, md_table};
-use crate::eval::evaluate::{ANSWER_METRICS, Aggregate, Evaluation, band};
+use crate::eval::evaluate::{ANSWER_METRICS, Aggregate, Evaluation, QueryScore, band};
 use crate::eval::score::AT_K_METRICS;
 
 /// Decimals kept on storage.
@@ -388,9 +389,32 @@ fn groups(g: &BTreeMap<String, Aggregate>, full: bool) -> BTreeMap<&str, Aggrega
 }
 
 /// The whole evaluation, per query as metric name → value; the format is named in `format`
-/// (`eval compare` reads it back).
+/// (`eval compare` reads it back). The per-query objects, most of the text, are written on
+/// all cores and spliced in: the result is what `serde_json::to_string_pretty` writes for the
+/// whole document.
 pub fn json(e: &Evaluation, qrels: &str, run: &str, full: bool) -> String {
-    let doc = EvalJson {
+    let doc = document(e, qrels, run, full, Vec::new());
+    let head = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    let rows: Vec<String> = e
+        .per_query
+        .par_iter()
+        .map(|q| indented(&query_json(e, q, full)))
+        .collect();
+    match head.strip_suffix("[]\n}") {
+        Some(open) if !rows.is_empty() => format!("{open}[\n{}\n  ]\n}}\n", rows.join(",\n")),
+        _ => head + "\n",
+    }
+}
+
+/// Everything but the per-query objects, which are `per_query`.
+fn document<'a>(
+    e: &'a Evaluation,
+    qrels: &'a str,
+    run: &'a str,
+    full: bool,
+    per_query: Vec<QueryJson<'a>>,
+) -> EvalJson<'a> {
+    EvalJson {
         format: "ragdbeval-eval/1",
         qrels,
         run,
@@ -406,28 +430,99 @@ pub fn json(e: &Evaluation, qrels: &str, run: &str, full: bool) -> String {
         missing_from_run: &e.missing_from_run,
         not_judged: &e.not_judged,
         ambiguous_matches: e.ambiguous_matches,
-        per_query: e
-            .per_query
-            .iter()
-            .map(|q| QueryJson {
-                query_id: &q.query_id,
-                category: &q.category,
-                difficulty: &q.difficulty,
-                is_rejection: q.is_rejection,
-                relevant: q.relevant,
-                returned: q.returned,
-                counted: q.counted,
-                metrics: Values {
-                    names: &e.metric_names,
-                    values: &q.metrics,
-                    full,
-                },
-                first_relevant_rank: q.first_relevant_rank,
-                relevant_returned: &q.relevant_returned,
-                rejected: q.rejected,
-                ambiguous_ranks: &q.ambiguous_ranks,
-            })
-            .collect(),
-    };
-    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+        per_query,
+    }
+}
+
+/// One per-query object as it appears inside the document's `per_query` array (two levels
+/// deep). A JSON string holds no raw newline, so every newline is a line of the layout.
+fn indented(row: &QueryJson<'_>) -> String {
+    let text = serde_json::to_string_pretty(row).unwrap_or_default();
+    format!("    {}", text.replace('\n', "\n    "))
+}
+
+fn query_json<'a>(e: &'a Evaluation, q: &'a QueryScore, full: bool) -> QueryJson<'a> {
+    QueryJson {
+        query_id: &q.query_id,
+        category: &q.category,
+        difficulty: &q.difficulty,
+        is_rejection: q.is_rejection,
+        relevant: q.relevant,
+        returned: q.returned,
+        counted: q.counted,
+        metrics: Values {
+            names: &e.metric_names,
+            values: &q.metrics,
+            full,
+        },
+        first_relevant_rank: q.first_relevant_rank,
+        relevant_returned: &q.relevant_returned,
+        rejected: q.rejected,
+        ambiguous_ranks: &q.ambiguous_ranks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::evaluate::{EvalOptions, evaluate};
+    use crate::eval::score::Gain;
+    use crate::eval::{Hit, JudgedQuery, Judgments, Matching, Reference, Run, RunQuery};
+
+    fn evaluation(queries: usize) -> Evaluation {
+        let judged = |i: usize| JudgedQuery {
+            id: format!("q{i}"),
+            category: (i % 2 == 0).then(|| "even \"quoted\"\nline".to_string()),
+            references: vec![Reference {
+                document: format!("d{i}"),
+                page: None,
+                grade: 2,
+            }],
+            ..JudgedQuery::default()
+        };
+        let answered = |i: usize| RunQuery {
+            id: format!("q{i}"),
+            hits: (0..3)
+                .map(|h| Hit {
+                    document: format!("d{}", i + h),
+                    page: None,
+                    score: 1.0 / (h + 1) as f64,
+                    text: None,
+                })
+                .collect(),
+            ..RunQuery::default()
+        };
+        let judgments = Judgments {
+            queries: (0..queries).map(judged).collect(),
+            matching: Matching::Exact,
+        };
+        let run = Run {
+            queries: (0..queries).map(answered).collect(),
+        };
+        let options = EvalOptions {
+            ks: vec![1, 3],
+            gain: Gain::Linear,
+            reject_below: None,
+            averaging: None,
+        };
+        evaluate(&judgments, &run, &options)
+    }
+
+    /// The spliced document is byte for byte what serde_json writes for the whole of it.
+    #[test]
+    fn json_equals_the_whole_document_pretty_printed() {
+        for queries in [0, 1, 5] {
+            let e = evaluation(queries);
+            for full in [false, true] {
+                let rows = e
+                    .per_query
+                    .iter()
+                    .map(|q| query_json(&e, q, full))
+                    .collect();
+                let whole = document(&e, "qrels.txt", "run.trec", full, rows);
+                let expected = serde_json::to_string_pretty(&whole).unwrap() + "\n";
+                assert_eq!(json(&e, "qrels.txt", "run.trec", full), expected);
+            }
+        }
+    }
 }

@@ -1,0 +1,275 @@
+//! TREC's whitespace-separated files: qrels (`qid iter docid grade`) and runs (`qid Q0 docid
+//! rank score tag`). A run of millions of lines is the common case, so the text is cut into
+//! pieces of whole lines that are checked and parsed on all cores; each piece groups its lines
+//! into segments of one query, and only a segment (not a line) looks its query up in a map.
+//! Errors name the first bad line in file order, as a line-by-line reader would.
+
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::path::Path;
+
+use super::{file_error, line_error};
+use crate::eval::{EvalError, Hit, JudgedQuery, Judgments, Matching, Reference, Run, RunQuery};
+
+/// Below this size a file is parsed in one piece: splitting costs more than it saves.
+const PIECE_BYTES: usize = 1 << 20;
+
+/// A problem found in a piece: the byte offset of its line in the whole text, and the message.
+type PieceError = (usize, String);
+
+/// Consecutive lines of one query within a piece.
+struct Segment<'a, T> {
+    qid: &'a str,
+    lines: Vec<T>,
+}
+
+/// How many pieces a file of `len` bytes is parsed in: about four per worker, one per MiB at
+/// most.
+pub(super) fn piece_count(len: usize) -> usize {
+    (len / PIECE_BYTES).clamp(1, 4 * rayon::current_num_threads())
+}
+
+/// `bytes` cut after newlines into `wanted` pieces (fewer if lines are long), each valid UTF-8.
+/// A newline byte never occurs inside a multi-byte UTF-8 character, so every piece is checked
+/// alone.
+fn pieces<'a>(path: &Path, bytes: &'a [u8], wanted: usize) -> Result<Vec<&'a str>, EvalError> {
+    let mut cuts = vec![0];
+    for i in 1..wanted {
+        let from = (bytes.len() * i / wanted).max(*cuts.last().unwrap_or(&0));
+        match bytes[from..].iter().position(|b| *b == b'\n') {
+            Some(at) => cuts.push(from + at + 1),
+            None => break,
+        }
+    }
+    cuts.push(bytes.len());
+    cuts.dedup();
+    let ranges: Vec<(usize, usize)> = cuts.windows(2).map(|w| (w[0], w[1])).collect();
+    ranges
+        .par_iter()
+        .map(|&(start, end)| {
+            std::str::from_utf8(&bytes[start..end]).map_err(|e| {
+                let line = line_number(bytes, start + e.valid_up_to());
+                line_error(path, line, "not UTF-8 text")
+            })
+        })
+        .collect()
+}
+
+/// The 1-based number of the line holding byte `offset`.
+fn line_number(bytes: &[u8], offset: usize) -> usize {
+    bytes[..offset].iter().filter(|b| **b == b'\n').count() + 1
+}
+
+/// The byte offset of `line` (a slice of the text) in the text that begins at address
+/// `text_start`.
+fn offset_of(text_start: usize, line: &str) -> usize {
+    line.as_ptr() as usize - text_start
+}
+
+/// Parses every piece with `parse_line` (blank lines skipped), grouping consecutive lines of
+/// one query; the first error in file order wins.
+fn segments<'a, T: Send>(
+    path: &Path,
+    bytes: &'a [u8],
+    wanted: usize,
+    parse_line: impl Fn(&'a str, usize) -> Result<(&'a str, T), String> + Sync,
+) -> Result<Vec<Segment<'a, T>>, EvalError> {
+    let start = bytes.as_ptr() as usize;
+    let parsed: Vec<Result<Vec<Segment<'a, T>>, PieceError>> = pieces(path, bytes, wanted)?
+        .into_par_iter()
+        .map(|piece| {
+            let mut out: Vec<Segment<'a, T>> = Vec::new();
+            for line in piece.lines() {
+                let offset = offset_of(start, line);
+                // A blank line fails to parse; only then is it looked at again, and skipped.
+                let (qid, value) = match parse_line(line, offset) {
+                    Ok(parsed) => parsed,
+                    Err(_) if line.trim().is_empty() => continue,
+                    Err(message) => return Err((offset, message)),
+                };
+                match out.last_mut() {
+                    Some(segment) if segment.qid == qid => segment.lines.push(value),
+                    _ => out.push(Segment {
+                        qid,
+                        lines: vec![value],
+                    }),
+                }
+            }
+            Ok(out)
+        })
+        .collect();
+    let mut all = Vec::new();
+    for piece in parsed {
+        match piece {
+            Ok(segments) => all.extend(segments),
+            Err((offset, message)) => {
+                return Err(line_error(path, line_number(bytes, offset), message));
+            }
+        }
+    }
+    Ok(all)
+}
+
+/// Segments merged per query, queries in the order of their first line.
+fn by_query<'a, T>(segments: Vec<Segment<'a, T>>) -> Vec<(&'a str, Vec<T>)> {
+    let mut index: HashMap<&str, usize> = HashMap::default();
+    let mut queries: Vec<(&str, Vec<T>)> = Vec::new();
+    for segment in segments {
+        let q = *index.entry(segment.qid).or_insert_with(|| {
+            queries.push((segment.qid, Vec::new()));
+            queries.len() - 1
+        });
+        let lines = &mut queries[q].1;
+        if lines.is_empty() {
+            *lines = segment.lines;
+        } else {
+            lines.extend(segment.lines);
+        }
+    }
+    queries
+}
+
+/// The whitespace-separated fields of `line` when there are exactly `N` of them. One pass
+/// over the bytes, no iterator state per field: runs have millions of lines.
+fn fields<const N: usize>(line: &str) -> Option<[&str; N]> {
+    let bytes = line.as_bytes();
+    let mut out = [""; N];
+    let (mut n, mut i) = (0, 0);
+    loop {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == bytes.len() {
+            return (n == N).then_some(out);
+        }
+        let start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        *out.get_mut(n)? = &line[start..i];
+        n += 1;
+    }
+}
+
+/// `found` columns of `line`, for the message naming the expected layout.
+fn column_error(layout: &str, line: &str) -> String {
+    format!(
+        "expected {layout}, found {}",
+        line.split_ascii_whitespace().count()
+    )
+}
+
+/// One qrels line: the document, its grade, and the line's byte offset (for a repeat's message).
+type QrelsLine<'a> = (&'a str, i64, usize);
+
+/// `qid iter docid grade` per line (the iteration column is ignored, as trec_eval does).
+/// `pieces`: [`piece_count`] of the file's length (a test may cut a small file finer).
+pub(super) fn qrels(path: &Path, bytes: &[u8], pieces: usize) -> Result<Judgments, EvalError> {
+    let segments = segments(path, bytes, pieces, |line, offset| {
+        let Some([qid, _iter, doc, grade]) = fields(line) else {
+            return Err(column_error("4 columns `qid iter docid grade`", line));
+        };
+        let grade: i64 = grade
+            .parse()
+            .map_err(|_| format!("grade `{grade}` is not an integer"))?;
+        Ok((qid, (doc, grade, offset)))
+    })?;
+    let queries = by_query(segments);
+    // A document judged twice for one query: the repeat that comes first in the file.
+    let repeat = queries
+        .par_iter()
+        .filter_map(|(qid, lines)| first_repeat(lines).map(|(at, first)| (at, first, *qid)))
+        .min_by_key(|(at, _, _)| at.2);
+    if let Some(((doc, _, at), first, qid)) = repeat {
+        let message = format!(
+            "query {qid} judges document {doc} twice (first on line {})",
+            line_number(bytes, first)
+        );
+        return Err(line_error(path, line_number(bytes, at), message));
+    }
+    Ok(Judgments {
+        queries: queries.into_par_iter().map(judged_query).collect(),
+        matching: Matching::Exact,
+    })
+}
+
+/// The first line of one query that judges a document again, with the offset of the first.
+fn first_repeat<'a>(lines: &[QrelsLine<'a>]) -> Option<(QrelsLine<'a>, usize)> {
+    let mut seen: HashMap<&str, usize> = HashMap::default();
+    lines.iter().find_map(|&(doc, grade, offset)| {
+        seen.insert(doc, offset)
+            .map(|first| ((doc, grade, offset), first))
+    })
+}
+
+fn judged_query((qid, lines): (&str, Vec<QrelsLine<'_>>)) -> JudgedQuery {
+    JudgedQuery {
+        id: qid.to_string(),
+        references: lines
+            .into_iter()
+            .map(|(doc, grade, _)| Reference {
+                document: doc.to_string(),
+                page: None,
+                grade,
+            })
+            .collect(),
+        ..JudgedQuery::default()
+    }
+}
+
+/// One run line as it is ordered: the score as trec_eval compares it (single precision), the
+/// docid and the score as written.
+type RankedLine<'a> = (f32, &'a str, f64);
+
+/// `qid Q0 docid rank score tag` per line. As trec_eval does, the rank column is ignored and
+/// each query's results are ordered by score (compared in single precision, as trec_eval
+/// stores it), descending, ties by docid descending; a docid twice for one query is an error.
+/// `pieces` as for [`qrels`].
+pub(super) fn run(path: &Path, bytes: &[u8], pieces: usize) -> Result<Run, EvalError> {
+    let segments = segments(path, bytes, pieces, |line, _| {
+        let Some([qid, _q0, doc, _rank, score, _tag]) = fields(line) else {
+            return Err(column_error(
+                "6 columns `qid Q0 docid rank score tag`",
+                line,
+            ));
+        };
+        match score.parse::<f64>() {
+            Ok(s) if s.is_finite() => Ok((qid, (s as f32, doc, s))),
+            _ => Err(format!("score `{score}` is not a finite number")),
+        }
+    })?;
+    let queries: Vec<Result<RunQuery, String>> = by_query(segments)
+        .into_par_iter()
+        .map(|(qid, hits)| ranked_query(qid, hits))
+        .collect();
+    let queries = queries
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .map_err(|message| file_error(path, message))?;
+    Ok(Run { queries })
+}
+
+fn ranked_query(qid: &str, mut hits: Vec<RankedLine<'_>>) -> Result<RunQuery, String> {
+    let mut seen: HashSet<&str> = HashSet::with_capacity_and_hasher(hits.len(), Default::default());
+    if let Some((_, doc, _)) = hits.iter().find(|(_, doc, _)| !seen.insert(doc)) {
+        return Err(format!("query {qid} lists document {doc} twice"));
+    }
+    hits.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(a.1)));
+    Ok(RunQuery {
+        id: qid.to_string(),
+        hits: hits
+            .into_iter()
+            .map(|(_, doc, score)| Hit {
+                document: doc.to_string(),
+                page: None,
+                score,
+                text: None,
+            })
+            .collect(),
+        answer: None,
+        latency_ms: None,
+    })
+}
+
+#[cfg(test)]
+mod tests;
