@@ -150,26 +150,18 @@ pub fn markdown(c: &EvalComparison) -> String {
 mod tests {
     use super::*;
     use crate::results::eval_compare::{
-        EvalCompareOptions, MetricSpec, QueryValues, RunValues, compare_runs,
+        EvalCompareOptions, RunValues, compare_runs, one_metric_run,
     };
 
     fn run(label: &str, shift: f64) -> RunValues {
-        RunValues {
-            label: label.into(),
-            metrics: vec![MetricSpec {
-                name: "hit@5".into(),
-                higher_is_better: true,
-            }],
-            queries: (0..40)
-                .map(|i| QueryValues {
-                    query_id: format!("q{i}"),
-                    category: Some(["ml", "finance"][i % 2].into()),
-                    values: vec![0.4 + 0.01 * (i % 7) as f64 + shift],
-                    relevant_returned: vec![],
-                    first_relevant_rank: None,
-                })
-                .collect(),
-        }
+        let category = |i: usize| Some(["ml", "finance"][i % 2].to_string());
+        one_metric_run(
+            label,
+            "hit@5",
+            40,
+            |i| 0.4 + 0.01 * (i % 7) as f64 + shift,
+            category,
+        )
     }
 
     #[test]

@@ -181,26 +181,17 @@ pub fn markdown(c: &PairwiseComparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::eval_compare::{EvalCompareOptions, MetricSpec, QueryValues, RunValues};
+    use crate::results::eval_compare::{EvalCompareOptions, RunValues, one_metric_run};
     use crate::results::eval_pairwise::compare_pairwise;
 
     fn run(label: &str, shift: f64) -> RunValues {
-        RunValues {
-            label: label.into(),
-            metrics: vec![MetricSpec {
-                name: "hit@5".into(),
-                higher_is_better: true,
-            }],
-            queries: (0..40)
-                .map(|i| QueryValues {
-                    query_id: format!("q{i}"),
-                    category: None,
-                    values: vec![0.4 + 0.01 * (i % 7) as f64 + shift],
-                    relevant_returned: vec![],
-                    first_relevant_rank: None,
-                })
-                .collect(),
-        }
+        one_metric_run(
+            label,
+            "hit@5",
+            40,
+            |i| 0.4 + 0.01 * (i % 7) as f64 + shift,
+            |_| None,
+        )
     }
 
     #[test]

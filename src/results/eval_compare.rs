@@ -46,6 +46,34 @@ pub struct QueryValues {
     pub first_relevant_rank: Option<usize>,
 }
 
+/// A run of `queries` queries `q0`, `q1`, … with one higher-is-better metric, for tests:
+/// `value` and `category` give each query's value and category.
+#[cfg(test)]
+pub fn one_metric_run(
+    label: &str,
+    metric: &str,
+    queries: usize,
+    value: impl Fn(usize) -> f64,
+    category: impl Fn(usize) -> Option<String>,
+) -> RunValues {
+    RunValues {
+        label: label.into(),
+        metrics: vec![MetricSpec {
+            name: metric.into(),
+            higher_is_better: true,
+        }],
+        queries: (0..queries)
+            .map(|i| QueryValues {
+                query_id: format!("q{i}"),
+                category: category(i),
+                values: vec![value(i)],
+                relevant_returned: vec![],
+                first_relevant_rank: None,
+            })
+            .collect(),
+    }
+}
+
 /// The outcome of `eval compare`.
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalComparison {

@@ -205,26 +205,17 @@ fn pair_summaries(compared: &[Compared], primary: Option<&PairwiseMetric>) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::eval_compare::{MetricSpec, QueryValues};
+    use crate::results::eval_compare::one_metric_run;
 
     /// A run of 12 queries: `hit` says, per query, whether the run scores 1 (else 0.5).
     fn run(label: &str, hit: impl Fn(usize) -> bool) -> RunValues {
-        RunValues {
-            label: label.into(),
-            metrics: vec![MetricSpec {
-                name: "rr".into(),
-                higher_is_better: true,
-            }],
-            queries: (0..12)
-                .map(|i| QueryValues {
-                    query_id: format!("q{i}"),
-                    category: None,
-                    values: vec![if hit(i) { 1.0 } else { 0.5 }],
-                    relevant_returned: vec![],
-                    first_relevant_rank: None,
-                })
-                .collect(),
-        }
+        one_metric_run(
+            label,
+            "rr",
+            12,
+            |i| if hit(i) { 1.0 } else { 0.5 },
+            |_| None,
+        )
     }
 
     fn options() -> EvalCompareOptions {

@@ -220,6 +220,19 @@ fn trec_means_follow_trec_eval_and_name_their_convention() {
     }
 }
 
+/// Query `q`'s `depth` results as TREC run lines, its relevant document `rel{q}` at `rank`
+/// (scores descending with rank).
+fn push_ranked(text: &mut String, q: usize, rank: usize, depth: usize) {
+    for r in 1..=depth {
+        let doc = if r == rank {
+            format!("rel{q}")
+        } else {
+            format!("x{q}_{r}")
+        };
+        text.push_str(&format!("q{q} Q0 {doc} {r} {} t\n", 2 * depth - r));
+    }
+}
+
 /// Per query `n` relevant documents d0..; run B finds them higher than run A on most queries.
 fn ab_files(dir: &Path) -> (String, String, String) {
     let (mut qrels, mut a, mut b) = (String::new(), String::new(), String::new());
@@ -227,16 +240,8 @@ fn ab_files(dir: &Path) -> (String, String, String) {
         qrels.push_str(&format!("q{q} 0 rel{q} 1\n"));
         let a_rank = 2 + q % 5;
         let b_rank = if q % 10 == 0 { a_rank } else { 1 };
-        for (text, rank) in [(&mut a, a_rank), (&mut b, b_rank)] {
-            for r in 1..=10 {
-                let doc = if r == rank {
-                    format!("rel{q}")
-                } else {
-                    format!("x{q}_{r}")
-                };
-                text.push_str(&format!("q{q} Q0 {doc} {r} {} t\n", 20 - r));
-            }
-        }
+        push_ranked(&mut a, q, a_rank, 10);
+        push_ranked(&mut b, q, b_rank, 10);
     }
     (
         write(dir, "ab.qrels", &qrels),
@@ -308,14 +313,7 @@ fn three_run_files(dir: &Path) -> (String, [String; 3]) {
         qrels.push_str(&format!("q{q} 0 rel{q} 1\n"));
         let base = 2 + q % 2;
         for (text, rank) in runs.iter_mut().zip([base, if q < 6 { 1 } else { base }, 1]) {
-            for r in 1..=5 {
-                let doc = if r == rank {
-                    format!("rel{q}")
-                } else {
-                    format!("x{q}_{r}")
-                };
-                text.push_str(&format!("q{q} Q0 {doc} {r} {} t\n", 10 - r));
-            }
+            push_ranked(text, q, rank, 5);
         }
     }
     let [r1, r2, r3] = &runs;
