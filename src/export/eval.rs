@@ -472,7 +472,9 @@ mod tests {
     fn evaluation(queries: usize) -> Evaluation {
         let judged = |i: usize| JudgedQuery {
             id: format!("q{i}"),
-            category: (i % 2 == 0).then(|| "even \"quoted\"\nline".to_string()),
+            category: i
+                .is_multiple_of(2)
+                .then(|| "even \"quoted\"\nline".to_string()),
             references: vec![Reference {
                 document: format!("d{i}"),
                 page: None,
