@@ -4,8 +4,8 @@
 //! on one connection ([`SqliteVec::native_query_loop`]). Target: ragdbeval's QPS within 5 %
 //! of the bare loop's (ratio ≥ 0.95); the harness is `benches/common/in_process.rs`.
 //!
-//! Run: `cargo bench --bench sqlite_vec_overhead` (env: ROUNDS, default 3; SLICES per round,
-//! default 40; QUERIES per slice, default 100: each is a full scan). Without `--bench` (as
+//! Run: `cargo bench --features sqlite-vec --bench sqlite_vec_overhead` (env: ROUNDS, default
+//! 3; SLICES per round, default 40; QUERIES per slice, default 100: each is a full scan). Without `--bench` (as
 //! `cargo test` runs it): one short round on 5,000 points.
 
 use ragdbeval::adapters::sqlite_vec::SqliteVec;

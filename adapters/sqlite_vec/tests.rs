@@ -3,12 +3,15 @@
 
 use std::sync::Arc;
 
+use serde_json::json;
+
 use super::params::Quantization;
 use super::sql::KnnShape;
 use super::*;
 use crate::distance::Distance;
-use crate::filter::{Column, Condition};
-use crate::params::ParamValue;
+use crate::engine::{CollectionSpec, Neighbor, PointId};
+use crate::filter::{Attributes, Column, Condition, Predicate};
+use crate::params::{ParamMap, ParamValue};
 
 fn map(pairs: &[(&str, ParamValue)]) -> ParamMap {
     pairs
