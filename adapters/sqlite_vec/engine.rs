@@ -66,7 +66,7 @@ impl SqliteVec {
         })
     }
 
-    fn collection(&self, operation: &str) -> EngineResult<&Collection> {
+    pub(super) fn collection(&self, operation: &str) -> EngineResult<&Collection> {
         self.collection.as_ref().ok_or_else(|| {
             EngineError::op(ENGINE, operation, "no collection: create() was not called")
         })
