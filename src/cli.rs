@@ -15,7 +15,8 @@ use compare::COMPARE_EXAMPLES;
 pub use compare::{CompareArgs, VerifyArgs, parse_pair};
 use dataset::DATASET_EXAMPLES;
 pub use dataset::{
-    ConvertArgs, ConvertFormat, DatasetCommand, GtArgs, MakeArgs, QrelsArgs, SubsetArgs,
+    ConvertArgs, ConvertFormat, DatasetCommand, GtArgs, MakeArgs, MakeTextArgs, QrelsArgs,
+    SubsetArgs, TextSource,
 };
 use embed::EMBED_EXAMPLES;
 pub use embed::EmbedArgs;

@@ -26,7 +26,10 @@ Examples:
       The 10 true nearest neighbours of each query as TREC qrels, to score a
       `bench --runbook build-search --trec-run` file with `ragdbeval eval` or trec_eval.
   ragdbeval dataset qrels --dataset sift1m --runbook default --out steps.qrels
-      The truth of each search step of the default runbook: steps.1.qrels, ...";
+      The truth of each search step of the default runbook: steps.1.qrels, ...
+  ragdbeval dataset make-text manpages --model \"$(scripts/install/minilm.sh)\"
+      A known-item retrieval set from this machine's man pages, embedded, with judgments
+      (`ragdbeval dataset make-text --help` gives the construction).";
 
 const CONVERT_EXAMPLES: &str = "\
 Examples:
@@ -80,6 +83,91 @@ pub enum DatasetCommand {
     /// Write the exact ground truth as TREC qrels (`qid 0 docid 1`: each query's k true
     /// nearest neighbours), with the qid and docid of `bench --trec-run`.
     Qrels(QrelsArgs),
+    /// Build a known-item retrieval set from real text on this machine (its man pages, or
+    /// Debian's package descriptions): a query is an item's one-line description, its one
+    /// relevant document the item's text.
+    /// Writes a BEIR directory, then embeds it (cargo feature `embed` and a model).
+    #[command(after_help = MAKE_TEXT_EXAMPLES)]
+    MakeText(MakeTextArgs),
+}
+
+const MAKE_TEXT_EXAMPLES: &str = "\
+Construction (known-item retrieval, written to OUT/beir/construction.json with every count):
+  manpages         document: a page's DESCRIPTION section (else its sections after NAME and
+                   SYNOPSIS) as groff renders it for a terminal; query: its NAME line after
+                   the dash (`ls - list directory contents`).
+  debian-packages  document: a package's long description; query: its synopsis. Read from
+                   apt's Translation-en files, fetched with `apt-get update -o
+                   Acquire::Languages=en` when missing.
+  Texts are whitespace-collapsed and cut to --words words; each query judges its own item
+  relevant (grade 1; every window of it once embedded).
+Left out: symbolic links and `.so` redirects, items without a description or with an empty
+text, items whose text repeats another's. Not queries: descriptions shared by several items,
+and lexical ones, which name their item as a word or appear in its text (kept and flagged
+`lexical` with --keep-lexical). Then --queries are drawn with --seed.
+
+Output: OUT/beir (corpus.jsonl, queries.jsonl, qrels/test.tsv: what `embed --beir` reads) and
+OUT/embedded (the dataset `bench --dataset` runs: vectors, exact truth, qrels.txt). A second
+run with the same parameters reuses what is there.
+
+Examples:
+  ragdbeval dataset make-text manpages --model \"$(scripts/install/minilm.sh)\"
+      datasets/cache/manpages/embedded, from every page of /usr/share/man sections 1-8.
+  ragdbeval dataset make-text debian-packages --model \"$(scripts/install/minilm.sh)\"
+      datasets/cache/debian-packages/embedded: 10,000 packages drawn, 2,000 queries.
+  ragdbeval bench --db qdrant-edge --dataset datasets/cache/manpages/embedded --set ef-sweep
+      ANN recall and task NDCG@10 against the pages' judgments, per setting.";
+
+/// Text sources `dataset make-text` builds from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TextSource {
+    /// The man pages under --man-dir, rendered by groff.
+    Manpages,
+    /// Debian's package descriptions (apt's English translation files).
+    DebianPackages,
+}
+
+#[derive(Debug, Args)]
+pub struct MakeTextArgs {
+    pub source: TextSource,
+    /// Output directory [default: <data dir>/<source>].
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// The dataset cache the default output lives in [default: $RAGDBEVAL_DATA_DIR, else
+    /// datasets/cache].
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// The man directory holding man1, man2, ...
+    #[arg(long, default_value = "/usr/share/man")]
+    pub man_dir: PathBuf,
+    /// Sections to read, comma-separated.
+    #[arg(long, default_value = "1,8,2,3,4,5,6,7", value_delimiter = ',')]
+    pub sections: Vec<String>,
+    /// apt's lists directory, holding the *_i18n_Translation-en* files (debian-packages).
+    #[arg(long, default_value = "/var/lib/apt/lists")]
+    pub apt_lists: PathBuf,
+    /// Words of an item's text kept as its document.
+    #[arg(long, default_value_t = 120, value_parser = parse_count)]
+    pub words: usize,
+    /// Items drawn (with --seed) before the rule applies [default: all man pages; 10000
+    /// packages].
+    #[arg(long, value_parser = parse_count)]
+    pub items: Option<usize>,
+    /// Queries drawn from the candidates.
+    #[arg(long, default_value_t = 2000, value_parser = parse_count)]
+    pub queries: usize,
+    /// Seed of the query draw.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Keep lexical queries (flagged `lexical` in queries.jsonl) instead of leaving them out.
+    #[arg(long)]
+    pub keep_lexical: bool,
+    /// A sentence-transformers model folder to embed with [default: $RAGDBEVAL_EMBED_MODEL];
+    /// without one, only the BEIR directory is written and the embed command is printed.
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

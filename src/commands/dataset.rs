@@ -1,7 +1,8 @@
-//! `ragdbeval dataset ...`: list, info, download, make, gt, subset, convert, qrels.
+//! `ragdbeval dataset ...`: list, info, download, make, gt, subset, convert, qrels, make-text.
 
 mod gt;
 mod info;
+mod make_text;
 mod qrels;
 mod write;
 
@@ -44,5 +45,6 @@ pub fn run(cmd: DatasetCommand) -> anyhow::Result<ExitCode> {
         DatasetCommand::Subset(args) => write::subset(args),
         DatasetCommand::Convert(args) => write::convert(args),
         DatasetCommand::Qrels(args) => qrels::qrels(args),
+        DatasetCommand::MakeText(args) => make_text::make_text(args),
     }
 }

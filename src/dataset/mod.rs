@@ -17,6 +17,7 @@ pub mod registry;
 pub mod spill;
 pub mod spmat;
 pub mod texmex;
+pub mod text_sets;
 mod truth;
 pub mod vdbbench;
 

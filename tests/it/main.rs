@@ -30,6 +30,7 @@ mod eval;
 mod filtered;
 mod interrupt;
 mod load;
+mod make_text;
 mod pgvector;
 mod qdrant;
 #[cfg(feature = "qdrant-edge")]
