@@ -1,6 +1,7 @@
 # Sourced by the scripts that run one job on every engine `ragdbeval engines` lists (not run on
 # its own). After `every_engine_start`:
-#   bin      the ragdbeval binary (built by scripts/ragdbeval unless RAGDBEVAL_BIN is set)
+#   bin      the ragdbeval binary (built by scripts/ragdbeval with the in-process engines'
+#            features, RAGDBEVAL_FEATURES, unless RAGDBEVAL_BIN is set)
 #   work     a temporary directory, removed on exit with the servers started here
 #   engines  the engines to run: the embedded ones, the servers this project's scripts start
 #            (scripts/servers/<engine>.sh), and a server engine without a script when its
@@ -22,6 +23,10 @@ every_engine_cleanup() {
 }
 
 every_engine_start() { # script name, for messages
+  if [ -z "${RAGDBEVAL_BIN:-}" ]; then
+    export RAGDBEVAL_FEATURES=${RAGDBEVAL_FEATURES:-usearch,sqlite-vec,duckdb,diskann}
+    [[ ",$RAGDBEVAL_FEATURES," != *,duckdb,* ]] || "$every_engine_here/install/duckdb.sh" >/dev/null
+  fi
   bin=${RAGDBEVAL_BIN:-$("$every_engine_here/ragdbeval" --version >/dev/null && echo "${CARGO_TARGET_DIR:-$HOME/.cache/ragdbeval/target}/release/ragdbeval")}
   work=$(mktemp -d)
   trap every_engine_cleanup EXIT
