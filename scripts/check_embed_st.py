@@ -12,9 +12,10 @@ against sentence-transformers' truncated text: both read the same first 254 text
 the same for the queries. Exit 1 otherwise.
 
 Throughput: with --rounds N, N rounds of ragdbeval then sentence-transformers (A B A B), each
-timing only the embedding of the documents (the model loaded, the files read): documents/s and
-tokens/s (model tokens, special tokens included, padding not; ragdbeval embeds every window of
-a long text, sentence-transformers only the first).
+timing only the embedding of the documents (the model loaded, the files read), the same work on
+both sides: ragdbeval with --truncate embeds each text's first window, as sentence-transformers'
+encode does, at the same batch size. Prints documents/s and tokens/s (model tokens, special
+tokens included, padding not) and the ratio ragdbeval / sentence-transformers per round.
 
 Needs a Python with sentence-transformers (and torch): run it with that interpreter, e.g.
   ~/.cache/ragdbeval/st-venv/bin/python scripts/check_embed_st.py \\
@@ -107,11 +108,13 @@ def first_windows(out):
     return rows
 
 
-def run_ragdbeval(args, work, tag):
+def run_ragdbeval(args, work, tag, truncate=False):
     out = os.path.join(work, f"out-{tag}")
     cmd = [args.bin, "embed", "--corpus", os.path.join(work, "corpus.jsonl"),
            "--queries", os.path.join(work, "queries.jsonl"), "--model", args.model,
            "--out", out, "--batch-size", str(args.batch_size), "-k", "10", "--quiet"]
+    if truncate:
+        cmd.append("--truncate")
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(out, "embed.json"), encoding="utf-8") as f:
         manifest = json.load(f)
@@ -168,24 +171,32 @@ def main():
     if args.rounds:
         st_tok = st_tokens(model, texts)
         rates = {"ragdbeval": [], "sentence-transformers": []}
+        ratios = []
         for r in range(args.rounds):
-            _, m = run_ragdbeval(args, work, f"r{r}")
+            _, m = run_ragdbeval(args, work, f"r{r}", truncate=True)
+            if m["document_tokens"] != st_tok:
+                print(f"note: ragdbeval read {m['document_tokens']} tokens, "
+                      f"sentence-transformers {st_tok}")
             rates["ragdbeval"].append((len(texts) / m["document_seconds"],
                                        m["document_tokens"] / m["document_seconds"]))
             t0 = time.perf_counter()
             model.encode(texts, batch_size=args.batch_size, convert_to_numpy=True)
             dt = time.perf_counter() - t0
             rates["sentence-transformers"].append((len(texts) / dt, st_tok / dt))
+            ratios.append(rates["ragdbeval"][-1][0] / rates["sentence-transformers"][-1][0])
             print(f"round {r + 1}: ragdbeval {rates['ragdbeval'][-1][0]:.1f} docs/s "
                   f"{rates['ragdbeval'][-1][1]:.0f} tokens/s; sentence-transformers "
                   f"{rates['sentence-transformers'][-1][0]:.1f} docs/s "
-                  f"{rates['sentence-transformers'][-1][1]:.0f} tokens/s")
+                  f"{rates['sentence-transformers'][-1][1]:.0f} tokens/s; "
+                  f"ratio {ratios[-1]:.3f}")
         for name, vals in rates.items():
             docs = [v[0] for v in vals]
             toks = [v[1] for v in vals]
             print(f"{name}: median {statistics.median(docs):.1f} docs/s "
                   f"(range {min(docs):.1f}-{max(docs):.1f}), median "
                   f"{statistics.median(toks):.0f} tokens/s")
+        print(f"ragdbeval / sentence-transformers, documents/s: median {statistics.median(ratios):.3f} "
+              f"(rounds {', '.join(f'{x:.3f}' for x in ratios)})")
     print("OK" if ok else "FAIL: a cosine is below 0.9999")
     return 0 if ok else 1
 

@@ -8,11 +8,13 @@
 //! - [`config`] reads the model folder's sentence-transformers configuration (modules, pooling,
 //!   maximum sequence length) and [`pooling`] applies the pooling and normalisation it asks for.
 //! - [`chunk`] cuts a long document's tokens into windows that each fit the model.
-//! - `model` (cargo feature `embed`) runs the BERT encoder with candle and the tokenizer of
-//!   `tokenizer.json`; `corpus` drives it over whole corpora in length-sorted batches.
+//! - `bert` (cargo feature `embed`) is the BERT encoder; `model` runs it with the tokenizer of
+//!   `tokenizer.json`; `corpus` drives it over whole corpora, batches on all cores.
 //! - [`output`] writes the vectors as a dataset, with the map back to the texts and the
 //!   judgments mapped to the vectors.
 
+#[cfg(feature = "embed")]
+pub mod bert;
 pub mod chunk;
 pub mod config;
 #[cfg(feature = "embed")]

@@ -61,6 +61,10 @@ pub struct EmbedArgs {
     /// Tokens a document window shares with the next.
     #[arg(long, default_value_t = 32)]
     pub overlap: usize,
+    /// One vector per document, of its first window only (what sentence-transformers'
+    /// `encode` does), instead of one per window.
+    #[arg(long)]
+    pub truncate: bool,
     /// Sequences per forward pass of the model.
     #[arg(long, default_value_t = 32, value_parser = parse_count)]
     pub batch_size: usize,

@@ -62,8 +62,14 @@ mod with_model {
         let embedder = Embedder::load(&args.model)
             .with_context(|| format!("loading the model in {}", args.model.display()))?;
         let rule = ChunkRule::new(embedder.window(), args.overlap)?;
-        let mut docs = embed(&embedder, &corpus, LongText::Chunk(rule), &args, &*progress)?;
-        let mut qs = embed(&embedder, &queries, LongText::Truncate, &args, &*progress)?;
+        let long = if args.truncate {
+            LongText::Truncate
+        } else {
+            LongText::Chunk(rule)
+        };
+        let mut docs = embed(&embedder, &corpus, ("documents", long), &args, &*progress)?;
+        let queries_long = ("queries", LongText::Truncate);
+        let mut qs = embed(&embedder, &queries, queries_long, &args, &*progress)?;
         let dim = embedder.dim();
         let base = Vectors::new(std::mem::take(&mut docs.embedded.vectors), dim)?;
         let test = Vectors::new(std::mem::take(&mut qs.embedded.vectors), dim)?;
@@ -137,14 +143,10 @@ mod with_model {
     fn embed(
         embedder: &Embedder,
         records: &[TextRecord],
-        long: LongText,
+        (label, long): (&str, LongText),
         args: &EmbedArgs,
         progress: &dyn Progress,
     ) -> anyhow::Result<Timed> {
-        let label = match long {
-            LongText::Chunk(_) => "documents",
-            LongText::Truncate => "queries",
-        };
         let bar = progress.task(label, Some(records.len() as u64), ProgressUnit::Items);
         let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
         let started = Instant::now();
@@ -191,7 +193,12 @@ mod with_model {
             "max_seq_length": embedder.max_seq_length(),
             "chunk_tokens": rule.window,
             "chunk_overlap": rule.overlap,
-            "text_rule": "title + \" \" + text, stripped (BEIR); queries truncated to one window",
+            "documents_truncated": args.truncate,
+            "text_rule": if args.truncate {
+                "title + \" \" + text, stripped (BEIR); documents and queries truncated to one window"
+            } else {
+                "title + \" \" + text, stripped (BEIR); queries truncated to one window"
+            },
             "documents": documents,
             "vectors": docs.embedded.chunks.len(),
             "queries": qs.embedded.chunks.len(),

@@ -1,12 +1,14 @@
 //! Embedding many texts: tokenised in parallel, cut into windows ([`super::chunk`]) or
-//! truncated, and run through the model in batches of similar length (sorted by token count
-//! within blocks of [`BLOCK`] texts), so that little of each batch is padding.
+//! truncated, and run through the model in batches on all cores, longest first within blocks
+//! of [`BLOCK`] texts, so that the threads finish together.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
 use super::EmbedError;
+use super::bert::Scratch;
 use super::chunk::ChunkRule;
 use super::model::Embedder;
 use crate::types::ProgressTask;
@@ -105,26 +107,32 @@ fn windows(tokens: &[Vec<u32>], first: usize, long: LongText, window: usize) -> 
 }
 
 /// The vectors of `seqs` in their order, computed in batches of `batch` sequences of similar
-/// length (longest first); `on_batch` gets the number of sequences done.
+/// length (longest first), the batches on all cores (each thread with its own buffers);
+/// `on_batch` gets the number of sequences done.
 fn embed_sorted(
     embedder: &Embedder,
     seqs: &[&[u32]],
     batch: usize,
-    on_batch: &dyn Fn(usize),
+    on_batch: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<f32>, EmbedError> {
     let dim = embedder.dim();
     let mut order: Vec<usize> = (0..seqs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(seqs[i].len()));
+    let done = AtomicUsize::new(0);
+    let batches: Vec<Vec<f32>> = order
+        .par_chunks(batch.max(1))
+        .map_init(Scratch::default, |scratch, group| {
+            let members: Vec<&[u32]> = group.iter().map(|&i| seqs[i]).collect();
+            let vectors = embedder.embed_batch(&members, scratch)?;
+            on_batch(done.fetch_add(group.len(), Ordering::Relaxed) + group.len());
+            Ok(vectors)
+        })
+        .collect::<Result<_, EmbedError>>()?;
     let mut out = vec![0f32; seqs.len() * dim];
-    let mut done = 0;
-    for group in order.chunks(batch.max(1)) {
-        let members: Vec<&[u32]> = group.iter().map(|&i| seqs[i]).collect();
-        let vectors = embedder.embed_batch(&members)?;
+    for (group, vectors) in order.chunks(batch.max(1)).zip(&batches) {
         for (&i, v) in group.iter().zip(vectors.chunks_exact(dim)) {
             out[i * dim..(i + 1) * dim].copy_from_slice(v);
         }
-        done += group.len();
-        on_batch(done);
     }
     Ok(out)
 }

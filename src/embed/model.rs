@@ -1,41 +1,31 @@
 //! A sentence-transformers BERT model run in-process: the tokenizer of `tokenizer.json`
-//! (Hugging Face's tokenizers crate, offline) and the encoder of `model.safetensors` (candle's
-//! BERT on its CPU backend, whose matrix products use every core). Nothing is downloaded:
-//! every file comes from the folder given.
+//! (Hugging Face's tokenizers crate, offline) and the encoder of `model.safetensors`
+//! ([`super::bert`]). Nothing is downloaded: every file comes from the folder given.
 //!
 //! The `tokenizer.json` of a sentence-transformers folder often carries the truncation and
 //! padding of its training (all-MiniLM-L6-v2's: 128 tokens); both are turned off here, since
-//! [`super::chunk`] decides the windows and [`Embedder::embed_batch`] pads each batch only to
-//! its longest sequence.
+//! [`super::chunk`] decides the windows and the encoder packs a batch's sequences end to end.
 
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::Tokenizer;
 
 use super::EmbedError;
+use super::bert::{Bert, Scratch};
 use super::config::{self, SentenceConfig};
 use super::pooling::pool;
 
 /// A loaded model, ready to embed token sequences.
 pub struct Embedder {
-    model: BertModel,
+    bert: Bert,
     tokenizer: Tokenizer,
     config: SentenceConfig,
     /// Special tokens the tokenizer puts before and after a text (`[CLS]`, `[SEP]`).
     prefix: Vec<u32>,
     suffix: Vec<u32>,
-    pad_id: u32,
     /// Tokens per sequence, special tokens included.
     max_seq_length: usize,
     dim: usize,
-    device: Device,
-}
-
-fn model_err(e: candle_core::Error) -> EmbedError {
-    EmbedError::Model(e.to_string())
 }
 
 impl Embedder {
@@ -43,39 +33,24 @@ impl Embedder {
     pub fn load(dir: &Path) -> Result<Embedder, EmbedError> {
         let config = config::read(dir)?;
         let tdir = &config.transformer_dir;
-        let bert_path = tdir.join("config.json");
-        let bert_text =
-            crate::text::read_to_string(&bert_path).map_err(|e| EmbedError::file(&bert_path, e))?;
-        let bert: Config = serde_json::from_str(&bert_text)
-            .map_err(|e| EmbedError::file(&bert_path, format!("not a BERT configuration: {e}")))?;
-        let weights_path = tdir.join("model.safetensors");
-        let weights =
-            std::fs::read(&weights_path).map_err(|e| EmbedError::file(&weights_path, e))?;
-        let device = Device::Cpu;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| EmbedError::file(&weights_path, e))?;
-        let model = BertModel::load(vb, &bert).map_err(|e| EmbedError::file(&weights_path, e))?;
-        let (tokenizer, pad_id) = load_tokenizer(&tdir.join("tokenizer.json"))?;
+        let bert = Bert::load(tdir)?;
+        let tokenizer = load_tokenizer(&tdir.join("tokenizer.json"))?;
         let (prefix, suffix) = special_tokens(&tokenizer)?;
-        let max_seq_length = config
-            .max_seq_length
-            .unwrap_or(bert.max_position_embeddings)
-            .min(bert.max_position_embeddings);
+        let positions = bert.config().max_position_embeddings;
+        let max_seq_length = config.max_seq_length.unwrap_or(positions).min(positions);
         if max_seq_length <= prefix.len() + suffix.len() {
             return Err(EmbedError::Unsupported(format!(
                 "max_seq_length {max_seq_length} leaves no room for text"
             )));
         }
         Ok(Embedder {
-            model,
+            dim: bert.config().hidden_size,
+            bert,
             tokenizer,
-            pad_id: pad_id.unwrap_or(bert.pad_token_id as u32),
             config,
             prefix,
             suffix,
             max_seq_length,
-            dim: bert.hidden_size,
-            device,
         })
     }
 
@@ -121,72 +96,52 @@ impl Embedder {
     }
 
     /// The sentence vectors (`[n, dim]`) of sequences of text tokens, each at most
-    /// [`Embedder::window`] long: special tokens are added, the batch is padded to its longest
-    /// sequence, and the states pooled as the folder says.
-    pub fn embed_batch(&self, seqs: &[&[u32]]) -> Result<Vec<f32>, EmbedError> {
-        let n = seqs.len();
-        if n == 0 {
+    /// [`Embedder::window`] long: special tokens are added and the states pooled as the
+    /// folder says. Runs on the calling thread, in `scratch`'s buffers.
+    pub fn embed_batch(
+        &self,
+        seqs: &[&[u32]],
+        scratch: &mut Scratch,
+    ) -> Result<Vec<f32>, EmbedError> {
+        if seqs.is_empty() {
             return Ok(Vec::new());
         }
         let specials = self.special_tokens();
-        let len = seqs.iter().map(|s| s.len()).max().unwrap_or(0) + specials;
-        if len > self.max_seq_length {
+        if let Some(long) = seqs
+            .iter()
+            .find(|s| s.len() + specials > self.max_seq_length)
+        {
             return Err(EmbedError::Model(format!(
-                "a sequence of {len} tokens is longer than max_seq_length {}",
+                "a sequence of {} tokens is longer than max_seq_length {}",
+                long.len() + specials,
                 self.max_seq_length
             )));
         }
-        let mut ids = vec![self.pad_id; n * len];
-        let mut mask = vec![0u32; n * len];
-        for (i, seq) in seqs.iter().enumerate() {
-            let row = &mut ids[i * len..(i + 1) * len];
-            let tokens = self.prefix.iter().chain(seq.iter()).chain(&self.suffix);
-            for (slot, &t) in row.iter_mut().zip(tokens) {
-                *slot = t;
-            }
-            mask[i * len..i * len + seq.len() + specials].fill(1);
-        }
-        let states = self.forward(ids, &mask, (n, len))?;
+        let full: Vec<Vec<u32>> = seqs
+            .iter()
+            .map(|seq| [&self.prefix[..], seq, &self.suffix[..]].concat())
+            .collect();
+        let packed: Vec<&[u32]> = full.iter().map(Vec::as_slice).collect();
+        let states = self.bert.encode(&packed, scratch)?;
+        let lens: Vec<usize> = full.iter().map(Vec::len).collect();
         Ok(pool(
-            &states,
-            &mask,
-            (n, len, self.dim),
+            states,
+            &lens,
+            self.dim,
             self.config.pooling,
             self.config.normalize,
         ))
     }
-
-    /// The encoder's last hidden states, `[n, len, dim]` row-major.
-    fn forward(
-        &self,
-        ids: Vec<u32>,
-        mask: &[u32],
-        shape: (usize, usize),
-    ) -> Result<Vec<f32>, EmbedError> {
-        let ids = Tensor::from_vec(ids, shape, &self.device).map_err(model_err)?;
-        let mask = Tensor::from_slice(mask, shape, &self.device).map_err(model_err)?;
-        let types = ids.zeros_like().map_err(model_err)?;
-        let states = self
-            .model
-            .forward(&ids, &types, Some(&mask))
-            .map_err(model_err)?;
-        states
-            .flatten_all()
-            .and_then(|s| s.to_vec1::<f32>())
-            .map_err(model_err)
-    }
 }
 
-/// The tokenizer of `path` without its stored truncation and padding, and the padding id
-/// it had.
-fn load_tokenizer(path: &Path) -> Result<(Tokenizer, Option<u32>), EmbedError> {
+/// The tokenizer of `path` without its stored truncation and padding.
+fn load_tokenizer(path: &Path) -> Result<Tokenizer, EmbedError> {
     let mut tokenizer = Tokenizer::from_file(path).map_err(|e| EmbedError::file(path, e))?;
-    let pad_id = tokenizer.get_padding().map(|p| p.pad_id);
     tokenizer.with_padding(None);
     tokenizer
         .with_truncation(None)
         .map_err(|e| EmbedError::file(path, e))?;
-    Ok((tokenizer, pad_id))
+    Ok(tokenizer)
 }
 
 /// The special tokens the tokenizer's post-processor puts before and after a text.
@@ -227,7 +182,7 @@ mod tests {
     fn embed(e: &Embedder, texts: &[&str]) -> Vec<Vec<f32>> {
         let tokens: Vec<Vec<u32>> = texts.iter().map(|t| e.tokenize(t).unwrap()).collect();
         let seqs: Vec<&[u32]> = tokens.iter().map(|t| t.as_slice()).collect();
-        let flat = e.embed_batch(&seqs).unwrap();
+        let flat = e.embed_batch(&seqs, &mut Scratch::default()).unwrap();
         flat.chunks_exact(e.dim()).map(<[f32]>::to_vec).collect()
     }
 

@@ -240,6 +240,7 @@ fn embed(args: &MakeTextArgs, beir_dir: &Path, dest: &Path) -> anyhow::Result<Ex
         model,
         out: dest.to_path_buf(),
         overlap: 32,
+        truncate: false,
         batch_size: 32,
         k: 100,
         max_docs: None,
