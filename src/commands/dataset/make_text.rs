@@ -13,7 +13,9 @@ use crate::cli::{EmbedArgs, MakeTextArgs, TextSource};
 use crate::dataset;
 use crate::dataset::text_sets::beir::{self, CONSTRUCTION};
 use crate::dataset::text_sets::debian::{self, DebianSource};
-use crate::dataset::text_sets::known_item::{Item, KnownItemSet, Rule, Tally, draw, select};
+use crate::dataset::text_sets::known_item::{
+    Item, KnownItemSet, REPEATED, Rule, Tally, draw, select, unique_texts,
+};
 use crate::dataset::text_sets::manpages::{self, ManSource};
 use crate::output::progress;
 use crate::types::ProgressUnit;
@@ -70,10 +72,15 @@ pub(super) fn make_text(args: MakeTextArgs) -> anyhow::Result<ExitCode> {
             beir_dir.display()
         ),
         None => {
-            let (all, left, inputs) = gather(&plan, args.quiet)?;
+            let (all, mut left, inputs) = gather(&plan, args.quiet)?;
+            // Repeats go before the draw, so that --items documents remain.
+            let (unique, repeated) = unique_texts(all);
+            if repeated > 0 {
+                *left.entry(REPEATED).or_default() += repeated;
+            }
             let drawn = match items {
-                Some(n) => draw(all, n, rule.seed),
-                None => all,
+                Some(n) => draw(unique, n, rule.seed),
+                None => unique,
             };
             let mut set = select(drawn, &rule);
             for (reason, n) in left {

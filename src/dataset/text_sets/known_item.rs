@@ -66,17 +66,10 @@ const SHARED: &str = "description shared by several items";
 
 /// Applies the rule to the items of a source, in their order.
 pub fn select(items: Vec<Item>, rule: &Rule) -> KnownItemSet {
+    let (documents, repeated) = unique_texts(items);
     let mut documents_left_out = Tally::new();
-    let mut seen = HashSet::new();
-    let mut documents = Vec::with_capacity(items.len());
-    for item in items {
-        if seen.insert(item.text.clone()) {
-            documents.push(item);
-        } else {
-            *documents_left_out
-                .entry("text repeats another item's")
-                .or_default() += 1;
-        }
+    if repeated > 0 {
+        documents_left_out.insert(REPEATED, repeated);
     }
     let mut shared: HashMap<String, usize> = HashMap::new();
     for d in &documents {
@@ -107,6 +100,21 @@ pub fn select(items: Vec<Item>, rule: &Rule) -> KnownItemSet {
         not_candidates,
         candidates: count,
     }
+}
+
+/// Reason for an item whose text repeats an earlier item's.
+pub const REPEATED: &str = "text repeats another item's";
+
+/// The items whose text no earlier item has (step 1 of the rule), and how many were left out.
+pub fn unique_texts(items: Vec<Item>) -> (Vec<Item>, usize) {
+    let mut seen = HashSet::new();
+    let before = items.len();
+    let kept: Vec<Item> = items
+        .into_iter()
+        .filter(|item| seen.insert(item.text.clone()))
+        .collect();
+    let repeated = before - kept.len();
+    (kept, repeated)
 }
 
 /// Why the description of `item` gives its item away, if it does.

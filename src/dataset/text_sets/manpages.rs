@@ -187,25 +187,64 @@ fn render(source: &[u8]) -> std::io::Result<String> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// The version line of the groff on the PATH, or an error saying how to install it.
+/// The version line of the groff on the PATH; when there is none, Debian's `groff-base` is
+/// installed with apt first (as root, or through sudo), as the builder's other tools are.
 pub fn groff_version() -> Result<String, TextSetError> {
-    let missing = |why: String| {
-        TextSetError::Tool(format!(
-            "groff is needed to render the man pages ({why}); install it with \
-             `apt-get install groff-base`"
-        ))
-    };
+    match installed_groff() {
+        Ok(version) => Ok(version),
+        Err(why) if Path::new("/usr/bin/apt-get").exists() => {
+            eprintln!(
+                "groff is needed to render the man pages ({why}): installing groff-base with apt-get"
+            );
+            install_groff_base()?;
+            installed_groff().map_err(missing_groff)
+        }
+        Err(why) => Err(missing_groff(why)),
+    }
+}
+
+fn missing_groff(why: String) -> TextSetError {
+    TextSetError::Tool(format!(
+        "groff is needed to render the man pages ({why}); install it (Debian: `apt-get install \
+         groff-base`)"
+    ))
+}
+
+/// `groff --version`'s first line, or why it did not answer.
+fn installed_groff() -> Result<String, String> {
     let out = Command::new("groff")
         .arg("--version")
         .output()
-        .map_err(|e| missing(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     let text = String::from_utf8_lossy(&out.stdout);
     match text.lines().next() {
         Some(line) if out.status.success() => Ok(line.trim().to_string()),
-        _ => Err(missing(format!(
-            "`groff --version` exited with {}",
-            out.status
-        ))),
+        _ => Err(format!("`groff --version` exited with {}", out.status)),
+    }
+}
+
+/// `apt-get install -y groff-base`, through sudo unless running as root.
+fn install_groff_base() -> Result<(), TextSetError> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cmd = if root {
+        Command::new("apt-get")
+    } else {
+        let mut sudo = Command::new("sudo");
+        sudo.arg("apt-get");
+        sudo
+    };
+    let status = cmd
+        .args(["install", "-y", "-qq", "groff-base"])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .map_err(|e| missing_groff(format!("running apt-get: {e}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(missing_groff(format!(
+            "`apt-get install groff-base` failed ({status})"
+        )))
     }
 }
 
