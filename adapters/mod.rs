@@ -12,6 +12,7 @@
 //! [`crate::secret`], which every layer uses.
 
 use crate::engine::EngineEntry;
+use crate::engine::hybrid::LexicalEntry;
 
 /// Parameter parsing shared by the qdrant and qdrant-edge adapters.
 pub mod qdrant_settings;
@@ -37,9 +38,49 @@ macro_rules! engines {
 
 include!("engines.rs");
 
+macro_rules! lexical_engines {
+    (
+        beside_dense: [$($(#[$a:meta])? $module:ident => $name:literal,)*]
+        lexical_only: [$($(#[$b:meta])? $only:ident => $only_name:literal,)*]
+    ) => {
+        $($(#[$b])? pub mod $only;)*
+
+        /// Every engine with lexical (sparse or text) retrieval, in the order
+        /// `ragdbeval engines` lists them.
+        pub const LEXICAL: &[LexicalEntry] = &[
+            $($(#[$a])? LexicalEntry {
+                name: $name,
+                summary: $module::hybrid::SUMMARY,
+                open: $module::hybrid::open,
+            },)*
+            $($(#[$b])? LexicalEntry {
+                name: $only_name,
+                summary: $only::SUMMARY,
+                open: $only::open,
+            },)*
+        ];
+    };
+}
+
+include!("lexical.rs");
+
 /// Looks an engine up by name.
 pub fn find(name: &str) -> Option<&'static EngineEntry> {
     ENGINES.iter().find(|e| e.name == name)
+}
+
+/// Looks an engine with lexical retrieval up by name.
+pub fn find_lexical(name: &str) -> Option<&'static LexicalEntry> {
+    LEXICAL.iter().find(|e| e.name == name)
+}
+
+/// Names of the engines with lexical retrieval, for error messages.
+pub fn lexical_names() -> String {
+    LEXICAL
+        .iter()
+        .map(|e| e.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Names of all engines, for error messages.

@@ -12,7 +12,7 @@ Layers, top to bottom (a module may use its own layer and any layer below it):
   5 results, dataset, eval, embed   what is stored; what is measured on (embed: text made
                                 into vectors); retrieval runs judged
   6 metrics, groundtruth, engine, adapters, resources, storage, synthetic, params
-  7 types, rng, distance, vectors, atomic, filter, secret, text   primitives
+  7 types, rng, distance, vectors, atomic, filter, secret, sparse, text   primitives
 
 Usage: scripts/check_layers.py [ROOT]
 """
@@ -29,7 +29,7 @@ LAYERS = {
     "results": 5, "dataset": 5, "eval": 5, "embed": 5,
     "metrics": 6, "groundtruth": 6, "engine": 6, "adapters": 6, "resources": 6,
     "storage": 6, "synthetic": 6, "params": 6,
-    "engine_meta": 7, "filter": 7, "interrupt": 7, "secret": 7, "text": 7, "types": 7, "rng": 7, "distance": 7, "vectors": 7, "atomic": 7,
+    "engine_meta": 7, "filter": 7, "interrupt": 7, "secret": 7, "sparse": 7, "text": 7, "types": 7, "rng": 7, "distance": 7, "vectors": 7, "atomic": 7,
 }
 
 

@@ -10,7 +10,7 @@ mod dataset;
 mod embed;
 mod eval;
 use bench::BENCH_EXAMPLES;
-pub use bench::{BenchArgs, QueryMode};
+pub use bench::{BenchArgs, QueryMode, Retrieval};
 use compare::COMPARE_EXAMPLES;
 pub use compare::{CompareArgs, VerifyArgs, parse_pair};
 use dataset::DATASET_EXAMPLES;
@@ -19,7 +19,7 @@ pub use dataset::{
     SubsetArgs, TextSource,
 };
 use embed::EMBED_EXAMPLES;
-pub use embed::EmbedArgs;
+pub use embed::{EmbedArgs, SparseEncoding};
 pub use eval::{EvalArgs, EvalCommand, EvalCompareArgs, ScoringArgs};
 
 /// Benchmark vector databases: recall against exact ground truth, latency, throughput,

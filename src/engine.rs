@@ -6,6 +6,8 @@
 //! ground truth, metrics or result files. The runner owns timing; an adapter only does the
 //! work it is asked to do and reports facts about the engine.
 
+pub mod hybrid;
+
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};

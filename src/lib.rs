@@ -26,6 +26,7 @@ pub mod rng;
 pub mod runbook;
 pub mod runner;
 pub mod secret;
+pub mod sparse;
 pub mod storage;
 pub mod synthetic;
 pub mod text;

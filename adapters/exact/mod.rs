@@ -35,6 +35,9 @@ pub const CONFIG: &str = include_str!("config.toml");
 
 const NAME: &str = "exact";
 
+/// Sparse and hybrid runs (`bench --retrieval sparse|hybrid`).
+pub mod hybrid;
+
 /// Writes and searches from several threads at once, linearisable (see [`locked`]).
 mod locked;
 

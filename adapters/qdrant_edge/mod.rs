@@ -57,6 +57,8 @@ use crate::engine::{
 use crate::params::ParamMap;
 use crate::types::ElementType;
 
+/// Sparse and hybrid runs (`bench --retrieval sparse|hybrid`).
+pub mod hybrid;
 mod segments;
 
 mod shard;

@@ -39,8 +39,25 @@ Examples:
   ragdbeval bench --db qdrant-edge --dataset data/scifact-minilm --set ef-sweep
       A text dataset `ragdbeval embed` wrote: its qrels.txt judgments score each step on
       the retrieval task too (task NDCG@10 next to the exact top-K's, beside recall).
+  ragdbeval bench --db bm25 --retrieval sparse --dataset datasets/cache/manpages/embedded
+      BM25 (tantivy) on a text dataset: recall against the exact BM25 top-k, NDCG@10
+      against its judgments.
+  ragdbeval bench --db qdrant-edge --retrieval hybrid --search-param rrf_k=10,60,100 --dataset D
+      Dense + sparse fused by RRF in the client, one setting per RRF k; each scored against
+      the same fusion of the exact dense and exact sparse lists.
   ragdbeval bench --resume results/20261124T101500Z-pgvector-sift-128-euclidean.json
       Continue a run that stopped (server died, deadline, Ctrl-C) where it stopped.";
+
+/// What the searches of a run retrieve with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Retrieval {
+    /// The dataset's dense vectors.
+    Dense,
+    /// Its sparse vectors (or texts, for an engine that analyses text itself).
+    Sparse,
+    /// Both, fused (RRF or a convex combination; in the client, or in the engine).
+    Hybrid,
+}
 
 /// Output shape on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -70,6 +87,12 @@ pub struct BenchArgs {
     /// fixed time after its insert, searched while it runs).
     #[arg(long, default_value = "default")]
     pub runbook: String,
+    /// What the searches retrieve with. `sparse` and `hybrid` need a dataset with sparse
+    /// vectors (`sparse/`, as `embed --sparse bm25` writes) and run build-then-search; a hybrid
+    /// run fuses by `--search-param fusion=rrf|convex`, `rrf_k=60`, `alpha=0.5` (the dense
+    /// weight), `depth=100` (results of each side), `fusion_in=client|engine`.
+    #[arg(long, value_enum, default_value_t = Retrieval::Dense)]
+    pub retrieval: Retrieval,
     /// Run every insert, update and delete step of the runbook as a stream step: searched by
     /// two closed-loop threads while it writes (calls of 100 points, as fast as possible),
     /// each search scored exactly for its interval.

@@ -232,6 +232,11 @@ pub struct GtArgs {
     /// Ground-truth depth (at most 1000).
     #[arg(short = 'k', long, default_value_t = 100)]
     pub k: usize,
+    /// The exact top-k by dot product of the dataset's sparse vectors (its `sparse/` folder)
+    /// instead, written to --out in big-ann-benchmarks' ground-truth format (ids, then the
+    /// distances `−score`; fewer than k overlapping rows padded with id −1).
+    #[arg(long, conflicts_with = "runbook")]
+    pub sparse: bool,
     /// With --runbook: also the filtered truth of these filters, as `bench --filter` makes
     /// them (same options, same cache), timed on its own.
     #[arg(long = "filter", value_name = "FILTER", requires = "runbook")]

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{ArgGroup, Args};
+use clap::{ArgGroup, Args, ValueEnum};
 
 use super::parse_count;
 
@@ -15,7 +15,10 @@ does. A document with a title is embedded as `title + \" \" + text` (BEIR's rule
 Output (--out DIR, written whole or not at all): base.fbin (one vector per window), query.fbin,
 gt.ibin (exact neighbours, angular), chunks.tsv (vector id → corpus-id, window, token range),
 queries.tsv (query index → query-id), qrels.txt (TREC qrels: query index, vector id, score,
-every window of each judged document) and embed.json (model, rule, counts, timings).
+every window of each judged document) and embed.json (model, rule, counts, timings). With
+--sparse bm25 also sparse/base.csr and sparse/queries.csr (each window's and query's BM25
+vector, sparse/encoding.json: tokenizer, k1, b) and texts/ (each window's and query's text),
+what `bench --retrieval sparse|hybrid` reads.
 `bench --dataset DIR` loads it (angular, from embed.json) and scores every search step on the
 retrieval task against qrels.txt too, beside recall against the exact neighbours.
 
@@ -30,6 +33,13 @@ Examples:
       Recall against the exact neighbours and task NDCG@10 against the judgments, per step.
   ragdbeval eval --means trec_eval-c --qrels data/scifact-minilm/qrels.txt --run run.trec
       The same task figures from the exported run, window by window.";
+
+/// Sparse vectors `embed` can derive from the texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SparseEncoding {
+    /// Okapi BM25 (k1 1.2, b 0.75) over tantivy's default tokens.
+    Bm25,
+}
 
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("input").required(true).args(["beir", "corpus"])))]
@@ -65,6 +75,10 @@ pub struct EmbedArgs {
     /// `encode` does), instead of one per window.
     #[arg(long)]
     pub truncate: bool,
+    /// Also write sparse vectors of each window and query (and their texts), for sparse and
+    /// hybrid runs.
+    #[arg(long, value_enum)]
+    pub sparse: Option<SparseEncoding>,
     /// Sequences per forward pass of the model.
     #[arg(long, default_value_t = 32, value_parser = parse_count)]
     pub batch_size: usize,

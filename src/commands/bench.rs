@@ -24,6 +24,7 @@ use crate::runner::{self, BenchPlan};
 
 use super::resume::{self, Resume};
 
+mod lexical;
 mod plan;
 
 use plan::{
@@ -67,7 +68,7 @@ pub(crate) fn load_options(
     })
 }
 
-fn dataset_info(ds: &Dataset) -> DatasetInfo {
+pub(crate) fn dataset_info(ds: &Dataset) -> DatasetInfo {
     DatasetInfo {
         name: ds.name.clone(),
         source: ds.source.clone(),
@@ -85,10 +86,14 @@ fn dataset_info(ds: &Dataset) -> DatasetInfo {
             queries: j.judgments.queries.len(),
             dropped_queries: j.dropped_queries,
         }),
+        lexical: None,
     }
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    if args.retrieval != crate::cli::Retrieval::Dense {
+        return lexical::run(args);
+    }
     match args.resume.clone() {
         Some(path) => {
             let (original, resume) = resume::prepare(&args, &path)?;

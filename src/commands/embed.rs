@@ -29,7 +29,7 @@ mod with_model {
 
     use anyhow::{Context, bail};
 
-    use crate::cli::EmbedArgs;
+    use crate::cli::{EmbedArgs, SparseEncoding};
     use crate::dataset::compute_ground_truth;
     use crate::distance::Distance;
     use crate::embed::chunk::ChunkRule;
@@ -40,6 +40,8 @@ mod with_model {
     use crate::output::progress;
     use crate::types::{Progress, ProgressUnit};
     use crate::vectors::Vectors;
+
+    mod bm25;
 
     /// Texts embedded and how long it took.
     struct Timed {
@@ -88,6 +90,15 @@ mod with_model {
         let query_ids: Vec<&str> = queries.iter().map(|q| q.id.as_str()).collect();
         let (qrels, skipped) = map_judgments(set.qrels.as_deref(), &sources, &query_ids);
         let manifest = manifest(&args, &embedder, rule, (&docs, &qs), (corpus.len(), &qrels));
+        let lexical = match args.sparse {
+            Some(SparseEncoding::Bm25) => Some(bm25::side(
+                &embedder,
+                &corpus,
+                &docs.embedded.chunks,
+                &queries,
+            )?),
+            None => None,
+        };
         let dataset = EmbedDataset {
             base: &base,
             queries: &test,
@@ -96,6 +107,7 @@ mod with_model {
             query_ids: &query_ids,
             qrels: &qrels,
             manifest,
+            lexical: lexical.as_ref().map(bm25::Side::as_output),
         };
         output::write(&args.out, &dataset)?;
         let counts = (corpus.len(), queries.len(), dim, truth.k);

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::adapters::ENGINES;
+use crate::adapters::{ENGINES, LEXICAL};
 use crate::params::{EngineConfig, expand};
 
 pub fn run() -> anyhow::Result<ExitCode> {
@@ -21,6 +21,11 @@ pub fn run() -> anyhow::Result<ExitCode> {
                 if points == 1 { "" } else { "s" }
             );
         }
+    }
+    println!();
+    println!("lexical retrieval (--retrieval sparse, and hybrid beside a dense side):");
+    for e in LEXICAL {
+        println!("{:<12} {}", e.name, e.summary);
     }
     Ok(ExitCode::SUCCESS)
 }

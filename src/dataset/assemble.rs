@@ -84,6 +84,7 @@ pub fn assemble(arrays: DatasetArrays<'_>, opts: &LoadOptions) -> Result<Dataset
         attributes: None,
         element_type: ElementType::Float32,
         judgments: None,
+        lexical: None,
     })
 }
 

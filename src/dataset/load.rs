@@ -7,11 +7,12 @@ use sha2::{Digest, Sha256};
 
 use super::{
     DEMO, Dataset, DatasetArrays, DatasetError, LoadOptions, assemble, bigann, digest_files,
-    download, hdf5, hex, judgments, registry, spill, texmex, vdbbench,
+    download, hdf5, hex, judgments, lexical, registry, spill, texmex, vdbbench,
 };
 use crate::distance::Distance;
 use crate::synthetic::SyntheticSpec;
 use crate::vectors::Vectors;
+use lexical::Rows;
 
 /// Resolves `spec` (path, registry name, `gen:` spec or `demo`) and loads it.
 pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
@@ -27,6 +28,18 @@ pub fn load(spec: &str, opts: &LoadOptions) -> Result<Dataset, DatasetError> {
     if path.is_dir() {
         let mut ds = load_directory(spec, path, opts)?;
         ds.judgments = judgments::load(path, ds.test.len(), opts.observer())?;
+        let cut = |cut: bool, n: usize| {
+            if cut {
+                Rows::AtLeast(n)
+            } else {
+                Rows::Exactly(n)
+            }
+        };
+        let rows = (
+            cut(ds.limit.is_some(), ds.train.len()),
+            cut(opts.max_queries.is_some(), ds.test.len()),
+        );
+        ds.lexical = lexical::load(path, rows, opts.observer())?;
         return Ok(ds);
     }
     if path.is_file() {

@@ -12,6 +12,7 @@ mod direct_write;
 pub mod download;
 pub mod hdf5;
 pub mod judgments;
+pub mod lexical;
 mod load;
 pub mod registry;
 pub mod spill;
@@ -148,6 +149,9 @@ pub struct Dataset {
     pub element_type: ElementType,
     /// Relevance judgments of the retrieval task (a directory's `qrels.txt`), if it has them.
     pub judgments: Option<judgments::TaskJudgments>,
+    /// Sparse vectors (and texts) beside the dense ones, for sparse and hybrid runs (a
+    /// directory's `sparse/` and `texts/`).
+    pub lexical: Option<lexical::LexicalSet>,
 }
 
 /// How to find and prepare a dataset.

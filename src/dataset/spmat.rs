@@ -1,9 +1,11 @@
 //! big-ann-benchmarks' sparse matrix files (`.spmat`, `benchmark/dataset_io.py`
 //! `read_sparse_matrix`): a CSR matrix as int64 `nrow, ncol, nnz`, then int64
 //! `indptr[nrow + 1]`, int32 `indices[nnz]`, float32 `data[nnz]`, all little-endian. YFCC-10M's
-//! point and query tags come in it (row = point, column = tag).
+//! point and query tags come in it (row = point, column = tag), and the sparse track's SPLADE
+//! vectors (`.csr`), as do the sparse vectors of a dataset directory (`sparse/base.csr`,
+//! `sparse/queries.csr`: [`write`] writes them).
 //!
-//! ragdbeval reads and checks these files but does not use them for `--filter` yet: its
+//! ragdbeval reads and checks the tag files but does not use them for `--filter` yet: its
 //! attributes hold one value per field, a tag set is many.
 
 use std::io::Read;
@@ -11,23 +13,8 @@ use std::path::Path;
 
 use super::DatasetError;
 
-/// A checked `.spmat` file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Spmat {
-    pub rows: usize,
-    pub cols: usize,
-    /// Row `r`'s entries are `indptr[r]..indptr[r + 1]`.
-    pub indptr: Vec<usize>,
-    pub indices: Vec<u32>,
-    pub data: Vec<f32>,
-}
-
-impl Spmat {
-    /// The columns (tags) of row `r`.
-    pub fn row(&self, r: usize) -> &[u32] {
-        &self.indices[self.indptr[r]..self.indptr[r + 1]]
-    }
-}
+/// A checked `.spmat` (or `.csr`) file.
+pub type Spmat = crate::sparse::Csr;
 
 /// The header of a `.spmat` file, checked against its size: `(rows, cols, nnz)`.
 pub fn read_header(path: &Path) -> Result<(usize, usize, usize), DatasetError> {
@@ -148,6 +135,24 @@ pub fn parse(bytes: &[u8], path: &Path) -> Result<Spmat, DatasetError> {
     })
 }
 
+/// Writes `m` in the format [`read`] reads, whole or not at all (a temporary file renamed).
+pub fn write(path: &Path, m: &Spmat) -> Result<(), DatasetError> {
+    let mut out = Vec::with_capacity(24 + 8 * (m.rows + 1) + 8 * m.nnz());
+    for v in [m.rows, m.cols, m.nnz()] {
+        out.extend_from_slice(&(v as i64).to_le_bytes());
+    }
+    for &p in &m.indptr {
+        out.extend_from_slice(&(p as i64).to_le_bytes());
+    }
+    for &i in &m.indices {
+        out.extend_from_slice(&(i as i32).to_le_bytes());
+    }
+    for &v in &m.data {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    crate::atomic::write_atomic(path, &out).map_err(|e| DatasetError::io(path, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +194,10 @@ mod tests {
         assert!(err(sample(&[1, 2, 2, 3], &[1, 3, 0], 4)).contains("indptr[0] = 1"));
         assert!(err(sample(&[0, 2, 2, 3], &[1, 4, 0], 4)).contains("index 1 is 4"));
         assert!(err(vec![0u8; 10]).contains("shorter than the 24-byte header"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.csr");
+        write(&path, &m).unwrap();
+        assert_eq!(read(&path).unwrap(), m);
         let mut huge = sample(&[0], &[], 1);
         huge[..8].copy_from_slice(&i64::MAX.to_le_bytes());
         assert!(err(huge).contains("but the file has"));

@@ -95,6 +95,22 @@ impl Embedder {
         Ok(encoding.get_ids().to_vec())
     }
 
+    /// The text the tokenizer reads (lower-cased when the folder says so) and each token's
+    /// byte span in it, as [`Embedder::tokenize`] counts the tokens.
+    pub fn token_spans(&self, text: &str) -> Result<(String, Vec<(usize, usize)>), EmbedError> {
+        let read = if self.config.do_lower_case {
+            text.to_lowercase()
+        } else {
+            text.to_string()
+        };
+        let encoding = self
+            .tokenizer
+            .encode(read.as_str(), false)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let spans = encoding.get_offsets().to_vec();
+        Ok((read, spans))
+    }
+
     /// The sentence vectors (`[n, dim]`) of sequences of text tokens, each at most
     /// [`Embedder::window`] long: special tokens are added and the states pooled as the
     /// folder says. Runs on the calling thread, in `scratch`'s buffers.

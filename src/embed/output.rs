@@ -44,6 +44,17 @@ pub struct EmbedDataset<'a> {
     /// `(query index, vector id, score)`.
     pub qrels: &'a [(usize, usize, i64)],
     pub manifest: serde_json::Value,
+    /// Sparse vectors and texts of the windows and queries (`--sparse`).
+    pub lexical: Option<EmbedLexical<'a>>,
+}
+
+/// The lexical side written beside the vectors ([`crate::dataset::lexical`]).
+pub struct EmbedLexical<'a> {
+    pub base: &'a crate::sparse::Csr,
+    pub queries: &'a crate::sparse::Csr,
+    pub encoding: serde_json::Value,
+    pub base_texts: &'a [String],
+    pub query_texts: &'a [String],
 }
 
 /// Why the dataset could not be written.
@@ -105,6 +116,10 @@ pub fn write(dir: &Path, ds: &EmbedDataset<'_>) -> Result<(), OutputError> {
         }
         Ok(())
     })?;
+    if let Some(l) = &ds.lexical {
+        let texts = Some((l.base_texts, l.query_texts));
+        crate::dataset::lexical::write(tmp.path(), l.base, l.queries, &l.encoding, texts)?;
+    }
     let manifest = serde_json::to_vec_pretty(&ds.manifest).unwrap_or_default();
     std::fs::write(at("embed.json"), manifest).map_err(io_err(&at("embed.json")))?;
     tmp.commit().map_err(io_err(dir))

@@ -24,6 +24,7 @@ mod tile;
 mod top;
 
 pub mod difficulty;
+pub mod sparse;
 pub mod stream;
 
 use crate::distance::Distance;

@@ -103,6 +103,24 @@ pub struct DatasetInfo {
     /// The relevance judgments the searches were also scored against, if the dataset has them.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub judgments: Option<JudgmentsInfo>,
+    /// The sparse vectors (and texts) a sparse or hybrid run retrieved with.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub lexical: Option<LexicalInfo>,
+}
+
+/// A dataset's sparse side as a sparse or hybrid run records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LexicalInfo {
+    /// Dimensions of the sparse vectors (a BM25 encoding's vocabulary).
+    pub dim: usize,
+    /// Stored entries of the base rows kept, and of the queries kept.
+    pub base_nnz: usize,
+    pub query_nnz: usize,
+    /// What made the vectors (`sparse/encoding.json`), or null.
+    pub encoding: serde_json::Value,
+    /// Whether the rows' texts were there (an engine that analyses text reads them).
+    pub texts: bool,
+    pub files: Vec<crate::dataset::FileDigest>,
 }
 
 /// A dataset's relevance judgments as a result records them.

@@ -12,6 +12,7 @@ mod levels;
 pub mod load;
 pub mod mutate;
 mod plan;
+pub mod retrieval;
 pub mod search;
 mod steps;
 pub mod stream;

@@ -160,6 +160,7 @@ pub fn empty_result() -> ragdbeval::results::RunResult {
             ground_truth_source: "computed".into(),
             limit: None,
             judgments: None,
+            lexical: None,
         },
         engine: EngineInfo {
             name: "t".into(),

@@ -257,7 +257,7 @@ pub(super) fn bench_plan(
     }
 }
 
-fn apply_overrides(table: &mut SweepTable, overrides: &[String]) -> anyhow::Result<()> {
+pub(super) fn apply_overrides(table: &mut SweepTable, overrides: &[String]) -> anyhow::Result<()> {
     for o in overrides {
         let (name, value) = parse_override(o)?;
         table.insert(name, value);

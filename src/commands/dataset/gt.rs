@@ -21,7 +21,56 @@ pub(super) fn gt(args: GtArgs) -> anyhow::Result<ExitCode> {
     let Some(out) = &args.out else {
         bail!("dataset gt needs --out FILE (or --runbook to precompute a runbook's ground truth)");
     };
+    if args.sparse {
+        return sparse_gt(&args, out, &opts);
+    }
     file_gt(&args, out, opts)
+}
+
+/// A truth in big-ann-benchmarks' layout (`n, k` as u32, int32 ids, float32 distances), its
+/// padding (`PointId::MAX`) as id −1.
+fn write_padded_truth(out: &Path, truth: &GroundTruth) -> anyhow::Result<()> {
+    let mut bytes = Vec::with_capacity(8 + truth.ids.len() * 8);
+    for v in [truth.queries(), truth.k] {
+        let v = u32::try_from(v).context("more queries than the format holds")?;
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    for &id in &truth.ids {
+        let id = if id == crate::engine::PointId::MAX {
+            -1
+        } else {
+            i32::try_from(id).context("a row id beyond the format's int32")?
+        };
+        bytes.extend_from_slice(&id.to_le_bytes());
+    }
+    for d in &truth.distances {
+        bytes.extend_from_slice(&d.to_le_bytes());
+    }
+    crate::atomic::write_atomic(out, &bytes).with_context(|| format!("writing {}", out.display()))
+}
+
+/// `dataset gt --sparse`: the exact sparse top-k, in big-ann-benchmarks' format.
+fn sparse_gt(args: &GtArgs, out: &Path, opts: &LoadOptions) -> anyhow::Result<ExitCode> {
+    let ds = dataset::load(&args.source.dataset, opts)?;
+    let Some(lexical) = &ds.lexical else {
+        bail!(
+            "dataset `{}` has no sparse vectors (a `sparse/` folder with base.csr and \
+             queries.csr)",
+            args.source.dataset
+        );
+    };
+    let started = std::time::Instant::now();
+    let truth = crate::groundtruth::sparse::exact_sparse(&lexical.base, &lexical.queries, args.k);
+    let seconds = started.elapsed().as_secs_f64();
+    write_padded_truth(out, &truth)?;
+    println!(
+        "exact sparse top-{} of {} queries over {} rows in {seconds:.3} s: {}",
+        args.k,
+        lexical.queries.rows,
+        lexical.base.rows,
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `dataset gt --runbook`: every search step's truth (and, with `--filter`, every filter

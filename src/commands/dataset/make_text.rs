@@ -248,6 +248,7 @@ fn embed(args: &MakeTextArgs, beir_dir: &Path, dest: &Path) -> anyhow::Result<Ex
         out: dest.to_path_buf(),
         overlap: 32,
         truncate: false,
+        sparse: Some(crate::cli::SparseEncoding::Bm25),
         batch_size: 32,
         k: 100,
         max_docs: None,

@@ -1,0 +1,286 @@
+//! Sparse and hybrid runs (`bench --retrieval sparse|hybrid`): for each build setting, one
+//! collection built from the dataset's sparse vectors (and texts; and dense vectors for a
+//! hybrid run), then every search setting measured on it. The runbook is build-then-search:
+//! the writes of the dense runbooks are not part of these runs.
+//!
+//! Each setting is scored against its exact counterpart: a sparse search against the exact
+//! sparse top-k ([`crate::groundtruth::sparse::exact_sparse`]), a hybrid one against the same
+//! fusion of the exact dense and exact sparse lists ([`exact_fused`]), so that "recall of the
+//! hybrid against its exact counterpart" is defined, and, with judgments, on the retrieval
+//! task beside the exact counterpart's own figures.
+
+mod measure;
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use super::build::per_vector;
+use super::cleanup::{WorkDirGuard, check_interrupt};
+use super::{RunError, collection_name};
+use crate::dataset::Dataset;
+use crate::dataset::lexical::LexicalSet;
+use crate::engine::hybrid::{DenseSide, HybridData, HybridEngine, HybridSpec, LexicalEntry};
+use crate::engine::{ConnectOptions, IndexReport};
+use crate::groundtruth::GroundTruth;
+use crate::groundtruth::sparse::exact_fused;
+use crate::metrics::latency::{LatencySummary, new_histogram, record};
+use crate::params::{ParamMap, ParamValue};
+use crate::resources::{Sampler, Watch};
+use crate::results::run_files::RunFiles;
+use crate::results::{BuildStep, ConfigRun, RunResult, Step};
+use crate::sparse::fusion::Fusion;
+use crate::types::{Progress, ProgressHandle, ProgressUnit, Silent};
+
+/// What a run retrieves with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetrievalMode {
+    /// The lexical side alone.
+    Sparse,
+    /// Dense and lexical, fused.
+    Hybrid,
+}
+
+impl RetrievalMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            RetrievalMode::Sparse => "sparse",
+            RetrievalMode::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// How a hybrid setting fuses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusionSetting {
+    pub fusion: Fusion,
+    /// Results each of the two searches returns before fusion.
+    pub depth: usize,
+    /// Fused by the engine (Qdrant's prefetch + fusion query) instead of the client.
+    pub in_engine: bool,
+}
+
+/// One search setting: what the engine is given, how a hybrid fuses, and what the result
+/// records (both together).
+#[derive(Debug, Clone)]
+pub struct SearchSetting {
+    pub engine: ParamMap,
+    pub fusion: Option<FusionSetting>,
+    pub recorded: ParamMap,
+}
+
+/// What to run.
+pub struct RetrievalPlan {
+    pub entry: &'static LexicalEntry,
+    pub connect: ConnectOptions,
+    pub mode: RetrievalMode,
+    pub builds: Vec<ParamMap>,
+    pub searches: Vec<SearchSetting>,
+    pub k: usize,
+    pub relevant: usize,
+    pub warmup: usize,
+    pub work_dir: std::path::PathBuf,
+    pub keep_work_dir: bool,
+    pub quiet: bool,
+    pub progress: ProgressHandle,
+    pub sample_interval: Duration,
+}
+
+impl RetrievalPlan {
+    fn observer(&self) -> &dyn Progress {
+        if self.quiet { &Silent } else { &*self.progress }
+    }
+}
+
+/// The exact references: the dataset's dense truth and the exact sparse truth, both at least
+/// as deep as the deepest fusion and as the run's k.
+pub struct Truths<'a> {
+    pub dense: &'a GroundTruth,
+    pub sparse: GroundTruth,
+}
+
+impl Truths<'_> {
+    /// The exact counterpart of `setting`: the sparse truth, or the fused one.
+    fn of(&self, setting: &SearchSetting) -> GroundTruth {
+        match setting.fusion {
+            None => self.sparse.clone(),
+            Some(f) => exact_fused(self.dense, &self.sparse, f.depth, f.fusion, self.sparse.k),
+        }
+    }
+}
+
+/// Runs `plan`, adding one configuration per build setting to `result` and saving it after
+/// every step.
+pub fn run(
+    plan: &RetrievalPlan,
+    dataset: &Dataset,
+    lexical: &LexicalSet,
+    truths: &Truths<'_>,
+    result: &mut RunResult,
+    files: &RunFiles,
+) -> Result<(), RunError> {
+    files.save(result)?;
+    for (ci, build) in plan.builds.iter().enumerate() {
+        let mut recorded = build.clone();
+        recorded.insert("retrieval".into(), ParamValue::Str(plan.mode.name().into()));
+        result.configs.push(ConfigRun {
+            build_params: recorded,
+            stream_search_params: None,
+            steps: Vec::new(),
+            error: None,
+        });
+        let scope = Scope {
+            plan,
+            dataset,
+            lexical,
+            truths,
+        };
+        if let Err(e) = run_config(scope, ci, build, result, files) {
+            if let Some(c) = result.configs.last_mut() {
+                c.error = Some(crate::secret::redact(&e.to_string()));
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// What every step of a run reads.
+#[derive(Clone, Copy)]
+struct Scope<'a> {
+    plan: &'a RetrievalPlan,
+    dataset: &'a Dataset,
+    lexical: &'a LexicalSet,
+    truths: &'a Truths<'a>,
+}
+
+fn run_config(
+    scope: Scope<'_>,
+    index: usize,
+    build: &ParamMap,
+    result: &mut RunResult,
+    files: &RunFiles,
+) -> Result<(), RunError> {
+    let plan = scope.plan;
+    let work_dir = plan.work_dir.join(format!(
+        "{}-{}-{index}",
+        plan.entry.name,
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&work_dir)
+        .map_err(|e| RunError::Setup(format!("cannot create {}: {e}", work_dir.display())))?;
+    let _cleanup = WorkDirGuard::new(work_dir.clone(), plan.keep_work_dir);
+    let mut engine = (plan.entry.open)(&plan.connect).map_err(RunError::engine("open"))?;
+    result.engine.version = engine.version();
+    result.engine.in_process = engine.in_process();
+    for s in &plan.searches {
+        engine
+            .set_search_params(&s.engine)
+            .map_err(RunError::engine("check search parameters"))?;
+    }
+    let spec = HybridSpec {
+        name: collection_name(&scope.dataset.name),
+        dense: (plan.mode == RetrievalMode::Hybrid).then(|| DenseSide {
+            dim: scope.dataset.train.dim(),
+            distance: scope.dataset.distance,
+        }),
+        sparse_dim: scope.lexical.base.cols,
+        expected_points: scope.lexical.base.rows,
+        build_params: build.clone(),
+        work_dir,
+    };
+    let step = build_collection(engine.as_mut(), &spec, scope)?;
+    push(result, Step::Build(step));
+    files.save(result)?;
+    for (si, setting) in plan.searches.iter().enumerate() {
+        check_interrupt()?;
+        engine
+            .set_search_params(&setting.engine)
+            .map_err(RunError::engine("set search parameters"))?;
+        let truth = scope.truths.of(setting);
+        let step = measure::search(engine.as_ref(), scope, setting, &truth, si)?;
+        push(result, Step::Search(step));
+        files.save(result)?;
+    }
+    result.engine.details = engine.describe();
+    engine.close().map_err(RunError::engine("close"))
+}
+
+fn push(result: &mut RunResult, step: Step) {
+    if let Some(c) = result.configs.last_mut() {
+        c.steps.push(step);
+    }
+}
+
+/// Creates the collection and loads every base row in batches, then waits for the index.
+fn build_collection(
+    engine: &mut dyn HybridEngine,
+    spec: &HybridSpec,
+    scope: Scope<'_>,
+) -> Result<BuildStep, RunError> {
+    let plan = scope.plan;
+    engine.create(spec).map_err(RunError::engine("create"))?;
+    let data = HybridData {
+        sparse: &scope.lexical.base,
+        texts: scope.lexical.base_texts.as_deref(),
+        dense: spec.dense.map(|_| &*scope.dataset.train),
+    };
+    let n = scope.lexical.base.rows;
+    let chunk = plan.connect.batch_size.max(1);
+    let sampler = Sampler::start(
+        Watch::with_engine(engine.server_pid()),
+        plan.sample_interval,
+    );
+    let bar = plan
+        .observer()
+        .task("build", Some(n as u64), ProgressUnit::Items);
+    let mut batches: Histogram<u64> = new_histogram();
+    let load_start = Instant::now();
+    let mut start = 0;
+    while start < n {
+        check_interrupt()?;
+        let end = (start + chunk).min(n);
+        let t = Instant::now();
+        engine
+            .insert(&data, start..end)
+            .map_err(RunError::engine("bulk insert"))?;
+        record(&mut batches, t.elapsed());
+        bar.set(end as u64);
+        start = end;
+    }
+    let insert = load_start.elapsed();
+    drop(bar);
+    let ready_start = Instant::now();
+    let index: IndexReport = engine
+        .wait_until_ready()
+        .map_err(RunError::engine("wait for index"))?;
+    let ready = ready_start.elapsed();
+    let resources = sampler.stop();
+    let footprint = engine.footprint().map_err(RunError::engine("footprint"))?;
+    let total = insert + ready;
+    let rate = |d: Duration| {
+        if d.as_secs_f64() > 0.0 {
+            n as f64 / d.as_secs_f64()
+        } else {
+            f64::NAN
+        }
+    };
+    Ok(BuildStep {
+        points: n,
+        batch_size: chunk,
+        total_s: total.as_secs_f64(),
+        insert_s: insert.as_secs_f64(),
+        ready_wait_s: ready.as_secs_f64(),
+        vectors_per_s: rate(total),
+        write_vectors_per_s: rate(insert),
+        batch_latency: LatencySummary::from_histogram(&batches),
+        total_bytes_per_vector: per_vector(footprint.total.as_ref(), n),
+        index_bytes_per_vector: per_vector(footprint.index.as_ref(), n),
+        footprint,
+        index_size: None,
+        bytes_per_vector: None,
+        index,
+        resources,
+        rebuild_s: Vec::new(),
+    })
+}

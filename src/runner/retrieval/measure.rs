@@ -1,0 +1,245 @@
+//! One search setting of a sparse or hybrid run: warm-up, the timed loop (a client-side hybrid
+//! query is the dense search, the lexical search and the fusion, one after the other, all
+//! timed), then the scoring. Every returned row is scored by its exact value, never by the
+//! engine's: `−(query · row)` for a sparse search, `−(exact fused score)` for a hybrid one (0
+//! for a row neither exact list holds), against the setting's exact counterpart.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use super::super::end_task;
+use super::super::search::{LiveState, warmup_settle};
+use super::{RetrievalMode, Scope, SearchSetting};
+use crate::engine::hybrid::{HybridEngine, HybridQuery};
+use crate::engine::{Neighbor, PointId};
+use crate::groundtruth::GroundTruth;
+use crate::metrics::latency::LatencySummary;
+use crate::metrics::quality::{QueryInput, score_query, summarize};
+use crate::resources::{Sampler, Watch};
+use crate::results::SearchStep;
+use crate::runner::RunError;
+use crate::sparse::fusion::fuse;
+use crate::types::ProgressUnit;
+
+/// Answers of the timed loop, `queries × k`, padded with `PointId::MAX`.
+struct Answers {
+    ids: Vec<PointId>,
+    latencies: Vec<Duration>,
+}
+
+/// Buffers one query's calls reuse.
+#[derive(Default)]
+struct Buffers {
+    out: Vec<Neighbor>,
+    dense: Vec<Neighbor>,
+    lexical: Vec<Neighbor>,
+}
+
+/// Measures `setting` on `engine` and scores it against `truth`.
+pub(super) fn search(
+    engine: &dyn HybridEngine,
+    scope: Scope<'_>,
+    setting: &SearchSetting,
+    truth: &GroundTruth,
+    index: usize,
+) -> Result<SearchStep, RunError> {
+    let plan = scope.plan;
+    let nq = scope.lexical.queries.rows;
+    let mut buffers = Buffers::default();
+    let mut warmup = Vec::with_capacity(plan.warmup);
+    for i in 0..plan.warmup {
+        let t = Instant::now();
+        call(engine, scope, setting, i % nq.max(1), &mut buffers)
+            .map_err(RunError::engine("warm-up search"))?;
+        warmup.push(t.elapsed());
+    }
+    let sampler = Sampler::start(
+        Watch::with_engine(engine.server_pid()),
+        plan.sample_interval,
+    );
+    let timed = timed_loop(engine, scope, setting, &mut buffers);
+    let resources = sampler.stop();
+    let (answers, wall) = timed?;
+    let distances = exact_distances(scope, setting, &answers);
+    let k = plan.k;
+    let per_query: Vec<_> = (0..nq)
+        .map(|q| {
+            let n = returned(&answers.ids[q * k..(q + 1) * k]);
+            score_query(
+                &QueryInput {
+                    gt_ids: truth.ids_of(q),
+                    gt_distances: truth.distances_of(q),
+                    returned_ids: &answers.ids[q * k..q * k + n],
+                    returned_distances: &distances[q * k..q * k + n],
+                },
+                k,
+                plan.relevant,
+            )
+        })
+        .collect();
+    let live = all_live(scope.lexical.base.rows);
+    let end_task = scope.dataset.judgments.as_ref().map(|j| {
+        end_task::score(j, k, &live, truth, |q| {
+            let n = returned(&answers.ids[q * k..(q + 1) * k]);
+            (&answers.ids[q * k..q * k + n], &distances[q * k..q * k + n])
+        })
+    });
+    let latency = LatencySummary::of(answers.latencies.iter().copied());
+    let sequence: Vec<Duration> = warmup.iter().chain(&answers.latencies).copied().collect();
+    let secs = wall.as_secs_f64();
+    Ok(SearchStep {
+        runbook_step: 2,
+        after: "build".into(),
+        search_params: setting.recorded.clone(),
+        mode: "single".into(),
+        warmup_queries: plan.warmup,
+        quality: summarize(&per_query, k, plan.relevant),
+        qps: if secs > 0.0 { nq as f64 / secs } else { 0.0 },
+        qps_from_mean_latency: if latency.mean_ms > 0.0 {
+            1000.0 / latency.mean_ms
+        } else {
+            0.0
+        },
+        latency,
+        wall_s: secs,
+        live_points: live.live,
+        stale_hits: 0,
+        ghost_hits: 0,
+        truth_mismatches: None,
+        resources,
+        sidecar_step: index,
+        cold_start_ms: (index == 0)
+            .then(|| sequence.first().map(|d| d.as_secs_f64() * 1000.0))
+            .flatten(),
+        warmup_settle: warmup_settle(&sequence),
+        load: Vec::new(),
+        max_rate_within_slo: None,
+        repeats: None,
+        filter: None,
+        difficulty_bands: None,
+        end_task,
+    })
+}
+
+/// The timed loop over every query, answers copied into preallocated rows.
+fn timed_loop(
+    engine: &dyn HybridEngine,
+    scope: Scope<'_>,
+    setting: &SearchSetting,
+    buffers: &mut Buffers,
+) -> Result<(Answers, Duration), RunError> {
+    let (nq, k) = (scope.lexical.queries.rows, scope.plan.k);
+    let mut ids = vec![PointId::MAX; nq * k];
+    let mut latencies = vec![Duration::ZERO; nq];
+    let bar = scope
+        .plan
+        .observer()
+        .task("queries", Some(nq as u64), ProgressUnit::Items);
+    let loop_start = Instant::now();
+    for q in 0..nq {
+        let t = Instant::now();
+        call(engine, scope, setting, q, buffers).map_err(RunError::engine("search"))?;
+        latencies[q] = t.elapsed();
+        for (slot, nb) in ids[q * k..(q + 1) * k].iter_mut().zip(&buffers.out) {
+            *slot = nb.id;
+        }
+        if q % 256 == 255 {
+            bar.set(q as u64 + 1);
+            crate::runner::check_interrupt()?;
+        }
+    }
+    let wall = loop_start.elapsed();
+    Ok((Answers { ids, latencies }, wall))
+}
+
+/// One query of `setting`, its answer left in `buffers.out`.
+fn call(
+    engine: &dyn HybridEngine,
+    scope: Scope<'_>,
+    setting: &SearchSetting,
+    q: usize,
+    b: &mut Buffers,
+) -> crate::engine::EngineResult<()> {
+    let lexical = scope.lexical;
+    let query = HybridQuery {
+        sparse: lexical.queries.entries(q),
+        text: lexical.query_texts.as_ref().map(|t| t[q].as_str()),
+        dense: Some(scope.dataset.test.row(q)),
+    };
+    let k = scope.plan.k;
+    match (scope.plan.mode, setting.fusion) {
+        (RetrievalMode::Sparse, _) | (RetrievalMode::Hybrid, None) => {
+            engine.search_lexical(&query, k, &mut b.out)
+        }
+        (RetrievalMode::Hybrid, Some(f)) if f.in_engine => {
+            engine.search_fused(&query, f.depth, f.fusion, k, &mut b.out)
+        }
+        (RetrievalMode::Hybrid, Some(f)) => {
+            engine.search_dense(scope.dataset.test.row(q), f.depth, &mut b.dense)?;
+            engine.search_lexical(&query, f.depth, &mut b.lexical)?;
+            let as_list = |v: &[Neighbor]| -> Vec<(PointId, f32)> {
+                v.iter().map(|n| (n.id, n.score)).collect()
+            };
+            let fused = fuse(&as_list(&b.dense), &as_list(&b.lexical), f.fusion, k);
+            b.out.clear();
+            b.out.extend(fused.into_iter().map(|(id, score)| Neighbor {
+                id,
+                score: score as f32,
+            }));
+            Ok(())
+        }
+    }
+}
+
+/// Results of a padded answer row.
+fn returned(row: &[PointId]) -> usize {
+    row.iter().take_while(|id| **id != PointId::MAX).count()
+}
+
+/// Every base row live, as an id = row (build-search) run leaves them.
+fn all_live(rows: usize) -> LiveState {
+    LiveState {
+        row_of: (0..rows).map(Some).collect(),
+        previous_row: vec![None; rows],
+        live: rows,
+    }
+}
+
+/// The exact value of every returned row, as a distance (smaller is better); NaN for an id
+/// that is no row.
+fn exact_distances(scope: Scope<'_>, setting: &SearchSetting, answers: &Answers) -> Vec<f32> {
+    let (k, lexical) = (scope.plan.k, scope.lexical);
+    let nq = lexical.queries.rows;
+    let rows = lexical.base.rows;
+    (0..nq)
+        .into_par_iter()
+        .flat_map_iter(|q| {
+            let row = &answers.ids[q * k..(q + 1) * k];
+            let fused: Option<HashMap<PointId, f64>> = setting.fusion.map(|f| {
+                let list = |gt: &GroundTruth| -> Vec<(PointId, f32)> {
+                    gt.ids_of(q)
+                        .iter()
+                        .zip(gt.distances_of(q))
+                        .take(f.depth)
+                        .take_while(|(id, d)| **id != PointId::MAX && d.is_finite())
+                        .map(|(id, d)| (*id, -d))
+                        .collect()
+                };
+                let (dense, sparse) = (list(scope.truths.dense), list(&scope.truths.sparse));
+                fuse(&dense, &sparse, f.fusion, usize::MAX)
+                    .into_iter()
+                    .collect()
+            });
+            let query = lexical.queries.entries(q);
+            row.iter()
+                .map(move |&id| match (&fused, (id as usize) < rows) {
+                    (_, false) => f32::NAN,
+                    (Some(scores), true) => -(scores.get(&id).copied().unwrap_or(0.0) as f32),
+                    (None, true) => -(query.dot(&lexical.base.entries(id as usize)) as f32),
+                })
+                .collect::<Vec<f32>>()
+        })
+        .collect()
+}
