@@ -8,6 +8,9 @@ lexical_engines! {
         exact => "exact",
         #[cfg(feature = "qdrant-edge")]
         qdrant_edge => "qdrant-edge",
+        pgvector => "pgvector",
     ]
-    lexical_only: []
+    lexical_only: [
+        bm25 => "bm25",
+    ]
 }

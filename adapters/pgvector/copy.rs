@@ -67,9 +67,61 @@ pub(super) fn abbreviate_vectors(line: &str) -> String {
     out
 }
 
+/// The header of PostgreSQL's binary `COPY` format: signature, flags, extension length.
+pub(super) fn put_copy_header(buf: &mut Vec<u8>) {
+    buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+    buf.extend_from_slice(&0i32.to_be_bytes()); // flags
+    buf.extend_from_slice(&0i32.to_be_bytes()); // header extension length
+}
+
+/// The trailer of binary `COPY` data (a field count of −1).
+pub(super) fn put_copy_trailer(buf: &mut Vec<u8>) {
+    buf.extend_from_slice(&(-1i16).to_be_bytes());
+}
+
+/// Bytes of a `vector` / `halfvec` field of `dim` elements, without its length word.
+pub(super) fn vector_field_len(dim: usize, ty: VecType) -> usize {
+    4 + dim * ty.elem_bytes()
+}
+
+/// One `vector` / `halfvec` field of point `id` in pgvector's binary form: the field length,
+/// `int16` dim, `int16` unused, then big-endian `float4` or half-precision elements.
+pub(super) fn put_vector_field(
+    buf: &mut Vec<u8>,
+    id: PointId,
+    v: &[f32],
+    ty: VecType,
+) -> EngineResult<()> {
+    let too_large = || EngineError::op(ENGINE, "bulk insert", format!("a {}-d vector is too large", v.len()));
+    let dim16 = u16::try_from(v.len()).map_err(|_| too_large())?;
+    let field_len = i32::try_from(vector_field_len(v.len(), ty)).map_err(|_| too_large())?;
+    buf.extend_from_slice(&field_len.to_be_bytes());
+    buf.extend_from_slice(&dim16.to_be_bytes());
+    buf.extend_from_slice(&0u16.to_be_bytes());
+    match ty {
+        VecType::Vector => {
+            for x in v {
+                buf.extend_from_slice(&x.to_be_bytes());
+            }
+        }
+        VecType::HalfVec => {
+            for x in v {
+                let h = f32_to_f16(*x).ok_or_else(|| {
+                    EngineError::op(
+                        ENGINE,
+                        "bulk insert",
+                        format!("point {id}: value {x} is out of range for halfvec"),
+                    )
+                })?;
+                buf.extend_from_slice(&h.to_be_bytes());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Rows in PostgreSQL's binary `COPY` format: a header, then per row the field count, the
-/// `bigint` id and the vector in pgvector's binary form (`int16` dim, `int16` unused, then
-/// big-endian `float4` or half-precision elements), then the trailer.
+/// `bigint` id and the vector ([`put_vector_field`]), then the trailer.
 pub(super) fn encode_copy(
     ids: &[PointId],
     vectors: &[f32],
@@ -80,46 +132,18 @@ pub(super) fn encode_copy(
     let fields = 2 + attributes.map_or(0, |a| a.fields().len());
     let fields = i16::try_from(fields)
         .map_err(|_| EngineError::op(ENGINE, "bulk insert", "too many attributes"))?;
-    let dim16 = u16::try_from(dim).map_err(|_| {
-        EngineError::op(ENGINE, "bulk insert", format!("dimension {dim} too large"))
-    })?;
-    let field_len = 4 + dim * ty.elem_bytes();
-    let field_len32 = i32::try_from(field_len)
-        .map_err(|_| EngineError::op(ENGINE, "bulk insert", "vector too large"))?;
+    let field_len = vector_field_len(dim, ty);
     let mut buf = Vec::with_capacity(19 + ids.len() * (2 + 4 + 8 + 4 + field_len) + 2);
-    buf.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
-    buf.extend_from_slice(&0i32.to_be_bytes()); // flags
-    buf.extend_from_slice(&0i32.to_be_bytes()); // header extension length
+    put_copy_header(&mut buf);
     for (id, v) in ids.iter().zip(vectors.chunks_exact(dim)) {
         buf.extend_from_slice(&fields.to_be_bytes());
         buf.extend_from_slice(&8i32.to_be_bytes());
         buf.extend_from_slice(&pg_id(*id)?.to_be_bytes());
-        buf.extend_from_slice(&field_len32.to_be_bytes());
-        buf.extend_from_slice(&dim16.to_be_bytes());
-        buf.extend_from_slice(&0u16.to_be_bytes());
-        match ty {
-            VecType::Vector => {
-                for x in v {
-                    buf.extend_from_slice(&x.to_be_bytes());
-                }
-            }
-            VecType::HalfVec => {
-                for x in v {
-                    let h = f32_to_f16(*x).ok_or_else(|| {
-                        EngineError::op(
-                            ENGINE,
-                            "bulk insert",
-                            format!("point {id}: value {x} is out of range for halfvec"),
-                        )
-                    })?;
-                    buf.extend_from_slice(&h.to_be_bytes());
-                }
-            }
-        }
+        put_vector_field(&mut buf, *id, v, ty)?;
         if let Some(a) = attributes {
             super::filter::encode_copy_attributes(&mut buf, a, *id)?;
         }
     }
-    buf.extend_from_slice(&(-1i16).to_be_bytes());
+    put_copy_trailer(&mut buf);
     Ok(buf)
 }

@@ -254,15 +254,7 @@ impl PgVector {
         let rerank = col.rerank(&self.search, k);
         let vector = Vector::from(query.to_vec());
         let rows = self.with_conn("filtered search", |conn| {
-            self.ready_for_search(conn, col, limit, rerank)?;
-            let stmt = match conn.filtered.get(&sql) {
-                Some(s) => s.clone(),
-                None => {
-                    let s = conn.client.prepare(&sql)?;
-                    conn.filtered.insert(sql.clone(), s.clone());
-                    s
-                }
-            };
+            let stmt = self.prepared(conn, col.build.index, &sql)?;
             let mut params: Vec<&(dyn ToSql + Sync)> = vec![&vector, &limit];
             if col.build.binary {
                 params.push(&rerank);

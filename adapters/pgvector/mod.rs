@@ -52,6 +52,8 @@ use crate::params::{ParamMap, ParamMapExt};
 
 mod copy;
 mod filter;
+/// The sparse and hybrid engine: a `sparsevec` column beside the `vector` one.
+pub mod hybrid;
 mod params;
 mod report;
 mod server;
@@ -152,6 +154,66 @@ pub struct PgVector {
 }
 
 impl PgVector {
+    /// Asks the server to parse `maintenance_work_mem` now: a bad size fails before a long
+    /// load, not after it.
+    fn check_maintenance_work_mem(&self, build: &BuildParams) -> EngineResult<()> {
+        let Some(mem) = &build.maintenance_work_mem else {
+            return Ok(());
+        };
+        let sql = format!(
+            "SET maintenance_work_mem = {}; RESET maintenance_work_mem",
+            quote_literal(mem)
+        );
+        self.with_conn("check maintenance_work_mem", |conn| {
+            Ok(conn.client.batch_execute(&sql)?)
+        })
+        .map_err(|e| match e {
+            EngineError::Operation { message, .. } => bad_param("maintenance_work_mem", message),
+            other => other,
+        })
+    }
+
+    /// Creates table `name` as `(id bigint PRIMARY KEY, <columns>)`, dropping one of that name
+    /// under `--recreate` (refusing otherwise); returns its quoted name.
+    fn create_table(&self, name: &str, columns: &str) -> EngineResult<String> {
+        let table = quote_ident(name);
+        let exists = self.with_conn("create", |conn| {
+            let found: bool = conn
+                .client
+                .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?
+                .try_get(0)?;
+            Ok(found)
+        })?;
+        if exists && !self.recreate {
+            return Err(EngineError::op(
+                ENGINE,
+                "create",
+                format!(
+                    "table `{name}` already exists in {}; pass --recreate to drop it",
+                    self.target
+                ),
+            ));
+        }
+        let ddl = format!(
+            "DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (id bigint PRIMARY KEY, {columns})"
+        );
+        self.with_conn("create", |conn| Ok(conn.client.batch_execute(&ddl)?))?;
+        Ok(table)
+    }
+
+    /// Streams binary `COPY` data to `sql` (`COPY ... FROM STDIN (FORMAT BINARY)`) on a pooled
+    /// session, in slices of [`COPY_SLICE`].
+    fn copy_in(&self, sql: &str, data: &[u8]) -> EngineResult<()> {
+        self.with_conn("bulk insert (COPY)", |conn| {
+            let mut writer = conn.client.copy_in(sql)?;
+            for slice in data.chunks(COPY_SLICE) {
+                writer.write_all(slice).map_err(Fail::Io)?;
+            }
+            writer.finish()?;
+            Ok(())
+        })
+    }
+
     /// `INSERT ... ON CONFLICT (id) DO UPDATE` from two arrays (ids, vectors).
     fn upsert_points(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
         let col = self.collection("upsert")?;
@@ -266,49 +328,15 @@ impl VectorEngine for PgVector {
                 ),
             ));
         }
-        if let Some(mem) = &build.maintenance_work_mem {
-            // The server parses sizes; asking it now fails before a long load, not after.
-            let sql = format!(
-                "SET maintenance_work_mem = {}; RESET maintenance_work_mem",
-                quote_literal(mem)
-            );
-            self.with_conn("check maintenance_work_mem", |conn| {
-                Ok(conn.client.batch_execute(&sql)?)
-            })
-            .map_err(|e| match e {
-                EngineError::Operation { message, .. } => {
-                    bad_param("maintenance_work_mem", message)
-                }
-                other => other,
-            })?;
-        }
-        let table = quote_ident(&spec.name);
-        let name = spec.name.clone();
-        let exists = self.with_conn("create", |conn| {
-            let found: bool = conn
-                .client
-                .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?
-                .try_get(0)?;
-            Ok(found)
-        })?;
-        if exists && !self.recreate {
-            return Err(EngineError::op(
-                ENGINE,
-                "create",
-                format!(
-                    "table `{name}` already exists in {}; pass --recreate to drop it",
-                    self.target
-                ),
-            ));
-        }
-        let ddl = format!(
-            "DROP TABLE IF EXISTS {table}; \
-             CREATE TABLE {table} (id bigint PRIMARY KEY, embedding {}({}) NOT NULL{})",
+        self.check_maintenance_work_mem(&build)?;
+        let columns = format!(
+            "embedding {}({}) NOT NULL{}",
             build.vec_type.name(),
             spec.dim,
             filter::columns_ddl(spec.attributes.as_deref())
         );
-        self.with_conn("create", |conn| Ok(conn.client.batch_execute(&ddl)?))?;
+        let table = self.create_table(&spec.name, &columns)?;
+        let name = spec.name.clone();
         self.collection = Some(Collection {
             index_name: index_name(&spec.name),
             name,
@@ -348,14 +376,7 @@ impl VectorEngine for PgVector {
                 ty,
                 attributes,
             )?;
-            self.with_conn("bulk insert (COPY)", |conn| {
-                let mut writer = conn.client.copy_in(&sql)?;
-                for slice in data.chunks(COPY_SLICE) {
-                    writer.write_all(slice).map_err(Fail::Io)?;
-                }
-                writer.finish()?;
-                Ok(())
-            })
+            self.copy_in(&sql, &data)
         })?;
         if let Some(col) = self.collection.as_mut()
             && col.probe.is_none()
@@ -386,7 +407,7 @@ impl VectorEngine for PgVector {
                 })?;
             }
         }
-        let points = self.count_rows(&col)?;
+        let points = self.count_rows(&col.table)?;
         let plans = self.explain_all(&col)?;
         let mut details = Map::new();
         let mut plan_map = Map::new();

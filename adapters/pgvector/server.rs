@@ -12,6 +12,12 @@ use crate::adapters::support::server::LocalServer;
 /// extension exists in the database, so that a wrong address or a server without pgvector
 /// fails here rather than in the middle of a timed phase.
 pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
+    Ok(Box::new(connect(opts)?))
+}
+
+/// [`open`]'s engine, unboxed: the dense engine, and the connection side of the sparse and
+/// hybrid one (`hybrid.rs`).
+pub(super) fn connect(opts: &ConnectOptions) -> EngineResult<PgVector> {
     let given = opts.url.as_deref().map(str::trim).filter(|u| !u.is_empty());
     let (url, auto_started) = match given {
         Some(u) => (u.to_string(), false),
@@ -70,7 +76,7 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
         .init_session(client)
         .map_err(|e| engine.fail("open", e))?;
     engine.put_conn(conn);
-    Ok(Box::new(engine))
+    Ok(engine)
 }
 
 /// The client configuration for `url`: the API key as the password (unless the URL has

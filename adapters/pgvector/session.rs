@@ -63,8 +63,9 @@ pub(super) struct Conn {
     pub(super) generation: u64,
     /// The search statement prepared for (limit, rerank) (see `Collection::search_sql`).
     pub(super) search: Option<(i64, i64, Statement)>,
-    /// Filtered search statements by SQL text (one per predicate shape), of this generation.
-    pub(super) filtered: HashMap<String, Statement>,
+    /// Other statements by SQL text, of this generation: filtered searches (one per predicate
+    /// shape), the sparse and fused searches of a hybrid table (`hybrid.rs`).
+    pub(super) statements: HashMap<String, Statement>,
     /// Its socket under the engine's watchdog (`None`: no deadline could be set up).
     pub(super) slot: Option<Arc<Slot>>,
 }
@@ -172,7 +173,7 @@ impl PgVector {
             client,
             generation: u64::MAX,
             search: None,
-            filtered: HashMap::new(),
+            statements: HashMap::new(),
             slot,
         })
     }
@@ -235,7 +236,36 @@ impl PgVector {
         }
     }
 
-    /// Brings a session up to the current generation and returns its search statement.
+    /// Brings a session up to the current generation: the search settings of an `index`
+    /// index applied, the statements of an earlier table or setting forgotten.
+    pub(super) fn sync_session(&self, conn: &mut Conn, index: IndexKind) -> Result<(), Fail> {
+        if conn.generation != self.generation {
+            conn.client
+                .batch_execute(&self.search.settings_sql(index))?;
+            conn.search = None;
+            conn.statements.clear();
+            conn.generation = self.generation;
+        }
+        Ok(())
+    }
+
+    /// The session brought up to the current generation ([`Self::sync_session`]) and `sql`
+    /// prepared on it, once per session and generation.
+    pub(super) fn prepared(
+        &self,
+        conn: &mut Conn,
+        index: IndexKind,
+        sql: &str,
+    ) -> Result<Statement, Fail> {
+        self.sync_session(conn, index)?;
+        if let Some(stmt) = conn.statements.get(sql) {
+            return Ok(stmt.clone());
+        }
+        let stmt = conn.client.prepare(sql)?;
+        conn.statements.insert(sql.to_string(), stmt.clone());
+        Ok(stmt)
+    }
+
     /// Brings a session up to the current generation and returns its search statement for
     /// `limit` results and `rerank` candidates (prepared again only when those change).
     pub(super) fn ready_for_search(
@@ -245,13 +275,7 @@ impl PgVector {
         limit: i64,
         rerank: i64,
     ) -> Result<Statement, Fail> {
-        if conn.generation != self.generation {
-            conn.client
-                .batch_execute(&self.search.settings_sql(col.build.index))?;
-            conn.search = None;
-            conn.filtered.clear();
-            conn.generation = self.generation;
-        }
+        self.sync_session(conn, col.build.index)?;
         match &conn.search {
             Some((l, r, stmt)) if (*l, *r) == (limit, rerank) => Ok(stmt.clone()),
             _ => {
@@ -302,10 +326,36 @@ impl PgVector {
         })
     }
 
-    /// Builds the index on a dedicated session: its maintenance settings stay off the search
-    /// sessions, it has no statement timeout, and it collects the server's notices (pgvector
-    /// says there when the graph outgrows `maintenance_work_mem`).
+    /// Builds the collection's ANN index ([`Self::create_index`]); an IVFFlat index without
+    /// `lists` gets pgvector's recommendation for the row count.
     pub(super) fn build_index(&self, col: &Collection) -> EngineResult<IndexInfo> {
+        self.create_index(&col.build, &col.table, |client| {
+            let lists = match col.build.index {
+                IndexKind::Hnsw => None,
+                IndexKind::IvfFlat => match col.build.lists {
+                    Some(l) => Some(l),
+                    None => {
+                        let rows: i64 = client
+                            .query_one(&format!("SELECT count(*) FROM {}", col.table), &[])?
+                            .try_get(0)?;
+                        Some(recommended_lists(rows.max(0) as u64))
+                    }
+                },
+            };
+            Ok((col.index_sql(lists), lists))
+        })
+    }
+
+    /// Runs the `CREATE INDEX` that `definition` returns (with the IVFFlat lists it chose),
+    /// then `ANALYZE`s `table`, on a dedicated session: its maintenance settings stay off the
+    /// search sessions, it has no statement timeout, and it collects the server's notices
+    /// (pgvector says there when the graph outgrows `maintenance_work_mem`).
+    pub(super) fn create_index(
+        &self,
+        build: &BuildParams,
+        table: &str,
+        definition: impl FnOnce(&mut Client) -> Result<(String, Option<u64>), postgres::Error>,
+    ) -> EngineResult<IndexInfo> {
         let operation = "create index";
         let notices = Arc::new(Mutex::new(Vec::<String>::new()));
         let sink = Arc::clone(&notices);
@@ -317,10 +367,10 @@ impl PgVector {
         let fail = |e: postgres::Error| self.fail(operation, Fail::Pg(e));
 
         let mut setup = String::from("SET statement_timeout = 0;");
-        if let Some(mem) = &col.build.maintenance_work_mem {
+        if let Some(mem) = &build.maintenance_work_mem {
             let _ = write!(setup, "SET maintenance_work_mem = {};", quote_literal(mem));
         }
-        if let Some(w) = col.build.parallel_workers {
+        if let Some(w) = build.parallel_workers {
             let _ = write!(setup, "SET max_parallel_maintenance_workers = {w};");
         }
         client.batch_execute(&setup).map_err(fail)?;
@@ -334,26 +384,13 @@ impl PgVector {
         let maintenance_work_mem: String = settings.try_get(0).map_err(fail)?;
         let max_parallel_maintenance_workers: String = settings.try_get(1).map_err(fail)?;
 
-        let lists = match col.build.index {
-            IndexKind::Hnsw => None,
-            IndexKind::IvfFlat => match col.build.lists {
-                Some(l) => Some(l),
-                None => {
-                    let rows: i64 = client
-                        .query_one(&format!("SELECT count(*) FROM {}", col.table), &[])
-                        .and_then(|r| r.try_get(0))
-                        .map_err(fail)?;
-                    Some(recommended_lists(rows.max(0) as u64))
-                }
-            },
-        };
-        let definition = col.index_sql(lists);
+        let (definition, lists) = definition(&mut client).map_err(fail)?;
         let t = Instant::now();
         client.batch_execute(&definition).map_err(fail)?;
         let build_s = t.elapsed().as_secs_f64();
         // Fresh statistics, so that the planner costs the index against the real row count.
         client
-            .batch_execute(&format!("ANALYZE {}", col.table))
+            .batch_execute(&format!("ANALYZE {table}"))
             .map_err(fail)?;
         let notices = lock(&notices).clone();
         Ok(IndexInfo {
@@ -372,37 +409,54 @@ impl PgVector {
         &self,
         col: &Collection,
     ) -> EngineResult<Vec<(String, bool, String)>> {
+        let probe = Vector::from(col.probe.clone().unwrap_or_else(|| vec![0.0; col.dim]));
+        self.explain_sets(
+            col.build.index,
+            &col.index_name,
+            |params| col.search_sql(EXPLAIN_K, col.rerank(params, EXPLAIN_K as usize)),
+            &[&probe],
+        )
+    }
+
+    /// `EXPLAIN`s the statement `sql` makes for each search-parameter set checked so far (the
+    /// current one before any), run with `params`: label → (plan uses `index_name`, plan
+    /// text).
+    pub(super) fn explain_sets(
+        &self,
+        index: IndexKind,
+        index_name: &str,
+        sql: impl Fn(&SearchParams) -> String,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> EngineResult<Vec<(String, bool, String)>> {
         let sets = if self.checked.is_empty() {
             vec![("default".to_string(), self.search.clone())]
         } else {
             self.checked.clone()
         };
-        let probe = Vector::from(col.probe.clone().unwrap_or_else(|| vec![0.0; col.dim]));
         self.with_conn("explain search", |conn| {
             // This session's settings are changed below; make it set up again before reuse.
             conn.generation = u64::MAX;
             let mut out = Vec::with_capacity(sets.len());
-            for (label, params) in &sets {
-                conn.client
-                    .batch_execute(&params.settings_sql(col.build.index))?;
-                let rerank = col.rerank(params, EXPLAIN_K as usize);
-                let sql = format!("EXPLAIN {}", col.search_sql(EXPLAIN_K, rerank));
-                let rows = conn.client.query(&sql, &[&probe])?;
+            for (label, search) in &sets {
+                conn.client.batch_execute(&search.settings_sql(index))?;
+                let rows = conn
+                    .client
+                    .query(&format!("EXPLAIN {}", sql(search)), params)?;
                 let mut plan = String::new();
                 for row in rows {
                     let line: String = row.try_get(0)?;
                     plan.push_str(&abbreviate_vectors(&line));
                     plan.push('\n');
                 }
-                let uses_index = plan.contains(&col.index_name);
+                let uses_index = plan.contains(index_name);
                 out.push((label.clone(), uses_index, plan));
             }
             Ok(out)
         })
     }
 
-    pub(super) fn count_rows(&self, col: &Collection) -> EngineResult<u64> {
-        let sql = format!("SELECT count(*) FROM {}", col.table);
+    pub(super) fn count_rows(&self, table: &str) -> EngineResult<u64> {
+        let sql = format!("SELECT count(*) FROM {table}");
         self.with_conn("count rows", |conn| {
             let n: i64 = conn.client.query_one(&sql, &[])?.try_get(0)?;
             Ok(n.max(0) as u64)

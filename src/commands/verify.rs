@@ -11,6 +11,14 @@ use crate::runner::verify::{truth_depth, verify};
 
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let result = RunResult::load(&args.file)?;
+    if result.dataset.lexical.is_some() {
+        bail!(
+            "{} is a sparse or hybrid run: verify recomputes dense runs from their per-query \
+             sidecar, which these runs do not write; their answers are in the TREC run files of \
+             `--trec-run`, which `ragdbeval eval` scores against the dataset's qrels.txt",
+            args.file.display()
+        );
+    }
     let sidecar_name = result.sidecar.as_ref().ok_or_else(|| {
         anyhow!(
             "{} has no per-query sidecar (it was run with --no-sidecar): nothing to verify from",

@@ -484,6 +484,22 @@ pub struct ConfigRun {
     pub error: Option<String>,
 }
 
+impl RunResult {
+    /// How reports name the run's series: the engine, and for a sparse or hybrid run the
+    /// retrieval too (`qdrant-edge hybrid`), so that it is not drawn as the dense one.
+    pub fn series_name(&self) -> String {
+        let retrieval = self
+            .configs
+            .first()
+            .and_then(|c| c.build_params.get("retrieval"))
+            .filter(|_| self.dataset.lexical.is_some());
+        match retrieval {
+            Some(r) => format!("{} {r}", self.engine.name),
+            None => self.engine.name.clone(),
+        }
+    }
+}
+
 impl ConfigRun {
     pub fn build(&self) -> Option<&BuildStep> {
         self.steps.iter().find_map(|s| match s {

@@ -20,7 +20,9 @@ use super::cleanup::{WorkDirGuard, check_interrupt};
 use super::{RunError, collection_name};
 use crate::dataset::Dataset;
 use crate::dataset::lexical::LexicalSet;
-use crate::engine::hybrid::{DenseSide, HybridData, HybridEngine, HybridSpec, LexicalEntry};
+use crate::engine::hybrid::{
+    DenseSide, HybridData, HybridEngine, HybridSpec, LexicalEntry, LexicalInput,
+};
 use crate::engine::{ConnectOptions, IndexReport};
 use crate::groundtruth::GroundTruth;
 use crate::groundtruth::sparse::exact_fused;
@@ -84,6 +86,8 @@ pub struct RetrievalPlan {
     pub quiet: bool,
     pub progress: ProgressHandle,
     pub sample_interval: Duration,
+    /// `--trec-run`: each measurement's answers as a TREC run file (numbered when several).
+    pub trec_run: Option<std::path::PathBuf>,
 }
 
 impl RetrievalPlan {
@@ -173,6 +177,7 @@ fn run_config(
     let mut engine = (plan.entry.open)(&plan.connect).map_err(RunError::engine("open"))?;
     result.engine.version = engine.version();
     result.engine.in_process = engine.in_process();
+    check_capabilities(engine.as_ref(), scope)?;
     for s in &plan.searches {
         engine
             .set_search_params(&s.engine)
@@ -198,12 +203,49 @@ fn run_config(
             .set_search_params(&setting.engine)
             .map_err(RunError::engine("set search parameters"))?;
         let truth = scope.truths.of(setting);
-        let step = measure::search(engine.as_ref(), scope, setting, &truth, si)?;
+        let position = measure::Position {
+            index: si,
+            measurement: index * plan.searches.len() + si + 1,
+            tag: crate::export::trec::run_tag(plan.entry.name, build, &setting.recorded, None),
+        };
+        let step = measure::search(engine.as_ref(), scope, setting, &truth, &position)?;
         push(result, Step::Search(step));
         files.save(result)?;
     }
     result.engine.details = engine.describe();
     engine.close().map_err(RunError::engine("close"))
+}
+
+/// Refuses, before any build, a run the engine cannot do: hybrid without a dense side, fusion
+/// in an engine that has none, text retrieval on a dataset without texts.
+fn check_capabilities(engine: &dyn HybridEngine, scope: Scope<'_>) -> Result<(), RunError> {
+    let caps = engine.capabilities();
+    let name = engine.name();
+    if scope.plan.mode == RetrievalMode::Hybrid && !caps.dense {
+        return Err(RunError::Setup(format!(
+            "{name} has no dense vectors to fuse with: run it with --retrieval sparse"
+        )));
+    }
+    if !caps.engine_rrf
+        && scope
+            .plan
+            .searches
+            .iter()
+            .any(|s| s.fusion.is_some_and(|f| f.in_engine))
+    {
+        return Err(RunError::Setup(format!(
+            "{name} does not fuse inside the engine: use --search-param fusion_in=client"
+        )));
+    }
+    if caps.lexical == LexicalInput::Text
+        && (scope.lexical.base_texts.is_none() || scope.lexical.query_texts.is_none())
+    {
+        return Err(RunError::Setup(format!(
+            "{name} analyses text, and the dataset has no texts/ folder: `ragdbeval embed \
+             --sparse bm25` writes it"
+        )));
+    }
+    Ok(())
 }
 
 fn push(result: &mut RunResult, step: Step) {

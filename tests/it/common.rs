@@ -89,7 +89,12 @@ fn verify_written(cwd: &Path, args: &[&str]) {
             .find(|w| names.contains(&w[0]))
             .map(|w| w[1].to_string())
     };
-    if args.contains(&"--no-sidecar") {
+    // Sparse and hybrid runs write no sidecar: `verify` says so (tests/it/hybrid.rs).
+    if args.contains(&"--no-sidecar")
+        || args
+            .windows(2)
+            .any(|w| w[0] == "--retrieval" && w[1] != "dense")
+    {
         return;
     }
     let dir = cwd.join(value(&["-o", "--out"]).unwrap_or_else(|| "results".into()));

@@ -28,6 +28,7 @@ mod encodings;
 mod end_task;
 mod eval;
 mod filtered;
+mod hybrid;
 mod interrupt;
 mod load;
 mod make_text;

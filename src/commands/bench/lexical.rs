@@ -35,6 +35,9 @@ pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         Retrieval::Dense => bail!("a dense run is not a lexical one"),
     };
     refuse_dense_options(&args)?;
+    if let Some(path) = &args.trec_run {
+        crate::export::trec::check_writable(path).context("--trec-run")?;
+    }
     let entry = adapters::find_lexical(&args.engine).ok_or_else(|| {
         anyhow!(
             "`{}` has no lexical retrieval (--retrieval {}); engines with it: {}",
@@ -98,6 +101,7 @@ pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         quiet,
         progress: crate::output::progress::terminal(quiet),
         sample_interval: Duration::from_millis(args.sample_ms.max(1)),
+        trec_run: args.trec_run.clone(),
     };
     let stem = match &args.name {
         Some(name) => name.clone(),
@@ -142,7 +146,6 @@ fn refuse_dense_options(args: &BenchArgs) -> anyhow::Result<()> {
         ),
         (args.repeat > 1, "--repeat"),
         (args.resume.is_some(), "--resume"),
-        (args.trec_run.is_some(), "--trec-run"),
         (args.mode == crate::cli::QueryMode::Batch, "--mode batch"),
     ];
     if let Some((_, name)) = refused.iter().find(|(given, _)| *given) {

@@ -10,6 +10,7 @@
 //! [`crate::export::results_csv`]) and `report.md`.
 
 mod chart;
+mod fusion_plots;
 mod page;
 pub mod plots;
 mod table;
@@ -170,7 +171,7 @@ fn point<'a>(path: &Path, run: &'a RunResult, row: &Row<'a>) -> SearchPoint<'a> 
         .any(|w| matches!(w, Warning::PossibleFullScan { .. }));
     SearchPoint {
         run: stem(path),
-        engine: run.engine.name.clone(),
+        engine: run.series_name(),
         setting: match &row.search.filter {
             Some(f) => format!(
                 "{} {} [{}]",
@@ -289,8 +290,9 @@ pub fn groups<'a>(runs: &'a [(PathBuf, RunResult)]) -> Vec<Group<'a>> {
             }
         }
         g.runs.push((path.as_path(), run));
-        if !g.engines.contains(&run.engine.name) {
-            g.engines.push(run.engine.name.clone());
+        let series = run.series_name();
+        if !g.engines.contains(&series) {
+            g.engines.push(series);
         }
         let has_open_loop = run
             .configs
@@ -349,7 +351,7 @@ impl Group<'_> {
             .map(|(path, run)| {
                 (
                     stem(path),
-                    run.engine.name.clone(),
+                    run.series_name(),
                     run.warnings.iter().map(ToString::to_string).collect(),
                 )
             })

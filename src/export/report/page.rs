@@ -82,7 +82,7 @@ pub fn render(groups: &[Group<'_>], plots: &[Vec<Plot>]) -> String {
                  <li>hardware: {}, {} logical cores, {:.1} GiB RAM, {} {}</li>\
                  <li>dataset: {} ({} × {}, {} queries, {}), SHA-256 <code>{}</code></li></ul>",
                 escape(&path.display().to_string()),
-                escape(&run.engine.name),
+                escape(&run.series_name()),
                 escape(&run.engine.version),
                 run.status.state,
                 run.warnings.len(),

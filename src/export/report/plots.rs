@@ -247,7 +247,7 @@ fn pareto_frontier(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
 
 /// Draws `series` as plot `name` (none when there is nothing to draw); the page caption is
 /// `caption`, the picture's title `title`.
-fn add(
+pub(super) fn add_plot(
     out: &mut Vec<Plot>,
     name: &'static str,
     caption: String,
@@ -267,7 +267,7 @@ fn add(
 pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
     let mut out = Vec::new();
     let name = group.dataset;
-    add(
+    add_plot(
         &mut out,
         "recall-qps",
         format!("{name}: recall vs QPS (every setting; the line is each engine's Pareto frontier)"),
@@ -277,7 +277,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             .log_y(),
         &per_engine(group, |p| Some(p.qps), Legend::Frontier),
     )?;
-    add(
+    add_plot(
         &mut out,
         "task-ndcg-qps",
         format!(
@@ -297,7 +297,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
         ("recall-build", "build time", "build time, s", |p| p.build_s),
     ];
     for (file, what, unit, y) in vs_recall {
-        add(
+        add_plot(
             &mut out,
             file,
             format!("{name}: recall vs {what}"),
@@ -307,7 +307,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
         )?;
     }
     size_plots(&mut out, group)?;
-    add(
+    add_plot(
         &mut out,
         "selectivity-recall",
         format!("{name}: recall vs filter selectivity (best setting per level)"),
@@ -317,7 +317,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             .recall_y(),
         &per_selectivity(group, |p| p.recall),
     )?;
-    add(
+    add_plot(
         &mut out,
         "selectivity-qps",
         format!("{name}: QPS vs filter selectivity (the setting of the recall plot)"),
@@ -327,7 +327,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
             .log_y(),
         &per_selectivity(group, |p| p.qps),
     )?;
-    add(
+    add_plot(
         &mut out,
         "latency-cdf",
         format!("{name}: latency distribution per setting (from the per-query sidecar)"),
@@ -335,7 +335,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
         Axes::new("latency, ms", "fraction of queries at or below").log_x(),
         &latency_cdfs(group),
     )?;
-    add(
+    add_plot(
         &mut out,
         "concurrency-qps",
         format!("{name}: QPS vs concurrency"),
@@ -343,7 +343,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
         Axes::new("concurrent clients", "queries per second"),
         &group.load_series(false, |l| Some((l.concurrency as f64, l.qps))),
     )?;
-    add(
+    add_plot(
         &mut out,
         "concurrency-p99",
         format!("{name}: p99 latency vs concurrency"),
@@ -351,7 +351,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
         Axes::new("concurrent clients", "p99 latency, ms").log_y(),
         &group.load_series(false, |l| Some((l.concurrency as f64, l.latency.p99_ms))),
     )?;
-    add(
+    add_plot(
         &mut out,
         "rate-p99",
         format!("{name}: p99 latency vs offered rate"),
@@ -362,6 +362,7 @@ pub fn plots(group: &Group<'_>) -> Result<Vec<Plot>, ExportError> {
         },
         &group.load_series(true, |l| Some((l.target_rate?, l.latency.p99_ms))),
     )?;
+    super::fusion_plots::fusion_plots(&mut out, group)?;
     timeline_plots(&mut out, group)?;
     Ok(out)
 }
@@ -392,7 +393,7 @@ fn timeline_plots(out: &mut Vec<Plot>, group: &Group<'_>) -> Result<(), ExportEr
         } else {
             axes
         };
-        add(
+        add_plot(
             out,
             file,
             format!("{name}: {what} per runbook step"),
@@ -430,7 +431,7 @@ fn timeline_plots(out: &mut Vec<Plot>, group: &Group<'_>) -> Result<(), ExportEr
         } else {
             axes
         };
-        add(
+        add_plot(
             out,
             file,
             format!("{name}: {what} per second of each stream step (searches while writing)"),
@@ -453,7 +454,7 @@ fn size_plots(out: &mut Vec<Plot>, group: &Group<'_>) -> Result<(), ExportError>
             format!("raw vectors: {:.0} B", r.bytes_per_vector()),
         )
     });
-    add(
+    add_plot(
         out,
         "recall-total-size",
         format!(
@@ -474,7 +475,7 @@ fn size_plots(out: &mut Vec<Plot>, group: &Group<'_>) -> Result<(), ExportError>
         |p| p.memory.map(|m| m.mb),
         Legend::Of(|p| p.memory.map(|m| m.of)),
     );
-    add(
+    add_plot(
         out,
         "recall-memory",
         format!("{name}: recall vs memory after build (peak during the search right after it)"),
@@ -580,7 +581,7 @@ impl Group<'_> {
             let engine = self
                 .engines
                 .iter()
-                .position(|e| e == &run.engine.name)
+                .position(|e| *e == run.series_name())
                 .unwrap_or(0);
             for config in &run.configs {
                 for step in config.streams() {
@@ -596,7 +597,7 @@ impl Group<'_> {
                     }
                     let label = format!(
                         "{} {} step {} [{}]",
-                        run.engine.name,
+                        run.series_name(),
                         config.build_params.label(),
                         step.runbook_step,
                         super::stem(path)

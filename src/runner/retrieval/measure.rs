@@ -37,14 +37,25 @@ struct Buffers {
     lexical: Vec<Neighbor>,
 }
 
+/// Where a measurement sits in its run.
+pub(super) struct Position {
+    /// Among its configuration's search settings, from 0.
+    pub index: usize,
+    /// Among every measurement of the run, from 1 (the TREC run file's number).
+    pub measurement: usize,
+    /// The TREC run tag.
+    pub tag: String,
+}
+
 /// Measures `setting` on `engine` and scores it against `truth`.
 pub(super) fn search(
     engine: &dyn HybridEngine,
     scope: Scope<'_>,
     setting: &SearchSetting,
     truth: &GroundTruth,
-    index: usize,
+    position: &Position,
 ) -> Result<SearchStep, RunError> {
+    let index = position.index;
     let plan = scope.plan;
     let nq = scope.lexical.queries.rows;
     let mut buffers = Buffers::default();
@@ -64,6 +75,11 @@ pub(super) fn search(
     let (answers, wall) = timed?;
     let distances = exact_distances(scope, setting, &answers);
     let k = plan.k;
+    if let Some(base) = &plan.trec_run {
+        let numbered = plan.builds.len() * plan.searches.len() > 1;
+        let path = crate::export::trec::run_path(base, position.measurement, numbered);
+        write_trec(&path, &answers.ids, &distances, k, &position.tag)?;
+    }
     let per_query: Vec<_> = (0..nq)
         .map(|q| {
             let n = returned(&answers.ids[q * k..(q + 1) * k]);
@@ -191,6 +207,28 @@ fn call(
             Ok(())
         }
     }
+}
+
+/// The answers as a TREC run file, ranked by their exact values (`export::trec`'s scores).
+fn write_trec(
+    path: &std::path::Path,
+    ids: &[PointId],
+    distances: &[f32],
+    k: usize,
+    tag: &str,
+) -> Result<(), RunError> {
+    let mut text: Vec<u8> = Vec::new();
+    for q in 0..ids.len() / k.max(1) {
+        let n = returned(&ids[q * k..(q + 1) * k]);
+        let d: Vec<Option<f32>> = distances[q * k..q * k + n]
+            .iter()
+            .map(|d| Some(*d))
+            .collect();
+        crate::export::trec::write_run_query(&mut text, q, &ids[q * k..q * k + n], &d, tag)
+            .map_err(|e| RunError::Setup(format!("--trec-run {}: {e}", path.display())))?;
+    }
+    crate::atomic::write_atomic(path, &text)
+        .map_err(|e| RunError::Setup(format!("--trec-run {}: {e}", path.display())))
 }
 
 /// Results of a padded answer row.
