@@ -23,6 +23,7 @@ Exit 1 on any mismatch.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -87,7 +88,9 @@ def read_gt(path):
 
 
 def check_truth(bin_path, work, base, queries):
-    out = os.path.join(work, "sparse_gt.ibin")
+    # Outside the dataset directory, which would otherwise read it as its (dense) truth.
+    out = os.path.join(work + "-gt", "sparse_gt.ibin")
+    os.mkdir(work + "-gt")
     subprocess.run([bin_path, "dataset", "gt", "--dataset", work, "--sparse", "-k", str(K),
                     "--out", out, "-q"], check=True, stdout=subprocess.DEVNULL)
     ids, dists = read_gt(out)
@@ -195,6 +198,8 @@ def main():
     ok &= check_fused(bin_path, work, dense_base.astype(np.float64),
                       dense_queries.astype(np.float64), base, queries)
     print("OK" if ok else "FAIL")
+    shutil.rmtree(work)
+    shutil.rmtree(work + "-gt")
     return 0 if ok else 1
 
 
