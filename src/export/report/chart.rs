@@ -9,8 +9,10 @@ use crate::export::ExportError;
 
 pub(super) const SIZE: (u32, u32) = (760, 460);
 
-/// Engine colours, in the order engines first appear (sorted by name).
-const PALETTE: [RGBColor; 8] = [
+/// Engine colours, in the order engines first appear (sorted by name): matplotlib's ten
+/// `tab10` colours, then six darker ones, so that a report of every engine and its sparse and
+/// hybrid series (up to 16) never draws two series in one colour.
+const PALETTE: [RGBColor; 16] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
@@ -19,6 +21,14 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
     RGBColor(140, 86, 75),
     RGBColor(127, 127, 127),
+    RGBColor(227, 119, 194),
+    RGBColor(188, 189, 34),
+    RGBColor(0, 0, 0),
+    RGBColor(0, 0, 128),
+    RGBColor(128, 0, 0),
+    RGBColor(0, 110, 110),
+    RGBColor(110, 110, 0),
+    RGBColor(200, 0, 200),
 ];
 
 pub(super) fn colour(index: usize) -> RGBColor {
@@ -558,8 +568,19 @@ fn draw<DB: DrawingBackend>(
 
 #[cfg(test)]
 mod tests {
-    use super::{Axes, Series, bounded_span, log_ticks, ranges, tick};
+    use super::{Axes, PALETTE, Series, bounded_span, colour, log_ticks, ranges, tick};
     use plotters::style::RGBColor;
+
+    #[test]
+    fn sixteen_series_get_sixteen_colours() {
+        let colours: std::collections::HashSet<(u8, u8, u8)> = (0..PALETTE.len())
+            .map(|i| {
+                let c = colour(i);
+                (c.0, c.1, c.2)
+            })
+            .collect();
+        assert_eq!(colours.len(), 16);
+    }
 
     #[test]
     fn axis_labels_are_short() {
