@@ -691,3 +691,32 @@ fn check_total_sizes(d: &Path, files: &[PathBuf]) {
             .is_file()
     );
 }
+
+#[test]
+fn runs_of_different_collection_sizes_after_the_build_are_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The default runbook loads part of the base before its build; build-search loads all.
+    let partial = bench(d, "partial", &["--db", "exact"]);
+    let whole = bench(d, "whole", &["--db", "exact", "--runbook", "build-search"]);
+    let also_whole = bench(
+        d,
+        "also-whole",
+        &["--db", "exact", "--runbook", "build-search"],
+    );
+    let report = |files: &[&PathBuf], out: &str| -> String {
+        let mut args = vec!["report"];
+        args.extend(files.iter().map(|f| f.to_str().unwrap()));
+        args.extend(["--out", out]);
+        succeeds(d, &args);
+        std::fs::read_to_string(d.join(out).join("report.md")).unwrap()
+    };
+    let mixed = report(&[&partial, &whole], "mixed");
+    assert!(mixed.contains("collections of different sizes"), "{mixed}");
+    assert!(
+        mixed.contains("partial 2700") && mixed.contains("whole 3000"),
+        "{mixed}"
+    );
+    let same = report(&[&whole, &also_whole], "same");
+    assert!(!same.contains("collections of different sizes"), "{same}");
+}

@@ -113,7 +113,35 @@ impl Group<'_> {
              across engines): {}.",
             self.index_contents().join("; ")
         ));
+        out.extend(self.unequal_collections());
         out
+    }
+
+    /// A warning when the runs' searches right after their builds see different numbers of
+    /// points (runbooks that load a different share of the base before the build): the plots
+    /// draw those searches, and their figures then describe different collections.
+    fn unequal_collections(&self) -> Option<String> {
+        let mut per_run: Vec<(&str, usize)> = Vec::new();
+        for p in self.points.iter().filter(|p| p.after_build) {
+            if !per_run.iter().any(|(run, _)| *run == p.run) {
+                per_run.push((&p.run, p.search.live_points));
+            }
+        }
+        let first = per_run.first()?.1;
+        if per_run.iter().all(|(_, n)| *n == first) {
+            return None;
+        }
+        let listed: Vec<String> = per_run
+            .iter()
+            .map(|(run, n)| format!("{run} {n}"))
+            .collect();
+        Some(format!(
+            "Warning: the runs search collections of different sizes right after their builds \
+             (points: {}), so the plots, which draw those searches, compare different \
+             collections: run them with the same runbook (e.g. --runbook build-search) to \
+             compare them.",
+            listed.join(", ")
+        ))
     }
 
     /// Per engine, what its index figure holds: `pgvector: graph + vectors`.
