@@ -12,7 +12,7 @@ use super::score::{
     AT_K_METRICS, Gain, at_k, ideal_grades, match_results, percentile, r_precision,
     reciprocal_rank, score_discrimination,
 };
-use super::{JudgedQuery, Judgments, Matching, Run, RunQuery};
+use super::{Hit, JudgedQuery, Judgments, Matching, Run, RunQuery};
 use crate::metrics::answers::{AnswerInput, score_answer};
 
 /// Which judged queries the retrieval means average over.
@@ -218,7 +218,7 @@ fn score_query(
     if layout.answers {
         let values = match &run_query.answer {
             Some(text) => {
-                let retrieved: Option<Vec<&str>> = hits.iter().map(|h| h.text.as_deref()).collect();
+                let retrieved: Option<Vec<&str>> = hits.iter().map(Hit::text).collect();
                 let golds: Vec<&str> = judged.gold_answers.iter().map(String::as_str).collect();
                 let scores = score_answer(&AnswerInput {
                     answer: text,
@@ -274,7 +274,7 @@ fn reference_key(judged: &JudgedQuery, r: usize) -> String {
     let reference = &judged.references[r];
     match reference.page {
         Some(p) => format!("{}#{p}", reference.document),
-        None => reference.document.clone(),
+        None => reference.document.to_string(),
     }
 }
 

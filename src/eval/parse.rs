@@ -158,7 +158,7 @@ fn qrels_jsonl(path: &Path, bytes: &[u8]) -> Result<Judgments, EvalError> {
                 .gold_references
                 .into_iter()
                 .map(|r| Reference {
-                    document: r.document,
+                    document: r.document.into(),
                     page: r.page,
                     grade: r.relevance,
                 })
@@ -243,12 +243,7 @@ fn run_jsonl(path: &Path, bytes: &[u8]) -> Result<Run, EvalError> {
                     format!("query {id}, result {}: score is not finite", rank + 1),
                 ));
             }
-            hits.push(Hit {
-                document: h.document,
-                page: h.page,
-                score,
-                text: h.text,
-            });
+            hits.push(Hit::with_page_and_text(h.document, score, h.page, h.text));
         }
         run.queries.push(RunQuery {
             id,

@@ -101,7 +101,7 @@ pub fn match_results(query: &JudgedQuery, hits: &[Hit], matching: Matching) -> M
             }
             let mut used = vec![false; query.references.len()];
             for (rank, h) in hits.iter().enumerate() {
-                let page_fits = |r: &Reference| match (h.page, r.page) {
+                let page_fits = |r: &Reference| match (h.page(), r.page) {
                     (Some(a), Some(b)) => a.abs_diff(b) <= 1,
                     // Either side without a page: the document alone decides.
                     _ => true,

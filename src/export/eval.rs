@@ -346,7 +346,10 @@ impl AggregateJson<'_> {
     }
 }
 
+/// A per-query object for serde: the layout [`query_row`] writes by hand, which a test holds
+/// to serde's.
 #[derive(Serialize)]
+#[cfg_attr(not(test), allow(dead_code))]
 struct QueryJson<'a> {
     query_id: &'a str,
     category: &'a Option<String>,
@@ -395,15 +398,38 @@ fn groups(g: &BTreeMap<String, Aggregate>, full: bool) -> BTreeMap<&str, Aggrega
 pub fn json(e: &Evaluation, qrels: &str, run: &str, full: bool) -> String {
     let doc = document(e, qrels, run, full, Vec::new());
     let head = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    let keys: Vec<String> = e
+        .metric_names
+        .iter()
+        .map(|n| serde_json::to_string(n).unwrap_or_default())
+        .collect();
     let rows: Vec<String> = e
         .per_query
         .par_iter()
-        .map(|q| indented(&query_json(e, q, full)))
+        .map(|q| query_row(q, &keys, full))
         .collect();
     match head.strip_suffix("[]\n}") {
-        Some(open) if !rows.is_empty() => format!("{open}[\n{}\n  ]\n}}\n", rows.join(",\n")),
+        Some(open) if !rows.is_empty() => splice(open, &rows),
         _ => head + "\n",
     }
+}
+
+/// `open` + `[` + the rows joined by commas + `]`, copied once into a string of the final
+/// size: the document is tens of megabytes for a large run.
+fn splice(open: &str, rows: &[String]) -> String {
+    const CLOSE: &str = "\n  ]\n}\n";
+    let len = open.len() + 2 + rows.iter().map(|r| r.len() + 2).sum::<usize>() + CLOSE.len();
+    let mut out = String::with_capacity(len);
+    out.push_str(open);
+    out.push_str("[\n");
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            out.push_str(",\n");
+        }
+        out.push_str(row);
+    }
+    out.push_str(CLOSE);
+    out
 }
 
 /// Everything but the per-query objects, which are `per_query`.
@@ -434,13 +460,94 @@ fn document<'a>(
     }
 }
 
-/// One per-query object as it appears inside the document's `per_query` array (two levels
-/// deep). A JSON string holds no raw newline, so every newline is a line of the layout.
-fn indented(row: &QueryJson<'_>) -> String {
-    let text = serde_json::to_string_pretty(row).unwrap_or_default();
-    format!("    {}", text.replace('\n', "\n    "))
+/// One per-query object laid out as `serde_json::to_string_pretty` lays it out two levels
+/// deep (inside the document's `per_query` array), written directly: the rows are almost all
+/// of a large run's document, and serde's pretty printer spends most of its time on the
+/// layout and on escaping the same metric names in every row. Values go through serde_json,
+/// so numbers and strings are written exactly as it writes them. `keys`: the metric names
+/// as JSON strings, escaped once.
+fn query_row(q: &QueryScore, keys: &[String], full: bool) -> String {
+    let mut row = Row(Vec::with_capacity(48 * (keys.len() + 16)));
+    row.open();
+    row.field("query_id", &q.query_id);
+    row.field("category", &q.category);
+    row.field("difficulty", &q.difficulty);
+    row.field("is_rejection", &q.is_rejection);
+    row.field("relevant", &q.relevant);
+    row.field("returned", &q.returned);
+    row.field("counted", &q.counted);
+    row.name("metrics");
+    let metrics = keys.iter().zip(&q.metrics);
+    row.nested(b'{', b'}', metrics, |out, (key, v)| {
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b": ");
+        value(out, &Num(*v, full));
+    });
+    row.field("first_relevant_rank", &q.first_relevant_rank);
+    row.name("relevant_returned");
+    row.nested(b'[', b']', q.relevant_returned.iter(), value);
+    row.field("rejected", &q.rejected);
+    row.name("ambiguous_ranks");
+    row.nested(b'[', b']', q.ambiguous_ranks.iter(), value);
+    row.0.extend_from_slice(b"\n    }");
+    String::from_utf8(row.0).unwrap_or_default()
 }
 
+/// Appends `v` as serde_json writes it (writing into memory cannot fail).
+fn value<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
+    let _ = serde_json::to_writer(&mut *out, v);
+}
+
+/// A per-query object being written, fields at three levels of indentation.
+struct Row(Vec<u8>);
+
+impl Row {
+    fn open(&mut self) {
+        self.0.extend_from_slice(b"    {");
+    }
+
+    /// `"name": ` on a new line, after a comma unless it is the first field.
+    fn name(&mut self, name: &str) {
+        if self.0.last() != Some(&b'{') {
+            self.0.push(b',');
+        }
+        self.0.extend_from_slice(b"\n      \"");
+        self.0.extend_from_slice(name.as_bytes());
+        self.0.extend_from_slice(b"\": ");
+    }
+
+    fn field<T: Serialize + ?Sized>(&mut self, name: &str, v: &T) {
+        self.name(name);
+        value(&mut self.0, v);
+    }
+
+    /// An array or map of `items`, one per line at the next level; empty, `[]` or `{}`.
+    fn nested<I: Iterator>(
+        &mut self,
+        open: u8,
+        close: u8,
+        items: I,
+        item: impl Fn(&mut Vec<u8>, I::Item),
+    ) {
+        self.0.push(open);
+        let mut any = false;
+        for (i, x) in items.enumerate() {
+            self.0.extend_from_slice(if i == 0 {
+                b"\n        "
+            } else {
+                b",\n        "
+            });
+            item(&mut self.0, x);
+            any = true;
+        }
+        if any {
+            self.0.extend_from_slice(b"\n      ");
+        }
+        self.0.push(close);
+    }
+}
+
+#[cfg(test)]
 fn query_json<'a>(e: &'a Evaluation, q: &'a QueryScore, full: bool) -> QueryJson<'a> {
     QueryJson {
         query_id: &q.query_id,
@@ -476,7 +583,7 @@ mod tests {
                 .is_multiple_of(2)
                 .then(|| "even \"quoted\"\nline".to_string()),
             references: vec![Reference {
-                document: format!("d{i}"),
+                document: format!("d{i}").into(),
                 page: None,
                 grade: 2,
             }],
@@ -485,12 +592,7 @@ mod tests {
         let answered = |i: usize| RunQuery {
             id: format!("q{i}"),
             hits: (0..3)
-                .map(|h| Hit {
-                    document: format!("d{}", i + h),
-                    page: None,
-                    score: 1.0 / (h + 1) as f64,
-                    text: None,
-                })
+                .map(|h| Hit::new(format!("d{}", i + h), 1.0 / (h + 1) as f64))
                 .collect(),
             ..RunQuery::default()
         };
@@ -514,7 +616,19 @@ mod tests {
     #[test]
     fn json_equals_the_whole_document_pretty_printed() {
         for queries in [0, 1, 5] {
-            let e = evaluation(queries);
+            let mut e = evaluation(queries);
+            // Every shape a row can take: a value it lacks, ranks and references listed or
+            // not, a rejection.
+            if let Some(q) = e.per_query.first_mut() {
+                q.metrics[1] = f64::NAN;
+                q.ambiguous_ranks = vec![2, 3];
+                q.rejected = Some(false);
+                q.first_relevant_rank = None;
+            }
+            if let Some(q) = e.per_query.get_mut(1) {
+                q.relevant_returned.clear();
+                q.relevant_returned.push("doc \"a\"\\b".into());
+            }
             for full in [false, true] {
                 let rows = e
                     .per_query

@@ -99,14 +99,12 @@ fn run_query(q: usize, ids: &[PointId], distances: &[f32], live: &LiveState) -> 
         .iter()
         .zip(scores)
         .filter(|(id, _)| seen.insert(**id))
-        .map(|(id, score)| Hit {
-            document: match live.row_of.get(*id as usize).copied().flatten() {
+        .map(|(id, score)| {
+            let document = match live.row_of.get(*id as usize).copied().flatten() {
                 Some(row) => row.to_string(),
                 None => format!("not-live-{id}"),
-            },
-            page: None,
-            score: f64::from(score),
-            text: None,
+            };
+            Hit::new(document, f64::from(score))
         })
         .collect();
     RunQuery {
@@ -151,7 +149,7 @@ mod tests {
                 references: docs
                     .iter()
                     .map(|d| Reference {
-                        document: d.to_string(),
+                        document: d.to_string().into(),
                         page: None,
                         grade: 1,
                     })

@@ -6,6 +6,7 @@
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::cmp::Ordering;
 use std::path::Path;
 
 use super::{file_error, line_error};
@@ -89,10 +90,13 @@ fn segments<'a, T: Send>(
                 };
                 match out.last_mut() {
                     Some(segment) if segment.qid == qid => segment.lines.push(value),
-                    _ => out.push(Segment {
-                        qid,
-                        lines: vec![value],
-                    }),
+                    last => {
+                        // Queries mostly have as many lines as the one before: sized so, a
+                        // segment neither grows by copying nor holds unused room.
+                        let mut lines = Vec::with_capacity(last.map_or(1, |s| s.lines.len()));
+                        lines.push(value);
+                        out.push(Segment { qid, lines });
+                    }
                 }
             }
             Ok(out)
@@ -208,7 +212,7 @@ fn judged_query((qid, lines): (&str, Vec<QrelsLine<'_>>)) -> JudgedQuery {
         references: lines
             .into_iter()
             .map(|(doc, grade, _)| Reference {
-                document: doc.to_string(),
+                document: doc.into(),
                 page: None,
                 grade,
             })
@@ -216,10 +220,6 @@ fn judged_query((qid, lines): (&str, Vec<QrelsLine<'_>>)) -> JudgedQuery {
         ..JudgedQuery::default()
     }
 }
-
-/// One run line as it is ordered: the score as trec_eval compares it (single precision), the
-/// docid and the score as written.
-type RankedLine<'a> = (f32, &'a str, f64);
 
 /// `qid Q0 docid rank score tag` per line. As trec_eval does, the rank column is ignored and
 /// each query's results are ordered by score (compared in single precision, as trec_eval
@@ -234,7 +234,7 @@ pub(super) fn run(path: &Path, bytes: &[u8], pieces: usize) -> Result<Run, EvalE
             ));
         };
         match score.parse::<f64>() {
-            Ok(s) if s.is_finite() => Ok((qid, (s as f32, doc, s))),
+            Ok(score) if score.is_finite() => Ok((qid, Hit::new(doc, score))),
             _ => Err(format!("score `{score}` is not a finite number")),
         }
     })?;
@@ -249,23 +249,32 @@ pub(super) fn run(path: &Path, bytes: &[u8], pieces: usize) -> Result<Run, EvalE
     Ok(Run { queries })
 }
 
-fn ranked_query(qid: &str, mut hits: Vec<RankedLine<'_>>) -> Result<RunQuery, String> {
-    let mut seen: HashSet<&str> = HashSet::with_capacity_and_hasher(hits.len(), Default::default());
-    if let Some((_, doc, _)) = hits.iter().find(|(_, doc, _)| !seen.insert(doc)) {
-        return Err(format!("query {qid} lists document {doc} twice"));
+/// trec_eval's result order: score in single precision, descending, then docid descending.
+fn trec_order(a: &Hit, b: &Hit) -> Ordering {
+    (b.score as f32)
+        .total_cmp(&(a.score as f32))
+        .then_with(|| b.document.cmp(&a.document))
+}
+
+fn ranked_query(qid: &str, mut hits: Vec<Hit>) -> Result<RunQuery, String> {
+    {
+        let mut seen: HashSet<&str> =
+            HashSet::with_capacity_and_hasher(hits.len(), Default::default());
+        if let Some(hit) = hits.iter().find(|h| !seen.insert(h.document.as_str())) {
+            return Err(format!("query {qid} lists document {} twice", hit.document));
+        }
     }
-    hits.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(a.1)));
+    // Runs are mostly written in this order already: one pass to check costs less than a sort.
+    if !hits.is_sorted_by(|a, b| trec_order(a, b).is_le()) {
+        hits.sort_unstable_by(trec_order);
+    }
+    // A query after a much longer one was given that one's room.
+    if hits.capacity() > 2 * hits.len() {
+        hits.shrink_to_fit();
+    }
     Ok(RunQuery {
         id: qid.to_string(),
-        hits: hits
-            .into_iter()
-            .map(|(_, doc, score)| Hit {
-                document: doc.to_string(),
-                page: None,
-                score,
-                text: None,
-            })
-            .collect(),
+        hits,
         answer: None,
         latency_ms: None,
     })

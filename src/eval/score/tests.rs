@@ -55,12 +55,7 @@ fn edge_cases_follow_the_seeds() {
     );
     assert_eq!(e.aqwv, 0.0);
     assert_eq!(r_precision(&[], 0), 0.0);
-    let hit = |s: f64| Hit {
-        document: "d".into(),
-        page: None,
-        score: s,
-        text: None,
-    };
+    let hit = |s: f64| Hit::new("d", s);
     assert_eq!(score_discrimination(&[hit(1.0)]), None);
     // Scores 1 and 3: mean 2, population sd 1.
     assert!(close(
@@ -80,12 +75,7 @@ fn reference(document: &str, page: i64, grade: i64) -> Reference {
 }
 
 fn hit(document: &str, page: Option<i64>) -> Hit {
-    Hit {
-        document: document.into(),
-        page,
-        score: 1.0,
-        text: None,
-    }
+    Hit::with_page_and_text(document, 1.0, page, None)
 }
 
 /// The RAG ground-truth format's own example: Q001's gold references are page 45 of the Black-Scholes book and

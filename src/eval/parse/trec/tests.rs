@@ -29,7 +29,7 @@ fn ranking(run: &Run) -> Vec<(String, Vec<(String, f64)>)> {
             let hits = q
                 .hits
                 .iter()
-                .map(|h| (h.document.clone(), h.score))
+                .map(|h| (h.document.to_string(), h.score))
                 .collect();
             (q.id.clone(), hits)
         })
