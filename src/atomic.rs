@@ -234,8 +234,16 @@ pub fn leftover_temps(dest: &Path) -> Vec<PathBuf> {
 
 /// Writes `bytes` to `dest` atomically.
 pub fn write_atomic(dest: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_pieces(dest, &[bytes])
+}
+
+/// Writes `pieces` one after another to `dest` atomically: a large document need not be
+/// copied into one buffer first.
+pub fn write_atomic_pieces(dest: &Path, pieces: &[impl AsRef<[u8]>]) -> io::Result<()> {
     let mut f = AtomicFile::create(dest)?;
-    f.file().write_all(bytes)?;
+    for piece in pieces {
+        f.file().write_all(piece.as_ref())?;
+    }
     f.commit()
 }
 

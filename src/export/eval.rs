@@ -391,45 +391,42 @@ fn groups(g: &BTreeMap<String, Aggregate>, full: bool) -> BTreeMap<&str, Aggrega
         .collect()
 }
 
+/// Per-query objects rendered together into one piece of [`json_pieces`]: pieces large enough
+/// that writing them is a few dozen calls, small enough to spread over all cores.
+const ROWS_PER_PIECE: usize = 256;
+
 /// The whole evaluation, per query as metric name → value; the format is named in `format`
-/// (`eval compare` reads it back). The per-query objects, most of the text, are written on
-/// all cores and spliced in: the result is what `serde_json::to_string_pretty` writes for the
-/// whole document.
-pub fn json(e: &Evaluation, qrels: &str, run: &str, full: bool) -> String {
+/// (`eval compare` reads it back). The document in pieces to be written one after another:
+/// the per-query objects, most of the text of a large run, are rendered on all cores in groups
+/// and never copied into one string. Joined, the pieces are what
+/// `serde_json::to_string_pretty` writes for the whole document.
+pub fn json_pieces(e: &Evaluation, qrels: &str, run: &str, full: bool) -> Vec<String> {
     let doc = document(e, qrels, run, full, Vec::new());
     let head = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    let open = match head.strip_suffix("[]\n}") {
+        Some(open) if !e.per_query.is_empty() => open,
+        _ => return vec![head + "\n"],
+    };
     let keys: Vec<String> = e
         .metric_names
         .iter()
         .map(|n| serde_json::to_string(n).unwrap_or_default())
         .collect();
-    let rows: Vec<String> = e
-        .per_query
-        .par_iter()
-        .map(|q| query_row(q, &keys, full))
-        .collect();
-    match head.strip_suffix("[]\n}") {
-        Some(open) if !rows.is_empty() => splice(open, &rows),
-        _ => head + "\n",
-    }
-}
-
-/// `open` + `[` + the rows joined by commas + `]`, copied once into a string of the final
-/// size: the document is tens of megabytes for a large run.
-fn splice(open: &str, rows: &[String]) -> String {
-    const CLOSE: &str = "\n  ]\n}\n";
-    let len = open.len() + 2 + rows.iter().map(|r| r.len() + 2).sum::<usize>() + CLOSE.len();
-    let mut out = String::with_capacity(len);
-    out.push_str(open);
-    out.push_str("[\n");
-    for (i, row) in rows.iter().enumerate() {
-        if i > 0 {
-            out.push_str(",\n");
-        }
-        out.push_str(row);
-    }
-    out.push_str(CLOSE);
-    out
+    let mut pieces = vec![format!("{open}[\n")];
+    pieces.par_extend(e.per_query.par_chunks(ROWS_PER_PIECE).enumerate().map(
+        |(chunk, queries)| {
+            let mut out = Vec::with_capacity(queries.len() * 48 * (keys.len() + 16));
+            for (i, q) in queries.iter().enumerate() {
+                if chunk > 0 || i > 0 {
+                    out.extend_from_slice(b",\n");
+                }
+                query_row(&mut out, q, &keys, full);
+            }
+            String::from_utf8(out).unwrap_or_default()
+        },
+    ));
+    pieces.push("\n  ]\n}\n".to_string());
+    pieces
 }
 
 /// Everything but the per-query objects, which are `per_query`.
@@ -465,9 +462,9 @@ fn document<'a>(
 /// of a large run's document, and serde's pretty printer spends most of its time on the
 /// layout and on escaping the same metric names in every row. Values go through serde_json,
 /// so numbers and strings are written exactly as it writes them. `keys`: the metric names
-/// as JSON strings, escaped once.
-fn query_row(q: &QueryScore, keys: &[String], full: bool) -> String {
-    let mut row = Row(Vec::with_capacity(48 * (keys.len() + 16)));
+/// as JSON strings, escaped once. Appended to `out`.
+fn query_row(out: &mut Vec<u8>, q: &QueryScore, keys: &[String], full: bool) {
+    let mut row = Row(out);
     row.open();
     row.field("query_id", &q.query_id);
     row.field("category", &q.category);
@@ -490,7 +487,6 @@ fn query_row(q: &QueryScore, keys: &[String], full: bool) -> String {
     row.name("ambiguous_ranks");
     row.nested(b'[', b']', q.ambiguous_ranks.iter(), value);
     row.0.extend_from_slice(b"\n    }");
-    String::from_utf8(row.0).unwrap_or_default()
 }
 
 /// Appends `v` as serde_json writes it (writing into memory cannot fail).
@@ -499,9 +495,9 @@ fn value<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
 }
 
 /// A per-query object being written, fields at three levels of indentation.
-struct Row(Vec<u8>);
+struct Row<'a>(&'a mut Vec<u8>);
 
-impl Row {
+impl Row<'_> {
     fn open(&mut self) {
         self.0.extend_from_slice(b"    {");
     }
@@ -518,7 +514,7 @@ impl Row {
 
     fn field<T: Serialize + ?Sized>(&mut self, name: &str, v: &T) {
         self.name(name);
-        value(&mut self.0, v);
+        value(self.0, v);
     }
 
     /// An array or map of `items`, one per line at the next level; empty, `[]` or `{}`.
@@ -537,7 +533,7 @@ impl Row {
             } else {
                 b",\n        "
             });
-            item(&mut self.0, x);
+            item(self.0, x);
             any = true;
         }
         if any {
@@ -615,7 +611,7 @@ mod tests {
     /// The spliced document is byte for byte what serde_json writes for the whole of it.
     #[test]
     fn json_equals_the_whole_document_pretty_printed() {
-        for queries in [0, 1, 5] {
+        for queries in [0, 1, 5, 2 * ROWS_PER_PIECE + 3] {
             let mut e = evaluation(queries);
             // Every shape a row can take: a value it lacks, ranks and references listed or
             // not, a rejection.
@@ -637,7 +633,8 @@ mod tests {
                     .collect();
                 let whole = document(&e, "qrels.txt", "run.trec", full, rows);
                 let expected = serde_json::to_string_pretty(&whole).unwrap() + "\n";
-                assert_eq!(json(&e, "qrels.txt", "run.trec", full), expected);
+                let pieces = json_pieces(&e, "qrels.txt", "run.trec", full);
+                assert_eq!(pieces.concat(), expected);
             }
         }
     }

@@ -163,62 +163,66 @@ fn column_error(layout: &str, line: &str) -> String {
     )
 }
 
-/// One qrels line: the document, its grade, and the line's byte offset (for a repeat's message).
-type QrelsLine<'a> = (&'a str, i64, usize);
-
 /// `qid iter docid grade` per line (the iteration column is ignored, as trec_eval does).
 /// `pieces`: [`piece_count`] of the file's length (a test may cut a small file finer).
 pub(super) fn qrels(path: &Path, bytes: &[u8], pieces: usize) -> Result<Judgments, EvalError> {
-    let segments = segments(path, bytes, pieces, |line, offset| {
+    let segments = segments(path, bytes, pieces, |line, _| {
         let Some([qid, _iter, doc, grade]) = fields(line) else {
             return Err(column_error("4 columns `qid iter docid grade`", line));
         };
         let grade: i64 = grade
             .parse()
             .map_err(|_| format!("grade `{grade}` is not an integer"))?;
-        Ok((qid, (doc, grade, offset)))
+        let reference = Reference {
+            document: doc.into(),
+            page: None,
+            grade,
+        };
+        Ok((qid, reference))
     })?;
     let queries = by_query(segments);
-    // A document judged twice for one query: the repeat that comes first in the file.
-    let repeat = queries
+    if queries
         .par_iter()
-        .filter_map(|(qid, lines)| first_repeat(lines).map(|(at, first)| (at, first, *qid)))
-        .min_by_key(|(at, _, _)| at.2);
-    if let Some(((doc, _, at), first, qid)) = repeat {
-        let message = format!(
-            "query {qid} judges document {doc} twice (first on line {})",
-            line_number(bytes, first)
-        );
-        return Err(line_error(path, line_number(bytes, at), message));
+        .any(|(_, references)| judged_twice(references))
+    {
+        return Err(repeat_error(path, bytes));
     }
+    let queries = queries
+        .into_par_iter()
+        .map(|(qid, references)| JudgedQuery {
+            id: qid.to_string(),
+            references,
+            ..JudgedQuery::default()
+        })
+        .collect();
     Ok(Judgments {
-        queries: queries.into_par_iter().map(judged_query).collect(),
+        queries,
         matching: Matching::Exact,
     })
 }
 
-/// The first line of one query that judges a document again, with the offset of the first.
-fn first_repeat<'a>(lines: &[QrelsLine<'a>]) -> Option<(QrelsLine<'a>, usize)> {
-    let mut seen: HashMap<&str, usize> = HashMap::default();
-    lines.iter().find_map(|&(doc, grade, offset)| {
-        seen.insert(doc, offset)
-            .map(|first| ((doc, grade, offset), first))
-    })
+/// Whether one query judges a document twice.
+fn judged_twice(references: &[Reference]) -> bool {
+    let mut seen: HashSet<&str> =
+        HashSet::with_capacity_and_hasher(references.len(), Default::default());
+    references.iter().any(|r| !seen.insert(r.document.as_str()))
 }
 
-fn judged_query((qid, lines): (&str, Vec<QrelsLine<'_>>)) -> JudgedQuery {
-    JudgedQuery {
-        id: qid.to_string(),
-        references: lines
-            .into_iter()
-            .map(|(doc, grade, _)| Reference {
-                document: doc.into(),
-                page: None,
-                grade,
-            })
-            .collect(),
-        ..JudgedQuery::default()
+/// The first line in file order that judges a document its query judged before, found line
+/// by line: only a file with such a line comes here, so the parse keeps no line numbers.
+fn repeat_error(path: &Path, bytes: &[u8]) -> EvalError {
+    let text = String::from_utf8_lossy(bytes);
+    let mut first: HashMap<(&str, &str), usize> = HashMap::default();
+    for (i, line) in text.lines().enumerate() {
+        let Some([qid, _iter, doc, _grade]) = fields(line) else {
+            continue;
+        };
+        if let Some(at) = first.insert((qid, doc), i + 1) {
+            let message = format!("query {qid} judges document {doc} twice (first on line {at})");
+            return line_error(path, i + 1, message);
+        }
     }
+    file_error(path, "judges a document twice for one query")
 }
 
 /// `qid Q0 docid rank score tag` per line. As trec_eval does, the rank column is ignored and
