@@ -120,8 +120,35 @@ pub(super) fn put_vector_field(
     Ok(())
 }
 
-/// Rows in PostgreSQL's binary `COPY` format: a header, then per row the field count, the
-/// `bigint` id and the vector ([`put_vector_field`]), then the trailer.
+/// The field count of a row: id, vector and each attribute.
+pub(super) fn copy_fields(attributes: Option<&crate::filter::Attributes>) -> EngineResult<i16> {
+    let fields = 2 + attributes.map_or(0, |a| a.fields().len());
+    i16::try_from(fields).map_err(|_| EngineError::op(ENGINE, "bulk insert", "too many attributes"))
+}
+
+/// One row in PostgreSQL's binary `COPY` format: the field count, the `bigint` id, the vector
+/// ([`put_vector_field`]) and the attributes.
+pub(super) fn put_copy_row(
+    buf: &mut Vec<u8>,
+    fields: i16,
+    id: PointId,
+    v: &[f32],
+    ty: VecType,
+    attributes: Option<&crate::filter::Attributes>,
+) -> EngineResult<()> {
+    buf.extend_from_slice(&fields.to_be_bytes());
+    buf.extend_from_slice(&8i32.to_be_bytes());
+    buf.extend_from_slice(&pg_id(id)?.to_be_bytes());
+    put_vector_field(buf, id, v, ty)?;
+    if let Some(a) = attributes {
+        super::filter::encode_copy_attributes(buf, a, id)?;
+    }
+    Ok(())
+}
+
+/// Rows in PostgreSQL's binary `COPY` format: a header, the rows ([`put_copy_row`]), the
+/// trailer.
+#[cfg(test)]
 pub(super) fn encode_copy(
     ids: &[PointId],
     vectors: &[f32],
@@ -129,20 +156,11 @@ pub(super) fn encode_copy(
     ty: VecType,
     attributes: Option<&crate::filter::Attributes>,
 ) -> EngineResult<Vec<u8>> {
-    let fields = 2 + attributes.map_or(0, |a| a.fields().len());
-    let fields = i16::try_from(fields)
-        .map_err(|_| EngineError::op(ENGINE, "bulk insert", "too many attributes"))?;
-    let field_len = vector_field_len(dim, ty);
-    let mut buf = Vec::with_capacity(19 + ids.len() * (2 + 4 + 8 + 4 + field_len) + 2);
+    let fields = copy_fields(attributes)?;
+    let mut buf = Vec::new();
     put_copy_header(&mut buf);
     for (id, v) in ids.iter().zip(vectors.chunks_exact(dim)) {
-        buf.extend_from_slice(&fields.to_be_bytes());
-        buf.extend_from_slice(&8i32.to_be_bytes());
-        buf.extend_from_slice(&pg_id(*id)?.to_be_bytes());
-        put_vector_field(&mut buf, *id, v, ty)?;
-        if let Some(a) = attributes {
-            super::filter::encode_copy_attributes(&mut buf, a, *id)?;
-        }
+        put_copy_row(&mut buf, fields, *id, v, ty, attributes)?;
     }
     put_copy_trailer(&mut buf);
     Ok(buf)

@@ -64,7 +64,7 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
-use copy::encode_copy;
+use copy::{copy_fields, put_copy_header, put_copy_row, put_copy_trailer};
 use params::{BuildParams, SearchParams, bad_param};
 pub use server::open;
 use session::{Conn, Fail};
@@ -209,6 +209,31 @@ impl PgVector {
             for slice in data.chunks(COPY_SLICE) {
                 writer.write_all(slice).map_err(Fail::Io)?;
             }
+            writer.finish()?;
+            Ok(())
+        })
+    }
+
+    /// Streams `ids`/`vectors` as binary `COPY` rows to `sql` on a pooled session, encoding
+    /// each slice of about [`COPY_SLICE`] bytes just before it is sent: the server parses one
+    /// slice while the next is encoded, and no copy of the whole batch is held.
+    fn copy_rows(&self, sql: &str, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        let col = self.collection("bulk insert")?;
+        let (dim, ty, attributes) = (col.dim, col.build.vec_type, col.attributes.as_deref());
+        let fields = copy_fields(attributes)?;
+        self.with_conn("bulk insert (COPY)", |conn| {
+            let mut writer = conn.client.copy_in(sql)?;
+            let mut buf = Vec::with_capacity(2 * COPY_SLICE);
+            put_copy_header(&mut buf);
+            for (id, v) in ids.iter().zip(vectors.chunks_exact(dim)) {
+                put_copy_row(&mut buf, fields, *id, v, ty, attributes)?;
+                if buf.len() >= COPY_SLICE {
+                    writer.write_all(&buf).map_err(Fail::Io)?;
+                    buf.clear();
+                }
+            }
+            put_copy_trailer(&mut buf);
+            writer.write_all(&buf).map_err(Fail::Io)?;
             writer.finish()?;
             Ok(())
         })
@@ -361,22 +386,15 @@ impl VectorEngine for PgVector {
         if ids.is_empty() {
             return Ok(());
         }
-        let (dim, ty) = (col.dim, col.build.vec_type);
-        let attributes = col.attributes.as_deref();
+        let dim = col.dim;
         let sql = format!(
             "COPY {} (id, embedding{}) FROM STDIN (FORMAT BINARY)",
             col.table,
-            filter::column_list(attributes)
+            filter::column_list(col.attributes.as_deref())
         );
         self.parallel_ranges(ids.len(), "bulk insert", |range| {
-            let data = encode_copy(
-                &ids[range.clone()],
-                &vectors[range.start * dim..range.end * dim],
-                dim,
-                ty,
-                attributes,
-            )?;
-            self.copy_in(&sql, &data)
+            let rows = &vectors[range.start * dim..range.end * dim];
+            self.copy_rows(&sql, &ids[range], rows)
         })?;
         if let Some(col) = self.collection.as_mut()
             && col.probe.is_none()
