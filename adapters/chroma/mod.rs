@@ -39,7 +39,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::adapters::support::rows;
+use crate::adapters::support::{poll, rows};
 use crate::distance::Distance;
 use crate::engine::{
     CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
@@ -223,7 +223,7 @@ impl VectorEngine for ChromaEngine {
                             ),
                         ));
                     }
-                    std::thread::sleep(Duration::from_millis(100));
+                    std::thread::sleep(poll::pause(started));
                 }
                 _ => break n,
             }

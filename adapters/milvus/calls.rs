@@ -15,6 +15,7 @@ use super::proto::{
 };
 use super::rpc::{self, CallError, method};
 use super::server::{self, LOCAL_SERVER};
+use crate::adapters::support::poll;
 use super::*;
 
 /// Answers that carry a `common.Status`.
@@ -297,7 +298,7 @@ impl MilvusEngine {
                     format!("collection `{name}` not loaded after {READY_LIMIT:?} (state {})", r.state),
                 ));
             }
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(poll::pause(started));
         }
     }
 
@@ -509,7 +510,7 @@ impl MilvusEngine {
                     format!("not finished after {READY_LIMIT:?}: {} of {} rows indexed", d.indexed_rows, d.total_rows),
                 ));
             }
-            std::thread::sleep(Duration::from_millis(200));
+            std::thread::sleep(poll::pause(started));
         }
     }
 }

@@ -3,6 +3,7 @@
 //! and checking row shapes. Credentials are kept out of messages by [`crate::secret`].
 
 pub mod filter;
+pub mod poll;
 pub mod pool;
 pub mod process;
 pub mod rows;
