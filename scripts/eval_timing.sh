@@ -35,6 +35,9 @@ with open(f"{work}/qrels.txt", "w") as qrels, open(f"{work}/run.trec", "w") as r
                        for k, d in enumerate(docs))
 PY
 echo "run: $(du -m "$work/run.trec" | cut -f1) MB, $(wc -l < "$work/run.trec") lines; qrels: $(wc -l < "$work/qrels.txt") lines"
+# The generated files written out before the first round: neither side's time should include
+# the writeback of 80 MB it did not write (ragdbeval's fsync of its output would wait for it).
+sync
 source "$here/servers/common.sh"
 servers_venv 'pytrec_eval-terrier>=0.5'
 cat > "$work/pytrec.py" <<'PY'
