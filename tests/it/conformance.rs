@@ -234,7 +234,7 @@ fn run_case(engine: &str) {
 /// No stale hit, and recall under streaming no more than 0.05 below the engine's static floor.
 fn stream_case(engine: &str, dataset: &str, url: Option<&str>) {
     let case = &crate::common::entry(engine).meta.conformance;
-    let dir = tempfile::tempdir().unwrap();
+    let mut dir = tempfile::tempdir().unwrap();
     let runbook = concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/runbooks/stream.toml");
     // The highest effort of the sweep (`hnsw_ef=8,32,128` → `hnsw_ef=128`).
     let best_effort = case
@@ -264,7 +264,18 @@ fn stream_case(engine: &str, dataset: &str, url: Option<&str>) {
     for p in &params {
         args.extend(["--search-param", *p]);
     }
-    let out = ragdbeval(dir.path(), &args);
+    let mut out = ragdbeval(dir.path(), &args);
+    // Single-node Chroma can fail a search that races a delete of one of its hits ("Error
+    // finding id", HTTP 500), more often on a loaded machine. ragdbeval reports it as the
+    // engine's failure, as it should; the case is run once more so that the rest is tested.
+    if !out.status.success() && stderr(&out).contains("Error finding id") {
+        eprintln!(
+            "{engine} stream: the server's search/delete race, run again: {}",
+            stderr(&out)
+        );
+        dir = tempfile::tempdir().unwrap();
+        out = ragdbeval(dir.path(), &args);
+    }
     assert!(out.status.success(), "{} stream: {}", engine, stderr(&out));
     let r = RunResult::load(&dir.path().join("results/s.json")).unwrap();
     assert_eq!(r.status.state, RunState::Completed, "{}", engine);
