@@ -21,7 +21,8 @@
 #   PRIMARY KEY, embedding vector(D)`; then one session runs `CREATE INDEX ... USING hnsw`
 #   (m = 16, ef_construction = 64) and `ANALYZE` with maintenance_work_mem = MWM (default 2GB,
 #   the 1M x 128 graph never spills) and max_parallel_maintenance_workers = WORKERS (default 1:
-#   one worker beside the leader on 2 cores). ragdbeval sends one COPY per stream
+#   one worker beside the leader on 2 cores). One untimed native COPY and a CHECKPOINT come
+#   before the first round, so no round pays for creating the WAL segments. ragdbeval sends one COPY per stream
 #   (`--batch-size SIZE/STREAMS`); its index build is CREATE INDEX, ANALYZE, the row count and
 #   the plan check.
 # redis: `redis-cli --pipe` (Debian's redis-tools, installed when missing), one per stream,
