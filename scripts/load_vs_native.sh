@@ -22,9 +22,9 @@
 #   (m = 16, ef_construction = 64) and `ANALYZE` with maintenance_work_mem = MWM (default 2GB,
 #   the 1M x 128 graph never spills) and max_parallel_maintenance_workers = WORKERS (default 1:
 #   one worker beside the leader on 2 cores). One untimed native COPY and a CHECKPOINT come
-#   before the first round, so no round pays for creating the WAL segments. ragdbeval sends one COPY per stream
-#   (`--batch-size SIZE/STREAMS`); its index build is CREATE INDEX, ANALYZE, the row count and
-#   the plan check.
+#   before the first round, so no round pays for creating the WAL segments. ragdbeval sends
+#   one COPY per stream (`--batch-size SIZE/STREAMS`); its index build is CREATE INDEX,
+#   ANALYZE, the row count and the plan check.
 # redis: `redis-cli --pipe` (Debian's redis-tools, installed when missing), one per stream,
 #   each sending a file of `VADD key FP32 <blob> <id> Q8 EF 200 M 16` in the Redis protocol
 #   as fast as the server takes it; ragdbeval pipelines BATCH (default 1000) VADDs per round
