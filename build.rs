@@ -132,7 +132,8 @@ include!("adapters/engines.rs");
 /// of the others carry `#[cfg_attr(not(engine_runs = "<name>"), ignore = ...)]`, so libtest
 /// reports them as ignored instead of letting them pass without testing anything.
 ///
-/// Embedded engines run when their adapter is built (see [`adapter_built`]). A server engine runs when its URL variable is set, or when
+/// An engine runs only when its adapter is built (see [`adapter_built`]): an embedded engine
+/// then always, a server engine when its URL variable is set, or when
 /// `CI` is set and its server can be started here (a script in `scripts/servers/`; a missing
 /// server is then a failure, which the test reports). Qdrant has no script (no package
 /// exists), so its tests run only when `QDRANT_URL` is set, under CI too.
@@ -161,7 +162,8 @@ fn server_cfgs() {
             println!("cargo:rustc-cfg=server_engine=\"{name}\"");
         }
         let runs = match &meta.server {
-            None => adapter_built(name),
+            _ if !adapter_built(name) => false,
+            None => true,
             Some(_) if listed.split([',', ' ']).any(|s| s == name) => true,
             Some(server) => {
                 // Cargo re-runs this script when the variable's value changes: the URL, port

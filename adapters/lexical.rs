@@ -8,6 +8,7 @@ lexical_engines! {
         exact => "exact",
         #[cfg(feature = "qdrant-edge")]
         qdrant_edge => "qdrant-edge",
+        #[cfg(feature = "pgvector")]
         pgvector => "pgvector",
     ]
     lexical_only: [

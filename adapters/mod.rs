@@ -11,8 +11,8 @@
 //! finding a server's process, the row-shape check, idle connections) is in [`support`]; URL redaction is
 //! [`crate::secret`], which every layer uses.
 
-use crate::engine::EngineEntry;
 use crate::engine::hybrid::LexicalEntry;
+use crate::engine::{EngineEntry, EngineError};
 
 /// Parameter parsing shared by the qdrant and qdrant-edge adapters.
 pub mod qdrant_settings;
@@ -21,26 +21,89 @@ pub mod qdrant_settings;
 pub mod support;
 
 macro_rules! engines {
-    ($($(#[$only_if:meta])? $module:ident => $name:literal,)*) => {
-        $($(#[$only_if])? pub mod $module;)*
+    ($($(#[cfg(feature = $feature:literal)])? $module:ident => $name:literal,)*) => {
+        $(
+            $(#[cfg(feature = $feature)])?
+            pub mod $module;
+            $(
+                /// Left out of this build: the engine's declaration and parameter sets, so it
+                /// is listed and its settings are checked, and an `open` that names the build.
+                #[cfg(not(feature = $feature))]
+                pub mod $module {
+                    pub mod meta {
+                        include!(concat!(
+                            env!("CARGO_MANIFEST_DIR"), "/adapters/", stringify!($module), "/meta.rs"
+                        ));
+                    }
+
+                    /// The engine's named parameter sets and sweeps.
+                    pub const CONFIG: &str = include_str!(concat!(
+                        env!("CARGO_MANIFEST_DIR"), "/adapters/", stringify!($module), "/config.toml"
+                    ));
+
+                    /// This build has no such adapter: says how to get one.
+                    pub fn open(
+                        _opts: &crate::engine::ConnectOptions,
+                    ) -> crate::engine::EngineResult<Box<dyn crate::engine::VectorEngine>> {
+                        Err(super::not_built($name, $feature))
+                    }
+                }
+            )?
+        )*
 
         /// Every registered engine, in the order `ragdbeval engines` lists them.
         pub const ENGINES: &[EngineEntry] = &[
-            $($(#[$only_if])? EngineEntry {
+            $(EngineEntry {
                 name: $name,
                 meta: &$module::meta::ENGINE,
                 config_toml: $module::CONFIG,
                 open: $module::open,
+                left_out: left_out!($($feature)?),
             },)*
         ];
     };
+}
+
+/// The cargo feature of a registry line's `#[cfg]` when this build does not have it.
+macro_rules! left_out {
+    () => {
+        None
+    };
+    ($feature:literal) => {
+        if cfg!(feature = $feature) {
+            None
+        } else {
+            Some($feature)
+        }
+    };
+}
+
+/// Refuses, before anything is loaded, an engine whose adapter this build left out.
+pub fn check_built(entry: &EngineEntry) -> Result<(), EngineError> {
+    match entry.left_out {
+        Some(feature) => Err(not_built(entry.name, feature)),
+        None => Ok(()),
+    }
+}
+
+/// The error of an engine whose cargo feature this build left out.
+fn not_built(engine: &str, feature: &str) -> EngineError {
+    EngineError::op(
+        engine,
+        "open",
+        format!(
+            "this ragdbeval was built without the `{feature}` cargo feature: run it through \
+             ./scripts/ragdbeval, which builds the engines a command names, or build it with \
+             `cargo build --release --features {feature}`"
+        ),
+    )
 }
 
 include!("engines.rs");
 
 macro_rules! lexical_engines {
     (
-        beside_dense: [$($(#[$a:meta])? $module:ident => $name:literal,)*]
+        beside_dense: [$($(#[cfg(feature = $dense_feature:literal)])? $module:ident => $name:literal,)*]
         lexical_only: [$($(#[$b:meta])? $only:ident => $only_name:literal,)*]
     ) => {
         $($(#[$b])? pub mod $only;)*
@@ -48,11 +111,22 @@ macro_rules! lexical_engines {
         /// Every engine with lexical (sparse or text) retrieval, in the order
         /// `ragdbeval engines` lists them.
         pub const LEXICAL: &[LexicalEntry] = &[
-            $($(#[$a])? LexicalEntry {
-                name: $name,
-                summary: $module::hybrid::SUMMARY,
-                open: $module::hybrid::open,
-            },)*
+            $(
+                $(#[cfg(feature = $dense_feature)])?
+                LexicalEntry {
+                    name: $name,
+                    summary: $module::hybrid::SUMMARY,
+                    open: $module::hybrid::open,
+                },
+                $(
+                    #[cfg(not(feature = $dense_feature))]
+                    LexicalEntry {
+                        name: $name,
+                        summary: concat!("not in this build (cargo feature `", $dense_feature, "`)"),
+                        open: |_| Err(not_built($name, $dense_feature)),
+                    },
+                )?
+            )*
             $($(#[$b])? LexicalEntry {
                 name: $only_name,
                 summary: $only::SUMMARY,

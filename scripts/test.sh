@@ -92,10 +92,12 @@ if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
 fi
 
 # Calls and types go one way along the data path, functions and files stay short enough to
-# read (120 and 650 lines outside tests), and the tree and --help speak of the software, never
-# of how it was made: each fails the run on a hit.
+# read (120 and 650 lines outside tests), the tree and --help speak of the software, never
+# of how it was made, and the build without server engines compiles its crates as the full
+# build does (scripts/ragdbeval switches between them): each fails the run on a hit.
 if [ $# -eq 0 ]; then
   python3 "$here/check_layers.py" >&2
+  python3 "$here/check_feature_pins.py" >&2
   python3 "$here/longest_functions.py" --max 120 --max-file-lines 650 >&2
   python3 "$here/check_words.py" --binary "$CARGO_TARGET_DIR/release/ragdbeval" >&2
 fi

@@ -514,6 +514,9 @@ pub struct EngineEntry {
     /// The engine folder's `config.toml` (named parameter sets and sweeps).
     pub config_toml: &'static str,
     pub open: fn(&ConnectOptions) -> EngineResult<Box<dyn VectorEngine>>,
+    /// The cargo feature this build was made without, for an engine whose adapter it left
+    /// out (its `open` then refuses).
+    pub left_out: Option<&'static str>,
 }
 
 impl EngineEntry {

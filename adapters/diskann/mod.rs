@@ -36,49 +36,26 @@ pub mod meta;
 /// The engine's named parameter sets and sweeps.
 pub const CONFIG: &str = include_str!("config.toml");
 
-#[cfg(feature = "diskann")]
-mod disk;
-#[cfg(feature = "diskann")]
-mod engine;
-#[cfg(feature = "diskann")]
-mod graph;
-#[cfg(feature = "diskann")]
-mod query;
-#[cfg(feature = "diskann")]
-mod settings;
-#[cfg(all(test, feature = "diskann"))]
-mod tests;
-
-#[cfg(feature = "diskann")]
-pub use engine::DiskAnn;
-
 /// Registry name of the engine.
 const NAME: &str = "diskann";
 
-/// The version of DiskANN's crates, pinned in Cargo.toml.
-#[cfg(feature = "diskann")]
-const DISKANN_VERSION: &str = "0.61.0";
+mod disk;
+mod engine;
+mod graph;
+mod query;
+mod settings;
+#[cfg(test)]
+mod tests;
 
-/// What builds a ragdbeval that has this engine.
-pub const BUILD_COMMAND: &str = "cargo build --release --features diskann";
+pub use engine::DiskAnn;
+
+/// The version of DiskANN's crates, pinned in Cargo.toml.
+const DISKANN_VERSION: &str = "0.61.0";
 
 /// Opens the adapter. The engine runs in-process: there is nothing to connect to, and no
 /// file to recreate (the on-disk index's files live in a directory of each collection's
 /// own, removed with it).
-#[cfg(feature = "diskann")]
 pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
     Ok(Box::new(DiskAnn::default()))
 }
 
-/// This build has no DiskANN: says how to get one.
-#[cfg(not(feature = "diskann"))]
-pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
-    Err(crate::engine::EngineError::op(
-        NAME,
-        "open",
-        format!(
-            "this ragdbeval was built without the `diskann` cargo feature; build it with \
-             `{BUILD_COMMAND}`"
-        ),
-    ))
-}

@@ -26,44 +26,21 @@ pub mod meta;
 
 pub const CONFIG: &str = include_str!("config.toml");
 
-#[cfg(feature = "duckdb")]
 mod engine;
-#[cfg(feature = "duckdb")]
 mod params;
-#[cfg(feature = "duckdb")]
 mod report;
-#[cfg(feature = "duckdb")]
 mod sql;
-#[cfg(feature = "duckdb")]
 mod store;
-#[cfg(all(test, feature = "duckdb"))]
+#[cfg(test)]
 mod tests;
 
-#[cfg(feature = "duckdb")]
 pub use engine::DuckDb;
 
 /// The registry name.
 const ENGINE: &str = "duckdb";
 
-/// What builds a ragdbeval that has this engine.
-pub const BUILD_COMMAND: &str =
-    "scripts/install/duckdb.sh && cargo build --release --features duckdb";
-
 /// Opens the engine: checks that the vss extension is installed and loads into DuckDB.
-#[cfg(feature = "duckdb")]
 pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
     engine::open(opts)
 }
 
-/// This build has no DuckDB: says how to get one.
-#[cfg(not(feature = "duckdb"))]
-pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
-    Err(crate::engine::EngineError::op(
-        ENGINE,
-        "open",
-        format!(
-            "this ragdbeval was built without the `duckdb` cargo feature; build it with \
-             `{BUILD_COMMAND}`"
-        ),
-    ))
-}

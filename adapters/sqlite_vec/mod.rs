@@ -23,20 +23,14 @@
 
 use crate::engine::{ConnectOptions, EngineResult, VectorEngine};
 
-#[cfg(feature = "sqlite-vec")]
 mod collection;
-#[cfg(feature = "sqlite-vec")]
 mod conn;
-#[cfg(feature = "sqlite-vec")]
 mod engine;
-#[cfg(feature = "sqlite-vec")]
 mod params;
-#[cfg(feature = "sqlite-vec")]
 mod sql;
-#[cfg(all(test, feature = "sqlite-vec"))]
+#[cfg(test)]
 mod tests;
 
-#[cfg(feature = "sqlite-vec")]
 pub use engine::SqliteVec;
 
 /// What this engine declares about itself (summary, server, conformance settings).
@@ -48,24 +42,8 @@ pub const CONFIG: &str = include_str!("config.toml");
 /// Registry name of the engine.
 const ENGINE: &str = "sqlite-vec";
 
-/// What builds a ragdbeval that has this engine.
-pub const BUILD_COMMAND: &str = "cargo build --release --features sqlite-vec";
-
 /// Opens the adapter; nothing to connect to (`url` does not apply), `recreate` is honoured.
-#[cfg(feature = "sqlite-vec")]
 pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
     Ok(Box::new(SqliteVec::new(opts)?))
 }
 
-/// This build has no sqlite-vec: says how to get one.
-#[cfg(not(feature = "sqlite-vec"))]
-pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
-    Err(crate::engine::EngineError::op(
-        ENGINE,
-        "open",
-        format!(
-            "this ragdbeval was built without the `sqlite-vec` cargo feature; build it with \
-             `{BUILD_COMMAND}`"
-        ),
-    ))
-}

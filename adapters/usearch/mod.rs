@@ -16,16 +16,12 @@
 
 use crate::engine::{ConnectOptions, EngineResult, VectorEngine};
 
-#[cfg(feature = "usearch")]
 mod collection;
-#[cfg(feature = "usearch")]
 mod engine;
-#[cfg(feature = "usearch")]
 mod settings;
-#[cfg(all(test, feature = "usearch"))]
+#[cfg(test)]
 mod tests;
 
-#[cfg(feature = "usearch")]
 pub use engine::USearch;
 
 /// What this engine declares about itself (summary, server, conformance settings).
@@ -37,25 +33,9 @@ pub const CONFIG: &str = include_str!("config.toml");
 /// Registry name of the engine.
 const NAME: &str = "usearch";
 
-/// What builds a ragdbeval that has this engine.
-pub const BUILD_COMMAND: &str = "cargo build --release --features usearch";
-
 /// Opens the adapter. The engine runs in-process: there is nothing to connect to, and no
 /// file to recreate (the index lives in memory).
-#[cfg(feature = "usearch")]
 pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
     Ok(Box::new(USearch::default()))
 }
 
-/// This build has no usearch: says how to get one.
-#[cfg(not(feature = "usearch"))]
-pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
-    Err(crate::engine::EngineError::op(
-        NAME,
-        "open",
-        format!(
-            "this ragdbeval was built without the `usearch` cargo feature; build it with \
-             `{BUILD_COMMAND}`"
-        ),
-    ))
-}

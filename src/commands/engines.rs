@@ -10,7 +10,14 @@ use crate::params::{EngineConfig, expand};
 pub fn run() -> anyhow::Result<ExitCode> {
     for e in ENGINES {
         let kind = if e.embedded() { "embedded" } else { "server" };
-        println!("{:<12} [{kind}] {}", e.name, e.summary());
+        match e.left_out {
+            None => println!("{:<12} [{kind}] {}", e.name, e.summary()),
+            Some(feature) => println!(
+                "{:<12} [{kind}] {}; not in this build: cargo feature `{feature}`",
+                e.name,
+                e.summary()
+            ),
+        }
         let cfg = EngineConfig::parse(e.config_toml)
             .with_context(|| format!("config of engine {}", e.name))?;
         for (name, set) in &cfg.sets {

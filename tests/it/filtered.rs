@@ -412,6 +412,7 @@ fn an_engine_that_drops_the_filter_is_caught() {
         meta: &ragdbeval::adapters::exact::meta::ENGINE,
         config_toml: "",
         open,
+        left_out: None,
     };
     let ds = dataset::load(
         "gen:clustered:n=2000,dim=8,queries=50,seed=1",

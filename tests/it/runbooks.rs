@@ -285,6 +285,7 @@ static BROKEN: EngineEntry = EngineEntry {
     meta: &adapters::exact::meta::ENGINE,
     config_toml: "",
     open: open_broken,
+    left_out: None,
 };
 
 #[test]
@@ -401,6 +402,7 @@ static DYING: EngineEntry = EngineEntry {
     meta: &adapters::exact::meta::ENGINE,
     config_toml: "",
     open: open_dying,
+    left_out: None,
 };
 
 #[test]

@@ -266,6 +266,7 @@ static SNAPSHOT: EngineEntry = EngineEntry {
     meta: &adapters::exact::meta::ENGINE,
     config_toml: "",
     open: open_snapshot,
+    left_out: None,
 };
 
 static SLOW_WRITES: EngineEntry = EngineEntry {
@@ -274,6 +275,7 @@ static SLOW_WRITES: EngineEntry = EngineEntry {
     meta: &adapters::exact::meta::ENGINE,
     config_toml: "",
     open: open_slow_writes,
+    left_out: None,
 };
 
 /// Build, then one stream step of `toml` (without the static searches, which a snapshot
@@ -330,6 +332,7 @@ static ONE_THREAD: EngineEntry = EngineEntry {
     meta: &adapters::exact::meta::ENGINE,
     config_toml: "",
     open: open_stub,
+    left_out: None,
 };
 
 #[test]

@@ -46,6 +46,9 @@ pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             adapters::lexical_names()
         )
     })?;
+    if let Some(dense) = adapters::find(&args.engine) {
+        adapters::check_built(dense)?;
+    }
     let relevant = check_depths(&args)?;
     let mut lock = match &args.name {
         Some(name) => Some(ResultLock::acquire(&args.out.join(format!("{name}.json")))?),

@@ -22,13 +22,15 @@ use super::{load_options, resolve_runbook};
 
 /// The engine named by `--engine`.
 pub(super) fn find_engine(args: &BenchArgs) -> anyhow::Result<&'static EngineEntry> {
-    adapters::find(&args.engine).ok_or_else(|| {
+    let entry = adapters::find(&args.engine).ok_or_else(|| {
         anyhow!(
             "unknown engine `{}`; available: {}",
             args.engine,
             adapters::names()
         )
-    })
+    })?;
+    adapters::check_built(entry)?;
+    Ok(entry)
 }
 
 /// Checks `-k`, `--relevant` and `--repeat-build` before anything is loaded; returns the
