@@ -92,9 +92,9 @@ fn not_built(engine: &str, feature: &str) -> EngineError {
         engine,
         "open",
         format!(
-            "this ragdbeval was built without the `{feature}` cargo feature: run it through \
-             ./scripts/ragdbeval, which builds the engines a command names, or build it with \
-             `cargo build --release --features {feature}`"
+            "this ragdbeval was built without the `{feature}` cargo feature: build it with \
+             `cargo build --release --features {feature}`, or run \
+             `RAGDBEVAL_FEATURES={feature} ./scripts/ragdbeval ...`"
         ),
     )
 }
@@ -208,6 +208,21 @@ mod tests {
                 "scripts/servers/{name} has no server engine"
             );
         }
+    }
+
+    #[test]
+    fn an_engine_left_out_is_refused_naming_its_feature() {
+        let mut entry = *super::find("exact").expect("exact");
+        assert!(super::check_built(&entry).is_ok());
+        entry.left_out = Some("pgvector");
+        let err = super::check_built(&entry)
+            .expect_err("left out")
+            .to_string();
+        assert!(err.contains("`pgvector` cargo feature"), "{err}");
+        assert!(
+            err.contains("cargo build --release --features pgvector"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 # Sourced by the scripts that run one job on every engine `ragdbeval engines` lists (not run on
 # its own). After `every_engine_start`:
-#   bin      the ragdbeval binary (built by scripts/ragdbeval with the in-process engines'
-#            features, RAGDBEVAL_FEATURES, unless RAGDBEVAL_BIN is set)
+#   bin      the ragdbeval binary (built by scripts/ragdbeval with every engine: the default
+#            features, the server engines among them, and the in-process engines' features;
+#            RAGDBEVAL_FEATURES overrides them, RAGDBEVAL_BIN names a binary instead)
 #   work     a temporary directory, removed on exit with the servers started here
 #   engines  the engines to run: the embedded ones, the servers this project's scripts start
 #            (scripts/servers/<engine>.sh), and a server engine without a script when its
@@ -24,7 +25,7 @@ every_engine_cleanup() {
 
 every_engine_start() { # script name, for messages
   if [ -z "${RAGDBEVAL_BIN:-}" ]; then
-    export RAGDBEVAL_FEATURES=${RAGDBEVAL_FEATURES:-usearch,sqlite-vec,duckdb,diskann,bm25}
+    export RAGDBEVAL_FEATURES=${RAGDBEVAL_FEATURES:-default,usearch,sqlite-vec,duckdb,diskann,bm25}
     [[ ",$RAGDBEVAL_FEATURES," != *,duckdb,* ]] || "$every_engine_here/install/duckdb.sh" >/dev/null
   fi
   bin=${RAGDBEVAL_BIN:-$("$every_engine_here/ragdbeval" --version >/dev/null && echo "${CARGO_TARGET_DIR:-$HOME/.cache/ragdbeval/target}/release/ragdbeval")}

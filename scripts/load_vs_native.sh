@@ -74,7 +74,8 @@ esac
 
 source "$here/env.sh"
 source "$here/servers/common.sh"
-bin=${RAGDBEVAL_BIN:-$("$here/ragdbeval" --version >/dev/null && echo "${CARGO_TARGET_DIR:-$HOME/.cache/ragdbeval/target}/release/ragdbeval")}
+# The full build: the server engines are cargo features scripts/ragdbeval adds for `--db`.
+bin=${RAGDBEVAL_BIN:-$(RAGDBEVAL_FEATURES="default${RAGDBEVAL_FEATURES:+,$RAGDBEVAL_FEATURES}" "$here/ragdbeval" --version >/dev/null && echo "${CARGO_TARGET_DIR:-$HOME/.cache/ragdbeval/target}/release/ragdbeval")}
 work=$(mktemp -d)
 started=""
 cleanup() {

@@ -507,6 +507,7 @@ impl std::fmt::Debug for ConnectOptions {
 
 /// A registered engine: its name, what it is, its parameter sets and how to open it.
 /// One line in `adapters/engines.rs` per engine.
+#[derive(Clone, Copy)]
 pub struct EngineEntry {
     pub name: &'static str,
     /// What the adapter declares about itself (`adapters/<module>/meta.rs`).
