@@ -32,9 +32,6 @@ pub const SUMMARY: &str = "tantivy's BM25 over the rows' texts (inverted index, 
 /// Registry name of the engine.
 const NAME: &str = "bm25";
 
-/// What builds a ragdbeval that has this engine.
-pub const BUILD_COMMAND: &str = "cargo build --release --features bm25";
-
 /// Opens the adapter. The index lives in the run's work directory; `--recreate` replaces one
 /// left there.
 #[cfg(feature = "bm25")]
@@ -45,12 +42,5 @@ pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn HybridEngine>> {
 /// This build has no tantivy: says how to get one.
 #[cfg(not(feature = "bm25"))]
 pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn HybridEngine>> {
-    Err(crate::engine::EngineError::op(
-        NAME,
-        "open",
-        format!(
-            "this ragdbeval was built without the `bm25` cargo feature; build it with \
-             `{BUILD_COMMAND}`"
-        ),
-    ))
+    Err(super::not_built(NAME, "bm25"))
 }
