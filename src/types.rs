@@ -99,6 +99,13 @@ pub enum ElementType {
     Int8,
 }
 
+/// Serialized by its numpy name.
+impl serde::Serialize for ElementType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 impl ElementType {
     /// The numpy name (`float32`, `float16`, `uint8`, `int8`), as results record it.
     pub fn name(self) -> &'static str {

@@ -41,88 +41,38 @@ fn bad(path: &Path, message: String) -> DatasetError {
     }
 }
 
-/// The component type of a vector file, from its extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ElementType {
-    /// `.fbin`: little-endian `f32`.
-    F32,
-    /// `.u8bin`: `u8`.
-    U8,
-    /// `.i8bin`: `i8`.
-    I8,
-}
+pub use crate::types::ElementType;
 
-impl serde::Serialize for ElementType {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
+/// The element type a file's extension names, if it is a big-ann vector file.
+pub fn file_type(path: &Path) -> Option<ElementType> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("fbin") => Some(ElementType::Float32),
+        Some("u8bin") => Some(ElementType::Uint8),
+        Some("i8bin") => Some(ElementType::Int8),
+        _ => None,
     }
 }
 
-impl ElementType {
-    /// The element type a file's extension names, if it is a big-ann vector file.
-    pub fn of(path: &Path) -> Option<ElementType> {
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("fbin") => Some(ElementType::F32),
-            Some("u8bin") => Some(ElementType::U8),
-            Some("i8bin") => Some(ElementType::I8),
-            _ => None,
-        }
+/// The file extension of vectors of `elem`, without the dot. The format has no file type
+/// for float16 (`f16bin` names the one it would be; [`write_vectors`] refuses it).
+pub fn extension(elem: ElementType) -> &'static str {
+    match elem {
+        ElementType::Float32 => "fbin",
+        ElementType::Float16 => "f16bin",
+        ElementType::Uint8 => "u8bin",
+        ElementType::Int8 => "i8bin",
     }
+}
 
-    /// The file extension, without the dot.
-    pub fn extension(self) -> &'static str {
-        match self {
-            ElementType::F32 => "fbin",
-            ElementType::U8 => "u8bin",
-            ElementType::I8 => "i8bin",
-        }
-    }
-
-    /// The numpy name of the type, as big-ann-benchmarks' dataset classes spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            ElementType::F32 => "float32",
-            ElementType::U8 => "uint8",
-            ElementType::I8 => "int8",
-        }
-    }
-
-    /// Bytes per component.
-    pub fn size(self) -> usize {
-        match self {
-            ElementType::F32 => 4,
-            ElementType::U8 | ElementType::I8 => 1,
-        }
-    }
-
-    /// One component from its `size()` little-endian bytes.
-    fn decode(self, bytes: &[u8]) -> f32 {
-        match (self, bytes) {
-            (ElementType::F32, [a, b, c, d]) => f32::from_le_bytes([*a, *b, *c, *d]),
-            (ElementType::U8, [a]) => f32::from(*a),
-            (ElementType::I8, [a]) => f32::from(*a as i8),
-            // `chunks_exact(size())` never hands over another length.
-            _ => f32::NAN,
-        }
-    }
-
-    /// The inclusive range an integer type holds (None for `f32`).
-    fn integer_range(self) -> Option<(f32, f32)> {
-        match self {
-            ElementType::F32 => None,
-            ElementType::U8 => Some((0.0, 255.0)),
-            ElementType::I8 => Some((-128.0, 127.0)),
-        }
-    }
-
-    /// The dataset's element type for files of this type: the values are held as f32 in
-    /// memory (exact for every 8-bit integer), the type says what they are.
-    pub fn element_type(self) -> crate::types::ElementType {
-        match self {
-            ElementType::F32 => crate::types::ElementType::Float32,
-            ElementType::U8 => crate::types::ElementType::Uint8,
-            ElementType::I8 => crate::types::ElementType::Int8,
-        }
+/// One component from its `bytes()` little-endian bytes.
+fn decode(elem: ElementType, bytes: &[u8]) -> f32 {
+    match (elem, bytes) {
+        (ElementType::Float32, [a, b, c, d]) => f32::from_le_bytes([*a, *b, *c, *d]),
+        (ElementType::Uint8, [a]) => f32::from(*a),
+        (ElementType::Int8, [a]) => f32::from(*a as i8),
+        // `chunks_exact(bytes())` never hands over another length, and `file_type` never
+        // names float16.
+        _ => f32::NAN,
     }
 }
 
@@ -181,7 +131,7 @@ fn check_vector_header(
         ));
     }
     let expected =
-        u128::from(HEADER_BYTES) + u128::from(rows) * u128::from(dim) * elem.size() as u128;
+        u128::from(HEADER_BYTES) + u128::from(rows) * u128::from(dim) * elem.bytes() as u128;
     let actual = u128::from(len);
     if actual < expected {
         return Err(bad(
@@ -190,7 +140,7 @@ fn check_vector_header(
                 "header claims {rows} rows × {dim} dimensions of {} ({expected} bytes with the \
                  header) but the file has {len} bytes: truncated, or not a .{} file",
                 elem.name(),
-                elem.extension()
+                extension(elem)
             ),
         ));
     }
@@ -202,7 +152,7 @@ fn check_vector_header(
                  make {expected} ({} bytes too many): a wrong header, or not a .{} file",
                 elem.name(),
                 actual - expected,
-                elem.extension()
+                extension(elem)
             ),
         ));
     }
@@ -329,8 +279,8 @@ impl<R: Read> VectorSource<R> {
             .checked_mul(cols)
             .ok_or_else(|| bad(&self.path, format!("{keep} × {cols} components overflow")))?;
         let elem = self.elem;
-        let data = read_components(&mut self.reader, &self.path, count, elem.size(), |b| {
-            elem.decode(b)
+        let data = read_components(&mut self.reader, &self.path, count, elem.bytes(), |b| {
+            decode(elem, b)
         })?;
         let vectors = Vectors::new(data, cols).map_err(|e| bad(&self.path, e.to_string()))?;
         Ok(BinVectors {
@@ -361,8 +311,8 @@ impl<R: Read> VectorSource<R> {
             &mut self.reader,
             &self.path,
             spill.as_mut_slice(),
-            elem.size(),
-            |b| elem.decode(b),
+            elem.bytes(),
+            |b| decode(elem, b),
         )?;
         let vectors = spill.finish(&SpillNote {
             rows_in_source: rows,
@@ -454,7 +404,7 @@ pub fn read_vectors(
 /// touched. The header is checked against the file's size as by [`read_vectors`].
 pub fn map_vectors(path: &Path, limit: Option<usize>) -> Result<BinVectors, DatasetError> {
     let (reader, len) = open(path)?;
-    let source = VectorSource::open(reader, len, path, ElementType::F32)?;
+    let source = VectorSource::open(reader, len, path, ElementType::Float32)?;
     let BinHeader { rows, cols } = source.header;
     let keep = limit.map_or(rows, |l| l.min(rows));
     let map = super::map_file(path)?;
@@ -505,14 +455,14 @@ mod tests {
             .iter()
             .flat_map(|x| x.to_le_bytes())
             .collect();
-        let v = parse_vectors(&file(3, 2, &f), label(), ElementType::F32, None).unwrap();
+        let v = parse_vectors(&file(3, 2, &f), label(), ElementType::Float32, None).unwrap();
         assert_eq!(v.rows_in_file, 3);
         assert_eq!(v.vectors.dim(), 2);
         assert_eq!(v.vectors.row(1), &[3.25, 4.0]);
         let u = parse_vectors(
             &file(2, 2, &[0, 255, 7, 128]),
             label(),
-            ElementType::U8,
+            ElementType::Uint8,
             None,
         )
         .unwrap();
@@ -520,7 +470,7 @@ mod tests {
         let i = parse_vectors(
             &file(1, 3, &[0x80, 0xff, 0x7f]),
             label(),
-            ElementType::I8,
+            ElementType::Int8,
             None,
         )
         .unwrap();
@@ -530,11 +480,11 @@ mod tests {
     #[test]
     fn a_limit_reads_only_the_kept_rows() {
         let bytes = file(4, 1, &[1, 2, 3, 4]);
-        let v = parse_vectors(&bytes, label(), ElementType::U8, Some(2)).unwrap();
+        let v = parse_vectors(&bytes, label(), ElementType::Uint8, Some(2)).unwrap();
         assert_eq!(v.vectors.as_flat(), &[1.0, 2.0]);
         assert_eq!(v.rows_in_file, 4);
         // A limit above the file keeps the file.
-        let v = parse_vectors(&bytes, label(), ElementType::U8, Some(9)).unwrap();
+        let v = parse_vectors(&bytes, label(), ElementType::Uint8, Some(9)).unwrap();
         assert_eq!(v.vectors.len(), 4);
     }
 
@@ -546,20 +496,20 @@ mod tests {
                 .to_string()
         };
         // u32::MAX × u32::MAX floats: refused from the header, nothing allocated.
-        let e = err(&file(u32::MAX, u32::MAX, &[0; 16]), ElementType::F32);
+        let e = err(&file(u32::MAX, u32::MAX, &[0; 16]), ElementType::Float32);
         assert!(e.contains("x.fbin") && e.contains("4294967295 rows"), "{e}");
         assert!(e.contains("24 bytes"), "{e}");
-        let e = err(&file(2, 2, &[0; 15]), ElementType::F32);
+        let e = err(&file(2, 2, &[0; 15]), ElementType::Float32);
         assert!(e.contains("truncated") && e.contains("23 bytes"), "{e}");
-        let e = err(&file(1, 2, &[0; 3]), ElementType::U8);
+        let e = err(&file(1, 2, &[0; 3]), ElementType::Uint8);
         assert!(e.contains("1 bytes too many"), "{e}");
-        let e = err(&file(5, 0, &[]), ElementType::U8);
+        let e = err(&file(5, 0, &[]), ElementType::Uint8);
         assert!(e.contains("dimension 0"), "{e}");
-        let e = err(&file(0, 4, &[]), ElementType::U8);
+        let e = err(&file(0, 4, &[]), ElementType::Uint8);
         assert!(e.contains("0 rows"), "{e}");
-        let e = err(&[], ElementType::F32);
+        let e = err(&[], ElementType::Float32);
         assert!(e.contains("0 bytes") && e.contains("header"), "{e}");
-        let e = err(&[1, 0, 0], ElementType::F32);
+        let e = err(&[1, 0, 0], ElementType::Float32);
         assert!(e.contains("3 bytes"), "{e}");
     }
 
@@ -603,11 +553,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("q.u8bin");
         for (bad_value, elem) in [
-            (0.5, ElementType::U8),
-            (256.0, ElementType::U8),
-            (-1.0, ElementType::U8),
-            (128.0, ElementType::I8),
-            (-129.0, ElementType::I8),
+            (0.5, ElementType::Uint8),
+            (256.0, ElementType::Uint8),
+            (-1.0, ElementType::Uint8),
+            (128.0, ElementType::Int8),
+            (-129.0, ElementType::Int8),
         ] {
             let v = Vectors::new(vec![1.0, bad_value], 2).unwrap();
             let e = write_vectors(&path, &v, elem).unwrap_err().to_string();
@@ -615,8 +565,8 @@ mod tests {
             assert!(!path.exists(), "nothing written for {bad_value}");
         }
         let v = Vectors::new(vec![-128.0, 127.0, 0.0, -0.0], 2).unwrap();
-        write_vectors(&path, &v, ElementType::I8).unwrap();
-        let back = read_vectors(&path, ElementType::I8, None).unwrap();
+        write_vectors(&path, &v, ElementType::Int8).unwrap();
+        let back = read_vectors(&path, ElementType::Int8, None).unwrap();
         assert_eq!(back.vectors, v);
     }
 
@@ -631,15 +581,15 @@ mod tests {
             ids: vec![0, 1],
             distances: vec![1.0, 7.0],
         };
-        write_dataset(&out, ElementType::U8, &train, &test, &truth).unwrap();
+        write_dataset(&out, ElementType::Uint8, &train, &test, &truth).unwrap();
         let files = find_files(&out).unwrap().unwrap();
-        assert_eq!(files.base_type, ElementType::U8);
+        assert_eq!(files.base_type, ElementType::Uint8);
         let back = read_vectors(&files.base, files.base_type, None).unwrap();
         assert_eq!(back.vectors, train);
         let gt = read_truth(files.groundtruth.as_deref().unwrap(), None).unwrap();
         assert_eq!(gt.ids, vec![0, 1]);
         // Refused over an existing dataset, which is left alone.
-        let e = write_dataset(&out, ElementType::U8, &train, &test, &truth).unwrap_err();
+        let e = write_dataset(&out, ElementType::Uint8, &train, &test, &truth).unwrap_err();
         assert!(e.to_string().contains("already exists"), "{e}");
         assert!(find_files(&out).unwrap().is_some());
         // Nothing but the output directory was left in the parent.

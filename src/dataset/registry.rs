@@ -241,9 +241,9 @@ impl KnownDataset {
             }
             Layout::BigAnn(b) => {
                 let dir = std::path::Path::new(self.name);
-                let ext = self.elem.extension();
+                let ext = crate::dataset::bigann::extension(self.elem);
                 let crop = (self.train < b.base_rows).then(|| Crop {
-                    bytes: 8 + (self.train * self.dim * self.elem.size()) as u64,
+                    bytes: 8 + (self.train * self.dim * self.elem.bytes()) as u64,
                     published_rows: u32::try_from(b.base_rows).unwrap_or(u32::MAX),
                     rows: u32::try_from(self.train).unwrap_or(u32::MAX),
                     dim: u32::try_from(self.dim).unwrap_or(u32::MAX),
@@ -361,7 +361,7 @@ mod tests {
                         assert!(d.train < b.base_rows);
                         assert_eq!(
                             c.bytes,
-                            8 + (d.train * d.dim * d.elem.size()) as u64,
+                            8 + (d.train * d.dim * d.elem.bytes()) as u64,
                             "{}",
                             d.name
                         );
@@ -384,7 +384,7 @@ mod tests {
                 assert_eq!(found.base_type, d.elem);
                 assert_eq!(found.groundtruth.is_some(), b.truth.is_some(), "{}", d.name);
             } else {
-                assert_eq!(d.elem, ElementType::F32);
+                assert_eq!(d.elem, ElementType::Float32);
             }
         }
     }
@@ -421,7 +421,7 @@ mod tests {
         let t2i = find("text2image-10M").unwrap();
         assert_eq!(
             (t2i.distance, t2i.elem, t2i.dim),
-            (Distance::Dot, ElementType::F32, 200)
+            (Distance::Dot, ElementType::Float32, 200)
         );
         assert!(t2i.note.contains("out-of-distribution"));
         assert_eq!(find("yfcc-10M").unwrap().files().len(), 6);

@@ -91,7 +91,7 @@ pub fn write(dir: &Path, ds: &EmbedDataset<'_>) -> Result<(), OutputError> {
     check_writable(dir)?;
     let tmp = AtomicDir::create(dir).map_err(io_err(dir))?;
     let at = |name: &str| tmp.path().join(name);
-    let f32s = bigann::ElementType::F32;
+    let f32s = bigann::ElementType::Float32;
     bigann::write_vectors(&at("base.fbin"), ds.base, f32s)?;
     bigann::write_vectors(&at("query.fbin"), ds.queries, f32s)?;
     bigann::write_truth(&at("gt.ibin"), ds.truth)?;

@@ -29,8 +29,8 @@ fn u8_set(root: &Path, n: usize, dim: usize) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let base = Vectors::new(bytes(n * dim, 11), dim).unwrap();
     let query = Vectors::new(bytes(60 * dim, 12), dim).unwrap();
-    bigann::write_vectors(&dir.join("base.u8bin"), &base, FileType::U8).unwrap();
-    bigann::write_vectors(&dir.join("query.u8bin"), &query, FileType::U8).unwrap();
+    bigann::write_vectors(&dir.join("base.u8bin"), &base, FileType::Uint8).unwrap();
+    bigann::write_vectors(&dir.join("query.u8bin"), &query, FileType::Uint8).unwrap();
     dir
 }
 

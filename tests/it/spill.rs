@@ -58,7 +58,7 @@ fn spills_like_memory(source: &Path, cache: &Path) {
         "{files:?}"
     );
     // The spill is a big-ann .fbin anyone can read.
-    let read_back = bigann::read_vectors(fbin[0], bigann::ElementType::F32, None).unwrap();
+    let read_back = bigann::read_vectors(fbin[0], bigann::ElementType::Float32, None).unwrap();
     assert_eq!(read_back.vectors, *memory.train);
 
     // A second load maps the same file: not rewritten.
@@ -144,7 +144,7 @@ fn a_u8bin_base_is_widened_into_a_spill() {
         &ragdbeval::types::Silent,
     )
     .unwrap();
-    bigann::write_dataset(&dir, bigann::ElementType::U8, &train, &test, &truth).unwrap();
+    bigann::write_dataset(&dir, bigann::ElementType::Uint8, &train, &test, &truth).unwrap();
     spills_like_memory(&dir, &tmp.path().join("cache"));
 }
 

@@ -57,9 +57,9 @@ pub(super) fn convert(args: ConvertArgs) -> anyhow::Result<ExitCode> {
     let opts = load_options(&args.source, args.k, args.quiet)?;
     let ds = dataset::load(&args.source.dataset, &opts)?;
     let elem = match args.to {
-        ConvertFormat::Fbin => bigann::ElementType::F32,
-        ConvertFormat::U8bin => bigann::ElementType::U8,
-        ConvertFormat::I8bin => bigann::ElementType::I8,
+        ConvertFormat::Fbin => bigann::ElementType::Float32,
+        ConvertFormat::U8bin => bigann::ElementType::Uint8,
+        ConvertFormat::I8bin => bigann::ElementType::Int8,
         ConvertFormat::Hdf5 => return write_dataset(&ds, &args.out),
         ConvertFormat::Vdbbench => return write_vdbbench(&ds, &args.out),
     };

@@ -63,7 +63,7 @@ pub fn find_files(dir: &Path) -> Result<Option<BigannFiles>, DatasetError> {
         if name.starts_with('.') || name.ends_with(".sha256") || !path.is_file() {
             continue;
         }
-        match ElementType::of(&path) {
+        match super::file_type(&path) {
             Some(elem) => {
                 any_vectors = true;
                 if name.contains("base") {
@@ -133,7 +133,7 @@ pub(in crate::dataset) fn load(
     }
     // A float32 base is mapped, not read: it may be larger than memory.
     let train = match files.base_type {
-        ElementType::F32 => {
+        ElementType::Float32 => {
             drop(base);
             map_vectors(&files.base, opts.limit)?
         }
@@ -180,7 +180,7 @@ pub(in crate::dataset) fn load(
     // The dataset keeps the files' type when base and queries agree; a mix (a uint8 base
     // searched with float32 queries) is float32, and says so.
     if files.base_type == files.query_type {
-        ds.element_type = files.base_type.element_type();
+        ds.element_type = files.base_type;
     } else {
         ds.warnings.push(format!(
             "the base is {} but the queries are {}: the dataset is treated as float32",

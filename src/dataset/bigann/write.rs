@@ -18,6 +18,10 @@ fn check_representable(
     what: &str,
     path: &Path,
 ) -> Result<(), DatasetError> {
+    if elem == ElementType::Float16 {
+        let why = "big-ann vector files hold float32, uint8 or int8 (convert to fbin)";
+        return Err(bad(path, format!("cannot write {what} as float16: {why}")));
+    }
     let Some((lo, hi)) = elem.integer_range() else {
         return Ok(());
     };
@@ -92,9 +96,12 @@ fn write_components(
     for x in vectors.as_flat() {
         // Range and integrality were checked: the casts are exact.
         match elem {
-            ElementType::F32 => w.write_all(&x.to_le_bytes())?,
-            ElementType::U8 => w.write_all(&[*x as u8])?,
-            ElementType::I8 => w.write_all(&(*x as i8).to_le_bytes())?,
+            ElementType::Float32 => w.write_all(&x.to_le_bytes())?,
+            ElementType::Uint8 => w.write_all(&[*x as u8])?,
+            ElementType::Int8 => w.write_all(&(*x as i8).to_le_bytes())?,
+            ElementType::Float16 => {
+                return Err(std::io::Error::other("big-ann files have no float16 type"));
+            }
         }
     }
     Ok(())
@@ -125,8 +132,8 @@ pub fn write_truth(path: &Path, truth: &GroundTruth) -> Result<(), DatasetError>
 /// File names [`write_dataset`] uses inside its directory.
 pub fn dataset_file_names(elem: ElementType) -> [String; 3] {
     [
-        format!("base.{}", elem.extension()),
-        format!("query.{}", elem.extension()),
+        format!("base.{}", super::extension(elem)),
+        format!("query.{}", super::extension(elem)),
         "gt.ibin".to_string(),
     ]
 }
