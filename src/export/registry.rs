@@ -5,6 +5,50 @@
 use crate::engine::Footprint;
 use crate::results::{BuildStep, ConfigRun, MutationStep, SearchStep, Step};
 
+/// One registry entry; `$f` reads the figure from a [`Row`].
+macro_rules! metric {
+    ($key:literal, $header:literal, $unit:literal, $better:ident, $dec:literal, $table:literal, $desc:literal, $f:expr) => {
+        MetricDef {
+            key: $key,
+            header: $header,
+            description: $desc,
+            unit: $unit,
+            better: Better::$better,
+            decimals: $dec,
+            in_table: $table,
+            value: $f,
+        }
+    };
+}
+
+/// A figure read from the build step: present only on the row of the search right after the
+/// build, `None` on rows after a mutation (see [`Row`]).
+macro_rules! build_metric {
+    ($key:literal, $header:literal, $unit:literal, $better:ident, $dec:literal, $table:literal, $desc:literal, $field:ident) => {
+        metric!($key, $header, $unit, $better, $dec, $table, $desc, |r| {
+            r.build.map(|b| b.$field)
+        })
+    };
+}
+
+/// A duration of the build, in seconds: lower is better, shown to 1/100 s.
+macro_rules! build_seconds {
+    ($key:literal, $header:literal, $table:literal, $desc:literal, $field:ident) => {
+        build_metric!($key, $header, "s", Lower, 2, $table, $desc, $field)
+    };
+}
+
+/// A figure of the retrieval task against the dataset's relevance judgments (`eval`'s
+/// metric at depth 10, or at K with `None`): of the engine's answers, or with `exact` of the
+/// exact top-K. Absent on datasets without judgments.
+macro_rules! task_metric {
+    ($key:literal, $header:literal, $table:literal, $desc:literal, $exact:literal, $metric:literal, $at:expr) => {
+        metric!($key, $header, "", Higher, 4, $table, $desc, |r| {
+            task(r, $exact, $metric, $at)
+        })
+    };
+}
+
 mod entries;
 
 pub use entries::METRICS;

@@ -16,17 +16,28 @@ pub struct CurvePoint {
 /// The points not dominated by another (higher or equal recall *and* higher or equal QPS,
 /// one of them strictly), sorted by ascending recall (hence descending QPS).
 pub fn frontier(points: &[CurvePoint]) -> Vec<CurvePoint> {
-    let mut sorted: Vec<&CurvePoint> = points
+    frontier_by(points, |p| (p.recall, p.qps))
+}
+
+/// The points of `points` that no other beats on both coordinates of `xy` (higher is
+/// better on both), by ascending x; points with a coordinate that is not finite are left out.
+/// Of points with equal coordinates the first is kept.
+pub fn frontier_by<T: Clone>(points: &[T], xy: impl Fn(&T) -> (f64, f64)) -> Vec<T> {
+    let mut sorted: Vec<(f64, f64, &T)> = points
         .iter()
-        .filter(|p| p.recall.is_finite() && p.qps.is_finite())
+        .map(|p| {
+            let (x, y) = xy(p);
+            (x, y, p)
+        })
+        .filter(|(x, y, _)| x.is_finite() && y.is_finite())
         .collect();
-    // Highest recall first; among equal recall, highest QPS first.
-    sorted.sort_by(|a, b| b.recall.total_cmp(&a.recall).then(b.qps.total_cmp(&a.qps)));
-    let mut out: Vec<CurvePoint> = Vec::new();
-    let mut best_qps = f64::NEG_INFINITY;
-    for p in sorted {
-        if p.qps > best_qps {
-            best_qps = p.qps;
+    // Highest x first; among equal x, highest y first.
+    sorted.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)));
+    let mut out: Vec<T> = Vec::new();
+    let mut best_y = f64::NEG_INFINITY;
+    for (_, y, p) in sorted {
+        if y > best_y {
+            best_y = y;
             out.push(p.clone());
         }
     }
@@ -89,6 +100,22 @@ mod tests {
             p99_ms: 1.0,
             label: label.into(),
         }
+    }
+
+    /// The frontier keeps the settings no other beats on both recall and QPS; a frontier of
+    /// one point leaves the others to be drawn as points only.
+    #[test]
+    fn the_frontier_is_the_undominated_points() {
+        let same = |p: &(f64, f64)| *p;
+        assert_eq!(
+            frontier_by(&[(1.0, 1857.0), (1.0, 2342.0)], same),
+            vec![(1.0, 2342.0)]
+        );
+        assert_eq!(
+            frontier_by(&[(0.9, 300.0), (0.99, 200.0), (0.95, 100.0), (1.0, 50.0)], same),
+            vec![(0.9, 300.0), (0.99, 200.0), (1.0, 50.0)]
+        );
+        assert!(frontier_by(&[], same).is_empty());
     }
 
     #[test]

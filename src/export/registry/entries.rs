@@ -1,53 +1,10 @@
 //! The entries of the metric registry, in report order: what each figure is called, what it
-//! means and how it is read from a report row. The registry's types and lookups are in its
-//! parent module.
+//! means and how it is read from a report row. The registry's types, lookups and the macros
+//! that write an entry are in its parent module.
 
 use super::{Better, MetricDef, band, repeat_figure, task};
 
 const MB: f64 = 1024.0 * 1024.0;
-
-macro_rules! metric {
-    ($key:literal, $header:literal, $unit:literal, $better:ident, $dec:literal, $table:literal, $desc:literal, $f:expr) => {
-        MetricDef {
-            key: $key,
-            header: $header,
-            description: $desc,
-            unit: $unit,
-            better: Better::$better,
-            decimals: $dec,
-            in_table: $table,
-            value: $f,
-        }
-    };
-}
-
-/// A figure read from the build step: present only on the row of the search right after the
-/// build, `None` on rows after a mutation (see [`super::Row`]).
-macro_rules! build_metric {
-    ($key:literal, $header:literal, $unit:literal, $better:ident, $dec:literal, $table:literal, $desc:literal, $field:ident) => {
-        metric!($key, $header, $unit, $better, $dec, $table, $desc, |r| {
-            r.build.map(|b| b.$field)
-        })
-    };
-}
-
-/// A duration of the build, in seconds: lower is better, shown to 1/100 s.
-macro_rules! build_seconds {
-    ($key:literal, $header:literal, $table:literal, $desc:literal, $field:ident) => {
-        build_metric!($key, $header, "s", Lower, 2, $table, $desc, $field)
-    };
-}
-
-/// A figure of the retrieval task against the dataset's relevance judgments (`eval`'s
-/// metric at depth 10, or at K with `None`): of the engine's answers, or with `exact` of the
-/// exact top-K. Absent on datasets without judgments.
-macro_rules! task_metric {
-    ($key:literal, $header:literal, $table:literal, $desc:literal, $exact:literal, $metric:literal, $at:expr) => {
-        metric!($key, $header, "", Higher, 4, $table, $desc, |r| {
-            task(r, $exact, $metric, $at)
-        })
-    };
-}
 
 /// All metrics, in report order.
 pub const METRICS: &[MetricDef] = &[

@@ -13,6 +13,7 @@ mod chart;
 mod fusion_plots;
 mod page;
 pub mod plots;
+mod series;
 mod table;
 
 use std::fmt::Write as _;

@@ -7,8 +7,10 @@
 
 pub use super::chart::Ranges;
 use super::chart::{Axes, Drawn, Series, chart, colour};
+use super::series::latency_cdfs;
 use super::{Group, SearchPoint};
 use crate::export::ExportError;
+use crate::metrics::pareto::frontier_by;
 use crate::params::{ParamMap, ParamMapExt};
 
 /// One plot of the report.
@@ -213,7 +215,7 @@ fn per_engine_at(
                 colour: colour(i),
                 hollow,
                 frontier: match legend {
-                    Legend::Frontier => pareto_frontier(&points),
+                    Legend::Frontier => frontier_by(&points, |&p| p),
                     _ => Vec::new(),
                 },
                 point_labels: setting_labels(&settings),
@@ -227,22 +229,6 @@ fn per_engine_at(
 /// The setting's retrieval-task NDCG@10, on datasets with relevance judgments.
 fn task_ndcg(p: &SearchPoint) -> Option<f64> {
     p.search.end_task.as_ref()?.metrics.get("ndcg@10").copied()
-}
-
-/// The Pareto frontier of `points` (higher x and higher y better), by ascending x.
-fn pareto_frontier(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
-    let mut sorted = points.to_vec();
-    sorted.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)));
-    let mut best = f64::NEG_INFINITY;
-    let mut keep = Vec::new();
-    for p in sorted {
-        if p.1 > best {
-            best = p.1;
-            keep.push(p);
-        }
-    }
-    keep.reverse();
-    keep
 }
 
 /// Draws `series` as plot `name` (none when there is nothing to draw); the page caption is
@@ -505,153 +491,3 @@ type VsRecall = (
 
 /// A runbook timeline plot: file stem, figure, how to read it, log axis.
 type Timeline = (&'static str, &'static str, fn(&SearchPoint) -> f64, bool);
-
-/// Points per CDF line: enough for the shape, small enough for the page.
-const CDF_POINTS: usize = 200;
-
-/// One CDF line per after-build setting with per-query latencies (at most 12, the first ones).
-fn latency_cdfs(group: &Group<'_>) -> Vec<Series> {
-    super::latencies(group)
-        .into_iter()
-        .take(12)
-        .map(|(i, ms)| {
-            let p = &group.points[i];
-            let n = ms.len();
-            let step = (n / CDF_POINTS).max(1);
-            let mut points: Vec<(f64, f64)> = (0..n)
-                .step_by(step)
-                .map(|j| (ms[j], (j + 1) as f64 / n as f64))
-                .collect();
-            if points.last().is_some_and(|l| l.1 < 1.0) {
-                points.push((ms[n - 1], 1.0));
-            }
-            let engine = group
-                .engines
-                .iter()
-                .position(|e| e == &p.engine)
-                .unwrap_or(0);
-            Series::joined(
-                format!("{} {}", p.engine, p.setting),
-                colour(engine),
-                p.invalid,
-                points,
-            )
-        })
-        .collect()
-}
-
-impl Group<'_> {
-    /// One series per (run, search setting) of load levels, closed or open loop.
-    fn load_series(
-        &self,
-        open_loop: bool,
-        xy: impl Fn(&crate::results::load::LoadLevel) -> Option<(f64, f64)>,
-    ) -> Vec<Series> {
-        let mut out = Vec::new();
-        for p in &self.points {
-            let levels: Vec<(f64, f64)> = p
-                .search
-                .load
-                .iter()
-                .filter(|l| (l.kind == "open") == open_loop)
-                .filter_map(&xy)
-                .collect();
-            if levels.is_empty() {
-                continue;
-            }
-            let engine = self
-                .engines
-                .iter()
-                .position(|e| e == &p.engine)
-                .unwrap_or(0);
-            out.push(Series::joined(
-                format!("{} {}", p.engine, p.setting),
-                colour(engine),
-                p.invalid,
-                levels,
-            ));
-        }
-        out
-    }
-
-    /// A figure per second of every stream step, one series per run and step.
-    fn stream_series(&self, y: fn(&crate::results::StreamSecond) -> f64) -> Vec<Series> {
-        let mut out = Vec::new();
-        for (path, run) in &self.runs {
-            let engine = self
-                .engines
-                .iter()
-                .position(|e| *e == run.series_name())
-                .unwrap_or(0);
-            for config in &run.configs {
-                for step in config.streams() {
-                    // Seconds without searches have no recall or latency to draw.
-                    let points: Vec<(f64, f64)> = step
-                        .timeline
-                        .iter()
-                        .filter(|s| s.searches > 0 || s.points_written > 0)
-                        .map(|s| (s.second as f64 + 0.5, y(s)))
-                        .collect();
-                    if points.is_empty() {
-                        continue;
-                    }
-                    let label = format!(
-                        "{} {} step {} [{}]",
-                        run.series_name(),
-                        config.build_params.label(),
-                        step.runbook_step,
-                        super::stem(path)
-                    );
-                    out.push(Series::joined(label, colour(engine), false, points));
-                }
-            }
-        }
-        out
-    }
-
-    /// A figure at each runbook step, one series per run and search setting.
-    fn timeline(&self, y: fn(&SearchPoint) -> f64) -> Vec<Series> {
-        let mut out: Vec<Series> = Vec::new();
-        for p in &self.points {
-            let label = format!("{} {} [{}]", p.engine, p.setting, p.run);
-            let point = (p.runbook_step as f64, y(p));
-            match out.iter_mut().find(|s| s.label == label) {
-                Some(s) => s.points.push(point),
-                None => {
-                    let engine = self
-                        .engines
-                        .iter()
-                        .position(|e| e == &p.engine)
-                        .unwrap_or(0);
-                    out.push(Series::joined(
-                        label,
-                        colour(engine),
-                        p.invalid,
-                        vec![point],
-                    ));
-                }
-            }
-        }
-        out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pareto_frontier;
-
-    /// The frontier keeps the settings no other beats on both recall and QPS; a frontier of
-    /// one point leaves the others to be drawn as points only.
-    #[test]
-    fn the_frontier_is_the_undominated_settings() {
-        assert_eq!(
-            pareto_frontier(&[(1.0, 1857.0), (1.0, 2342.0)]),
-            vec![(1.0, 2342.0)]
-        );
-        assert_eq!(
-            pareto_frontier(&[(0.9, 300.0), (0.99, 200.0), (0.95, 100.0), (1.0, 50.0)]),
-            vec![(0.9, 300.0), (0.99, 200.0), (1.0, 50.0)]
-        );
-        assert!(pareto_frontier(&[]).is_empty());
-    }
-}
