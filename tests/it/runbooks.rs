@@ -160,9 +160,9 @@ fn a_search_after_everything_is_deleted_has_no_recall() {
 
 /// The exact engine reproduces the ground truth exactly on every dataset shape that breaks
 /// naive float arithmetic: data far from the origin, tiny and huge magnitudes, duplicate rows
-/// (ties broken by id), under every metric, at every step of every example runbook.
-#[test]
-fn exact_reproduces_the_truth_on_every_dataset_shape() {
+/// (ties broken by id), under every metric, at every step of every example runbook. One test
+/// per shape, so that they run side by side.
+fn exact_reproduces_the_truth_on(shape: &str) {
     let dir = tempfile::tempdir().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/runbooks");
     let runbooks = [
@@ -177,20 +177,32 @@ fn exact_reproduces_the_truth_on_every_dataset_shape() {
         "drift:clusters=3".to_string(),
         "sliding-window:window=30%,slide=15%".to_string(),
     ];
-    let shapes = [
-        "gen:uniform:n=2000,dim=32,queries=40,seed=21,offset=1000",
-        "gen:uniform:n=2000,dim=32,queries=40,seed=22,offset=10000",
-        "gen:clustered:n=2000,dim=16,queries=40,seed=23,scale=0.001",
-        "gen:clustered:n=2000,dim=16,queries=40,seed=24,scale=10000",
-        "gen:clustered:n=2000,dim=16,queries=40,seed=25,duplicates=0.3",
-        "gen:uniform:n=2000,dim=8,queries=40,seed=26,distance=angular,offset=50,duplicates=0.2",
-        "gen:clustered:n=2000,dim=8,queries=40,seed=27,distance=dot,scale=100,duplicates=0.2",
-    ];
-    for shape in shapes {
-        for runbook in &runbooks {
-            check_exact_run(dir.path(), runbook, shape);
-        }
+    for runbook in &runbooks {
+        check_exact_run(dir.path(), runbook, shape);
     }
+}
+
+macro_rules! exact_on_every_shape {
+    ($($test:ident: $shape:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                exact_reproduces_the_truth_on($shape);
+            }
+        )*
+    };
+}
+
+exact_on_every_shape! {
+    exact_is_exact_near_offset_1000: "gen:uniform:n=2000,dim=32,queries=40,seed=21,offset=1000",
+    exact_is_exact_near_offset_10000: "gen:uniform:n=2000,dim=32,queries=40,seed=22,offset=10000",
+    exact_is_exact_at_tiny_scale: "gen:clustered:n=2000,dim=16,queries=40,seed=23,scale=0.001",
+    exact_is_exact_at_huge_scale: "gen:clustered:n=2000,dim=16,queries=40,seed=24,scale=10000",
+    exact_is_exact_with_duplicate_rows: "gen:clustered:n=2000,dim=16,queries=40,seed=25,duplicates=0.3",
+    exact_is_exact_angular_with_duplicates:
+        "gen:uniform:n=2000,dim=8,queries=40,seed=26,distance=angular,offset=50,duplicates=0.2",
+    exact_is_exact_dot_with_duplicates:
+        "gen:clustered:n=2000,dim=8,queries=40,seed=27,distance=dot,scale=100,duplicates=0.2",
 }
 
 #[test]
@@ -282,7 +294,7 @@ fn open_broken(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
 static BROKEN: EngineEntry = EngineEntry {
     name: "ignores-deletes",
     // test double: exact with deletes dropped: it wraps exact, so it declares what exact declares.
-    meta: &adapters::exact::meta::ENGINE,
+    meta: &adapters::meta::exact::ENGINE,
     config_toml: "",
     open: open_broken,
     left_out: None,
@@ -399,7 +411,7 @@ fn open_dying(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
 static DYING: EngineEntry = EngineEntry {
     name: "dies-after-build",
     // test double: exact that fails every search after the build: it wraps exact, so it declares what exact declares.
-    meta: &adapters::exact::meta::ENGINE,
+    meta: &adapters::meta::exact::ENGINE,
     config_toml: "",
     open: open_dying,
     left_out: None,
