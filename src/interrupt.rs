@@ -9,18 +9,21 @@
 //! result marked `interrupted`, resumable) and the engine's scratch directories are removed
 //! ([`scratch_dir`]). A third ends it at once.
 //!
-//! The handler itself only does async-signal-safe work (atomics, `write`, `_exit`): a thread
-//! started by [`install`] reads the signals from a pipe and does the rest.
+//! The handler itself only counts the signal (an atomic) and, at the third, ends the process
+//! (`_exit`): both async-signal-safe. A thread started by [`install`] is woken by
+//! signal-hook's iterator and does the rest.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use signal_hook::low_level;
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 /// Signals received so far.
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
-/// Write end of the pipe to the signal thread; -1 before [`install`].
-static WAKE: AtomicI32 = AtomicI32::new(-1);
 /// What is running that the first signal has to wait for, said when it arrives.
 static BUSY: Mutex<Option<&'static str>> = Mutex::new(None);
 type Hook = Box<dyn FnOnce() + Send>;
@@ -34,70 +37,45 @@ pub fn requested() -> bool {
     REQUESTED.load(Ordering::Relaxed)
 }
 
-extern "C" fn on_signal(_: libc::c_int) {
-    // Only async-signal-safe work here: atomics, `write` and `_exit`.
-    let n = SIGNALS.fetch_add(1, Ordering::SeqCst);
+/// The signal handler's own part: count, and end the process at the third signal.
+fn count_signal() {
+    let before = SIGNALS.fetch_add(1, Ordering::SeqCst);
     REQUESTED.store(true, Ordering::SeqCst);
-    let fd = WAKE.load(Ordering::SeqCst);
-    let told = fd >= 0 && {
-        let byte = n.min(1) as u8;
-        // SAFETY: writing one byte from a valid buffer to a pipe is async-signal-safe.
-        unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) == 1 }
-    };
-    if n >= 2 || (n == 1 && !told) {
-        // SAFETY: `_exit` is async-signal-safe and ends the process without unwinding.
-        unsafe { libc::_exit(130) };
+    if before >= 2 {
+        low_level::exit(130);
     }
 }
 
-/// Installs the handler for SIGINT and SIGTERM and starts the thread that answers them.
-/// Called by the commands that run benchmarks; elsewhere the default (immediate exit) is
-/// right.
+/// Installs the handler for SIGINT and SIGTERM and starts the thread that answers them (once
+/// per process). Called by the commands that run benchmarks; elsewhere the default
+/// (immediate exit) is right.
 pub fn install() -> std::io::Result<()> {
-    if WAKE.load(Ordering::SeqCst) < 0 {
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: `pipe2` fills the two descriptors of a valid array.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let read_end = fds[0];
-        std::thread::Builder::new()
-            .name("signals".into())
-            .spawn(move || answer_signals(read_end))?;
-        WAKE.store(fds[1], Ordering::SeqCst);
-    }
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction with a valid handler and an empty mask is well formed;
-        // the handler only touches atomics and calls `write` and `_exit`.
-        let rc = unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut action.sa_mask);
-            // Restart interrupted system calls: engine clients must not see EINTR.
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigaction(signal, &action, std::ptr::null_mut())
+    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+    let installed = INSTALLED.get_or_init(|| {
+        let start = || -> std::io::Result<()> {
+            for signal in [SIGINT, SIGTERM] {
+                // SAFETY: the action only touches atomics and calls `_exit`, both
+                // async-signal-safe. signal-hook registers it with SA_RESTART: engine
+                // clients must not see EINTR.
+                unsafe { low_level::register(signal, count_signal)? };
+            }
+            let signals = Signals::new([SIGINT, SIGTERM])?;
+            std::thread::Builder::new()
+                .name("signals".into())
+                .spawn(move || answer_signals(signals))?;
+            Ok(())
         };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
+        start().map_err(|e| e.to_string())
+    });
+    installed.clone().map_err(std::io::Error::other)
 }
 
 /// The signal thread: says what the first signal waits for; on the second, runs the
-/// forced-exit hook and ends the process.
-fn answer_signals(fd: libc::c_int) {
-    loop {
-        let mut byte = 0u8;
-        // SAFETY: reading one byte into a valid buffer from a descriptor this thread owns.
-        let n = unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) };
-        if n != 1 {
-            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return;
-        }
-        if byte == 0 {
+/// forced-exit hook and ends the process. signal-hook may fold signals that arrive together
+/// into one wake-up: the count says how many there were.
+fn answer_signals(mut signals: Signals) {
+    for _ in signals.forever() {
+        if SIGNALS.load(Ordering::SeqCst) < 2 {
             let busy = *BUSY.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(what) = busy {
                 eprintln!(
@@ -118,8 +96,7 @@ fn answer_signals(fd: libc::c_int) {
         for dir in scratch {
             let _ = std::fs::remove_dir_all(dir);
         }
-        // SAFETY: ends the process without unwinding the threads still at work.
-        unsafe { libc::_exit(130) };
+        low_level::exit(130);
     }
 }
 

@@ -166,15 +166,6 @@ impl Vectors {
         )
     }
 
-    /// Tells the kernel how the rows will be read (a no-op for rows in memory): sequential
-    /// passes let it read ahead and drop pages behind.
-    pub fn advise_sequential(&self) {
-        if let Storage::Mapped { map, .. } | Storage::Records { map, .. } = &self.storage {
-            // Advice only: a refusal changes speed, never a result.
-            let _ = map.advise(memmap2::Advice::Sequential);
-        }
-    }
-
     pub fn dim(&self) -> usize {
         self.dim
     }

@@ -356,10 +356,6 @@ impl RowSink {
             RowSink::Spill(s) => s.finish(note),
         }
     }
-
-    pub fn is_spilled(&self) -> bool {
-        matches!(self, RowSink::Spill(_))
-    }
 }
 
 impl AsMut<[f32]> for RowSink {

@@ -1,13 +1,13 @@
 //! One writer per result: a run holds a lock on its result name (`DIR/.NAME.lock`, holding
 //! the owner's process id) for as long as it writes `DIR/NAME.json` and its sidecar, so a
 //! second run given the same `--out` and `--name` fails at once instead of overwriting the
-//! first one's files. The lock is an `flock` on that file: the kernel releases it when its
-//! owner ends, however it ends, so the lock of a killed run is taken over by the next one.
+//! first one's files. The lock is an exclusive lock on that file (`File::try_lock`, `flock` on
+//! Linux): the kernel releases it when its owner ends, however it ends, so the lock of a
+//! killed run is taken over by the next one.
 
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::MetadataExt;
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// Why a result name could not be locked.
@@ -34,7 +34,7 @@ pub enum LockError {
 #[derive(Debug)]
 pub struct ResultLock {
     path: PathBuf,
-    /// Holds the `flock`; closing it releases the lock.
+    /// Holds the lock; closing it releases it.
     _file: File,
 }
 
@@ -66,10 +66,8 @@ impl ResultLock {
                 .truncate(false)
                 .open(&path)
                 .map_err(io)?;
-            // SAFETY: flock on a descriptor this function owns.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-                let err = std::io::Error::last_os_error();
-                if err.kind() != std::io::ErrorKind::WouldBlock {
+            if let Err(err) = file.try_lock() {
+                if let std::fs::TryLockError::Error(err) = err {
                     return Err(io(err));
                 }
                 let mut text = String::new();
