@@ -36,7 +36,7 @@ fn main() {
             println!("cargo:rerun-if-changed={path}");
         }
     }
-    server_cfgs();
+    server_cfgs(&registry());
     mount_cfg();
     duckdb_link();
     embed_model_cfg();
@@ -67,24 +67,6 @@ fn duckdb_link() {
     println!("cargo:rustc-link-arg=-Wl,-rpath,{lib}");
 }
 
-/// Whether the adapter of engine `name` is in this build: an engine with a cargo feature of
-/// its own name in Cargo.toml (`duckdb`) is built only with that feature.
-fn adapter_built(name: &str) -> bool {
-    let var = format!("CARGO_FEATURE_{}", name.to_uppercase().replace('-', "_"));
-    if std::env::var_os(var).is_some() {
-        return true;
-    }
-    let manifest = std::fs::read_to_string("Cargo.toml").unwrap_or_default();
-    let features = manifest
-        .split("\n[features]\n")
-        .nth(1)
-        .and_then(|rest| rest.split("\n[").next())
-        .unwrap_or("");
-    !features
-        .lines()
-        .any(|l| l.split('=').next().map(str::trim) == Some(name))
-}
-
 /// Emits `can_mount_tmpfs` when the build runs with CAP_SYS_ADMIN (root, in most containers),
 /// as the tests then do: the full-disk tests mount a small tmpfs, and where they cannot they
 /// are reported as ignored instead of passing without testing anything.
@@ -102,29 +84,56 @@ fn mount_cfg() {
     }
 }
 
-/// What each adapter declares about itself (`adapters/<module>/meta.rs`), read from the
-/// adapters' own files so that the registry in `adapters/engines.rs` is the only list.
-#[allow(dead_code)]
-#[path = "src/engine_meta.rs"]
-mod engine_meta;
+/// The engine registry's generator: reads `adapters/*/config.toml`.
+#[path = "build/engines.rs"]
+mod engines;
 
-macro_rules! engines {
-    // An engine's `#[cfg]` is ignored here: its tests' cfg must be declared either way.
-    ($($(#[$only_if:meta])? $module:ident => $name:literal,)*) => {
-        $(
-            #[allow(dead_code)]
-            mod $module {
-                include!(concat!(
-                    env!("CARGO_MANIFEST_DIR"), "/adapters/", stringify!($module), "/meta.rs"
-                ));
-            }
-        )*
-        /// Every registered engine: registry name and declaration.
-        const ENGINES: &[(&str, &engine_meta::EngineMeta)] = &[$(($name, &$module::ENGINE),)*];
-    };
+/// Generates the engine registry from the engine folders (see `build/engines.rs`) into
+/// `OUT_DIR`, and returns the engines.
+fn registry() -> Vec<engines::Engine> {
+    println!("cargo:rerun-if-changed=adapters");
+    println!("cargo:rerun-if-changed=Cargo.toml");
+    let manifest = std::fs::read_to_string("Cargo.toml").unwrap_or_default();
+    let features: Vec<String> = toml::from_str::<toml::Table>(&manifest)
+        .ok()
+        .and_then(|t| t.get("features")?.as_table().cloned())
+        .map(|f| f.keys().cloned().collect())
+        .unwrap_or_default();
+    let adapters = std::env::current_dir().unwrap_or_default().join("adapters");
+    let engines = engines::read(&adapters, &features).unwrap_or_else(|e| {
+        eprintln!("error: the engine registry: {e}");
+        std::process::exit(1);
+    });
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
+    for (file, source) in [
+        ("engines.rs", engines::registry_source(&engines, &adapters)),
+        ("lexical.rs", engines::lexical_source(&engines, &adapters)),
+        ("engine_meta.rs", engines::meta_source(&engines)),
+        (
+            "client_benches.rs",
+            engines::client_benches_source(&engines, &adapters),
+        ),
+        (
+            "engine_tests.rs",
+            engines::integration_tests_source(&engines, &adapters),
+        ),
+    ] {
+        if let Err(e) = std::fs::write(out.join(file), source) {
+            eprintln!("error: writing {file} to OUT_DIR: {e}");
+            std::process::exit(1);
+        }
+    }
+    engines
 }
 
-include!("adapters/engines.rs");
+/// Whether the adapter of `engine` is in this build: an engine with a cargo feature is built
+/// only with it.
+fn adapter_built(engine: &engines::Engine) -> bool {
+    engine.table.feature.as_ref().is_none_or(|f| {
+        let var = format!("CARGO_FEATURE_{}", f.to_uppercase().replace('-', "_"));
+        std::env::var_os(var).is_some()
+    })
+}
 
 /// Emits `server_engine="<name>"` for each engine that needs a server (the tests every
 /// server engine must pass are compiled for those only), and `engine_runs="<name>"` for each
@@ -142,12 +151,12 @@ include!("adapters/engines.rs");
 /// instead of having their URLs read here: those servers listen on a free port, a new one each
 /// run, and a cfg that tracks the URL's value would rebuild the crate and every target on
 /// every run. For a listed engine only the list is read.
-fn server_cfgs() {
+fn server_cfgs(engines: &[engines::Engine]) {
     println!("cargo:rerun-if-env-changed=CI");
     println!("cargo:rerun-if-env-changed=RAGDBEVAL_TEST_SERVERS");
-    let names: Vec<String> = ENGINES
+    let names: Vec<String> = engines
         .iter()
-        .map(|(name, _)| format!("\"{name}\""))
+        .map(|e| format!("\"{}\"", e.table.name))
         .collect();
     for cfg in ["engine_runs", "server_engine"] {
         println!(
@@ -157,19 +166,20 @@ fn server_cfgs() {
     }
     let ci = std::env::var_os("CI").is_some();
     let listed = std::env::var("RAGDBEVAL_TEST_SERVERS").unwrap_or_default();
-    for &(name, meta) in ENGINES {
-        if meta.server.is_some() {
+    for engine in engines.iter().filter(|e| e.table.dense) {
+        let name = &engine.table.name;
+        if engine.table.server.is_some() {
             println!("cargo:rustc-cfg=server_engine=\"{name}\"");
         }
-        let runs = match &meta.server {
-            _ if !adapter_built(name) => false,
+        let runs = match &engine.table.server {
+            _ if !adapter_built(engine) => false,
             None => true,
             Some(_) if listed.split([',', ' ']).any(|s| s == name) => true,
             Some(server) => {
                 // Cargo re-runs this script when the variable's value changes: the URL, port
                 // included, which is why scripts/test.sh lists the servers it starts instead.
                 println!("cargo:rerun-if-env-changed={}", server.url_env);
-                let url_set = std::env::var(server.url_env).is_ok_and(|u| !u.trim().is_empty());
+                let url_set = std::env::var(&server.url_env).is_ok_and(|u| !u.trim().is_empty());
                 url_set || (ci && server.script)
             }
         };

@@ -8,11 +8,18 @@ Exit 1, naming each crate and the features that differ, when a pin is missing.
 Run from the repository root with the toolchain scripts/env.sh picks (scripts/test.sh does).
 """
 
+import pathlib
 import re
 import subprocess
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import engines  # noqa: E402  (scripts/engines.py: the engines, read from their folders)
+
 MINIMAL = ["--no-default-features", "--features", "qdrant-edge"]
+# The server engines' features beside it, as scripts/ragdbeval builds them for `--db`.
+SERVERS = sorted({t["feature"] for t in engines.engines().values() if "server" in t and "feature" in t})
+FULL = ["--no-default-features", "--features", ",".join(["qdrant-edge", *SERVERS])]
 LINE = re.compile(r"(\S+) (v\S+)(?: \(.*?\))? \[(.*)\]")
 
 
@@ -39,7 +46,7 @@ def units(extra):
 
 
 def main():
-    minimal, full = units(MINIMAL), units([])
+    minimal, full = units(MINIMAL), units(FULL)
     differ = [
         (name, version, sorted(feats - full[(name, version)]))
         for (name, version), feats in sorted(minimal.items())

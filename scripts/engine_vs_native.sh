@@ -14,7 +14,8 @@
 #                                              # when QDRANT_URL is set
 #   ROUNDS=3 PAIRS=12 SLICE_S=2 N=50000 DIM=50 ./scripts/engine_vs_native.sh redis
 #
-# The engines are those with a bench of their own, benches/<engine>_client.rs. An engine gets a
+# The engines are those whose folder has a comparison, adapters/<module>/client_bench.rs (run by
+# benches/client_overhead.rs with ENGINE=<engine>, in the build of the engine's feature). An engine gets a
 # local server from scripts/servers/<engine>.sh unless <ENGINE>_URL (PGVECTOR_URL, REDIS_URL,
 # CHROMA_URL) names one; an engine without a script (qdrant) needs its URL (QDRANT_URL, its gRPC
 # port), and `all` skips it without one.
@@ -27,8 +28,9 @@ usage() {
   exit 2
 }
 engines=()
-for bench in "$here"/../benches/*_client.rs; do
-  engines+=("$(basename "$bench" _client.rs)")
+for engine in $(python3 "$here/engines.py" servers); do
+  module=${engine//-/_}
+  [ ! -f "$here/../adapters/$module/client_bench.rs" ] || engines+=("$engine")
 done
 [ $# -eq 1 ] || usage
 case "$1" in
@@ -69,7 +71,8 @@ compare() {
   if [ "$engine" = pgvector ]; then
     export PGBENCH=${PGBENCH:-$("$here/servers/pgvector.sh" bindir)/pgbench}
   fi
-  cargo bench --locked --bench "${engine}_client"
+  ENGINE=$engine cargo bench --locked --bench client_overhead \
+    --no-default-features --features "$(python3 "$here/engines.py" feature "$engine")"
 }
 
 if [ "$1" = all ]; then

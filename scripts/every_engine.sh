@@ -9,8 +9,8 @@
 #            <ENGINE>_URL is set (qdrant: QDRANT_URL); the others are skipped, said on stderr
 #   url      engine → server URL
 # and `engine_args ENGINE` prints the arguments every run of ENGINE takes: --db, --url, and the
-# conformance settings of adapters/<module>/meta.rs (the highest value of its effort sweep,
-# its extra search parameters), one per line.
+# conformance settings of its config.toml's [engine.conformance] (the highest value of its
+# effort sweep, its extra search parameters), one per line.
 every_engine_here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 every_engine_root="$every_engine_here/.."
 declare -A url
@@ -25,8 +25,11 @@ every_engine_cleanup() {
 
 every_engine_start() { # script name, for messages
   if [ -z "${RAGDBEVAL_BIN:-}" ]; then
-    export RAGDBEVAL_FEATURES=${RAGDBEVAL_FEATURES:-default,usearch,sqlite-vec,duckdb,diskann,bm25}
-    [[ ",$RAGDBEVAL_FEATURES," != *,duckdb,* ]] || "$every_engine_here/install/duckdb.sh" >/dev/null
+    export RAGDBEVAL_FEATURES=${RAGDBEVAL_FEATURES:-$(python3 "$every_engine_here/engines.py" features)}
+    local feature
+    for feature in ${RAGDBEVAL_FEATURES//,/ }; do
+      [ ! -x "$every_engine_here/install/$feature.sh" ] || "$every_engine_here/install/$feature.sh" >/dev/null
+    done
   fi
   bin=${RAGDBEVAL_BIN:-$("$every_engine_here/ragdbeval" --version >/dev/null && echo "${CARGO_TARGET_DIR:-$HOME/.cache/ragdbeval/target}/release/ragdbeval")}
   work=$(mktemp -d)
@@ -49,19 +52,19 @@ every_engine_start() { # script name, for messages
   done < <("$bin" engines | grep -v '^ ')
 }
 
-# The value of `field: "..."` in an engine's meta.rs.
-every_engine_meta() { # module, field
-  sed -n "s/^ *$2: \"\([^\"]*\)\".*/\1/p" "$every_engine_root/adapters/$1/meta.rs"
+# A value of an engine's [engine] table (scripts/engines.py get).
+every_engine_meta() { # engine, key
+  python3 "$every_engine_here/engines.py" get "$1" "$2"
 }
 
 engine_args() { # engine
-  local engine=$1 module=${1//-/_} sweep extra
+  local engine=$1 sweep extra
   printf '%s\n' --db "$engine"
   [ -z "${url[$engine]:-}" ] || printf '%s\n' --url "${url[$engine]}"
-  sweep=$(every_engine_meta "$module" effort_sweep)
+  sweep=$(every_engine_meta "$engine" effort_sweep)
   # The highest effort of the sweep: `hnsw_ef=8,32,128` gives hnsw_ef=128.
   [ -z "$sweep" ] || printf '%s\n' --search-param "${sweep%%=*}=${sweep##*,}"
-  for extra in $(sed -n 's/^ *search_params: &\[\(.*\)\],.*/\1/p' "$every_engine_root/adapters/$module/meta.rs" | tr -d '" ' | tr ',' ' '); do
+  for extra in $(every_engine_meta "$engine" search_params); do
     printf '%s\n' --search-param "$extra"
   done
 }

@@ -8,7 +8,7 @@
 #                                        1M executions of two targets
 #
 # New inputs go to a scratch corpus (under the build cache), seeded from fuzz/corpus/<target>,
-# which stays as committed. A crashing input is written to fuzz/artifacts/<target>/ and the
+# which stays as committed, and for `params` from every engine folder's config.toml. A crashing input is written to fuzz/artifacts/<target>/ and the
 # script exits non-zero; reproduce it with `cargo fuzz run <target> <file>` in fuzz/.
 # Needs a nightly toolchain (sanitizers); installs cargo-fuzz if it is missing.
 set -euo pipefail
@@ -49,6 +49,10 @@ fi
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
 cargo fuzz build -O >&2
 scratch="$CARGO_TARGET_DIR/corpus"
+mkdir -p "$scratch/params"
+for config in "$RAGDBEVAL_ROOT"/adapters/*/config.toml; do
+  cp "$config" "$scratch/params/$(basename "$(dirname "$config")").toml"
+done
 for t in "${targets[@]}"; do
   mkdir -p "$scratch/$t" "corpus/$t"
   echo "ragdbeval: fuzzing $t (${limit[*]})" >&2

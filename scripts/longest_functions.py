@@ -4,10 +4,11 @@
     scripts/longest_functions.py            # the ten longest, longest first
     scripts/longest_functions.py --max 120  # also fail (exit 1) if one is longer than 120 lines
     scripts/longest_functions.py --top 30 src/runner
-    scripts/longest_functions.py --max 120 --max-file-lines 650   # as the test command runs it
+    scripts/longest_functions.py --max 120 --max-file-lines 600   # as the test command runs it
 
 A function's length is its lines from `fn` to its closing brace. Test code is left out:
-files named `tests.rs` or under a `tests/` folder, and `#[cfg(test)]` modules. The scan
+files named `tests.rs` or `it.rs` (an engine folder's integration tests) or under a
+`tests/` folder, and `#[cfg(test)]` modules. The scan
 strips comments, strings and character literals before matching braces, so a brace inside
 one does not count. A file's length for --max-file-lines is its lines outside test modules.
 """
@@ -124,7 +125,8 @@ def rust_files(roots):
         for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, root)):
             dirnames[:] = [d for d in dirnames if d != "tests"]
             for name in filenames:
-                if name.endswith(".rs") and name != "tests.rs":
+                # An engine folder's `it.rs` is its integration tests.
+                if name.endswith(".rs") and name not in ("tests.rs", "it.rs"):
                     yield os.path.join(dirpath, name)
 
 

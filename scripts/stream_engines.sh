@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The example streaming runbook (datasets/runbooks/stream.toml) on every engine `ragdbeval
 # engines` lists (which ones, and with what settings: scripts/every_engine.sh), each on data of
-# its conformance distance (adapters/<module>/meta.rs). Prints one
+# its conformance distance (its config.toml). Prints one
 # line per stream step: recall (the streaming rule), stale hits, searches per second, search
 # p99, points written per second, and how soon sampled writes were seen (p50 of puts and
 # deletes).
@@ -17,7 +17,7 @@ every_engine_start stream_engines.sh
 
 run() { # engine
   local engine=$1 distance args
-  distance=$(every_engine_meta "${engine//-/_}" distance)
+  distance=$(every_engine_meta "$engine" distance)
   mapfile -t args < <(engine_args "$engine")
   args+=(--dataset "gen:clustered:n=$N,dim=$DIM,queries=500,distance=$distance,seed=5"
          --runbook "$every_engine_root/datasets/runbooks/stream.toml" -k 10 -q --recreate

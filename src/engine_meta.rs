@@ -1,13 +1,9 @@
-//! What an engine adapter declares about itself, in `adapters/<module>/engine.rs`: one line
-//! of summary, whether it needs a server (and how the tests find one), and the settings of
-//! its conformance test.
-//!
-//! The file has no imports on purpose: `build.rs` includes it, and every adapter's
-//! `engine.rs`, to decide which engines' integration tests can run, so that the adapter's
-//! own declaration is the only list of servers there is.
+//! What an engine declares about itself in the `[engine]` table of its
+//! `adapters/<module>/config.toml`: one line of summary, whether it needs a server (and how
+//! the tests find one), and the settings of its conformance test. `build.rs` generates one
+//! [`EngineMeta`] per engine from the tables (`build/engines.rs`).
 
-/// An adapter's description of its engine. The registry name is given by the engine's line
-/// in `adapters/engines.rs`.
+/// An adapter's description of its engine. The registry name is the table's `name`.
 pub struct EngineMeta {
     /// One line for `ragdbeval engines`.
     pub summary: &'static str,
@@ -29,6 +25,9 @@ pub struct ServerMeta {
     /// Environment variable the integration tests read the server's URL from
     /// (`<NAME>_URL`; `scripts/test.sh` sets it for every server it starts).
     pub url_env: &'static str,
+    /// The engine's URL for a server at 127.0.0.1, `{port}` standing for the port: what the
+    /// conformance tests point it at when they play a closed or a silent server.
+    pub url_form: &'static str,
     /// Whether `scripts/servers/<name>.sh` can install and start the server on this kind of
     /// machine. Its tests then fail under `CI` when the server is missing; without a script
     /// (Qdrant: no package exists) they run only where `url_env` is set.

@@ -186,12 +186,15 @@ pub struct ParamSet {
     pub search: SweepTable,
 }
 
-/// An engine's `config.toml`.
+/// An engine's `config.toml`: its named parameter sets. Its `[engine]` table, the engine's
+/// declaration, is read by `build.rs` (`build/engines.rs`) and skipped here.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EngineConfig {
     #[serde(default)]
     pub sets: BTreeMap<String, ParamSet>,
+    #[serde(default, rename = "engine", skip_serializing)]
+    _engine: Option<serde::de::IgnoredAny>,
 }
 
 impl EngineConfig {

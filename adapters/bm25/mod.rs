@@ -25,10 +25,6 @@ mod index;
 #[cfg(all(test, feature = "bm25"))]
 mod tests;
 
-/// One line for `ragdbeval engines`.
-pub const SUMMARY: &str = "tantivy's BM25 over the rows' texts (inverted index, Block-WAND): \
-                           the lexical baseline";
-
 /// Registry name of the engine.
 const NAME: &str = "bm25";
 

@@ -39,7 +39,7 @@ impl ChromaEngine {
             // limit is a deadline, so ureq 3.5 re-arms the socket's timeout from the time left
             // before every read and write (a `setsockopt` each, 1.5 per query, and the deadline
             // arithmetic: ~7 µs of client CPU per query in a profile of
-            // benches/chroma_client.rs; a global limit made a single client's QPS 0.6× of the
+            // adapters/chroma/client_bench.rs; a global limit made a single client's QPS 0.6× of the
             // same loop without it). A constant per-read limit is set once per connection and
             // catches a stuck server as well: it sends nothing for that long.
             .timeout_per_read(Some(timeout))

@@ -57,12 +57,6 @@ mod wire;
 use http::Http;
 use wire::{BuildSettings, Collection, CollectionModel, DeleteBody, effective_hnsw, space_of};
 
-/// What this engine declares about itself (summary, server, conformance settings).
-pub mod meta;
-
-/// The engine's `config.toml`: named parameter sets and sweeps.
-pub const CONFIG: &str = include_str!("config.toml");
-
 const ENGINE: &str = "chroma";
 
 /// Collections of the default tenant and database (what the Python client uses).

@@ -149,9 +149,9 @@ impl DiskAnn {
     }
 
     /// The engine's own search loop, with no adapter around it: one DiskANN k-NN search per
-    /// row of `queries` at the current `l_search`, results dropped. `benches/diskann_overhead.rs`
+    /// row of `queries` at the current `l_search`, results dropped. `benches/engine_overhead.rs`
     /// compares ragdbeval's single-client loop with it.
-    pub fn native_query_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
+    fn library_search_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
         let Some(Index::Memory(graph)) = self.index("search")? else {
             return Err(engine_error("search", "the bare loop runs over a built in-memory graph"));
         };
@@ -212,6 +212,10 @@ impl ConcurrentWrites for DiskAnn {
 }
 
 impl VectorEngine for DiskAnn {
+    fn native_query_loop(&self, queries: &[f32], k: usize) -> Option<EngineResult<usize>> {
+        Some(self.library_search_loop(queries, k))
+    }
+
     fn name(&self) -> &str {
         NAME
     }

@@ -30,12 +30,6 @@
 
 use crate::engine::{ConnectOptions, EngineResult, VectorEngine};
 
-/// What this engine declares about itself (summary, server, conformance settings).
-pub mod meta;
-
-/// The engine's named parameter sets and sweeps.
-pub const CONFIG: &str = include_str!("config.toml");
-
 /// Registry name of the engine.
 const NAME: &str = "diskann";
 

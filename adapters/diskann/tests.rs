@@ -328,7 +328,7 @@ fn disk_params(extra: &[(&str, ParamValue)]) -> ParamMap {
 
 /// The `on-disk` set of config.toml: its build and search parameters.
 fn on_disk_set() -> (ParamMap, ParamMap) {
-    let config: toml::Value = toml::from_str(super::CONFIG).unwrap();
+    let config: toml::Value = toml::from_str(include_str!("config.toml")).unwrap();
     let set = &config["sets"]["on-disk"];
     let params = |table: &toml::Value| -> ParamMap {
         table

@@ -91,7 +91,7 @@ impl DuckDb {
     /// The bare client loop the overhead bench holds ragdbeval's to: each of `queries` (rows
     /// of the collection's dimension) through one prepared `SELECT id … ORDER BY <distance>
     /// LIMIT k` on one search connection, the ids read; returns the rows read.
-    pub fn native_query_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
+    fn library_search_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
         let store = self.store("search")?;
         let t = &store.table;
         let sql = format!(
@@ -257,6 +257,10 @@ fn fresh_file(dir: &Path) -> EngineResult<PathBuf> {
 }
 
 impl VectorEngine for DuckDb {
+    fn native_query_loop(&self, queries: &[f32], k: usize) -> Option<EngineResult<usize>> {
+        Some(self.library_search_loop(queries, k))
+    }
+
     fn name(&self) -> &str {
         ENGINE
     }

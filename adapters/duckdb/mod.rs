@@ -21,11 +21,6 @@
 
 use crate::engine::{ConnectOptions, EngineResult, VectorEngine};
 
-/// What this engine declares about itself (summary, server, conformance settings).
-pub mod meta;
-
-pub const CONFIG: &str = include_str!("config.toml");
-
 mod engine;
 mod params;
 mod report;

@@ -28,11 +28,6 @@ use crate::groundtruth::{BaseSet, RowSelection, exact_knn, exact_knn_rows};
 use crate::params::{ParamMap, ParamMapExt};
 use crate::vectors::Vectors;
 
-/// What this engine declares about itself (summary, server, conformance settings).
-pub mod meta;
-
-pub const CONFIG: &str = include_str!("config.toml");
-
 const NAME: &str = "exact";
 
 /// Sparse and hybrid runs (`bench --retrieval sparse|hybrid`).

@@ -57,12 +57,6 @@ mod settings;
 
 use settings::{BuildSettings, SearchSettings};
 
-/// What this engine declares about itself (summary, server, conformance settings).
-pub mod meta;
-
-/// Named parameter sets and sweeps of this engine (`[sets.NAME]` tables).
-pub const CONFIG: &str = include_str!("config.toml");
-
 const ENGINE: &str = "milvus";
 /// Used when the runner passes no per-request timeout (`ConnectOptions::default()`).
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);

@@ -70,12 +70,6 @@ pub use server::open;
 use session::{Conn, Fail};
 use sql::{Collection, VecType, distance_operator, index_name, pg_id, quote_ident, quote_literal};
 
-/// What this engine declares about itself (summary, server, conformance settings).
-pub mod meta;
-
-/// Named parameter sets and sweeps of this engine (`[sets.NAME]` tables).
-pub const CONFIG: &str = include_str!("config.toml");
-
 const ENGINE: &str = "pgvector";
 /// Used when the runner passes no timeout (`ConnectOptions::default()`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -5,7 +5,7 @@
 //! thread hands the request to the worker that drives the connection, and is woken when the
 //! answer is back). At two clients on two cores that cost ~70 µs of client CPU per query,
 //! taken from the server: 0.89× of a minimal tokio loop with the same client library
-//! (benches/qdrant_client.rs). Driving the connection on the thread that waits for the answer
+//! (adapters/qdrant/client_bench.rs). Driving the connection on the thread that waits for the answer
 //! removes both hops.
 
 use std::cell::RefCell;

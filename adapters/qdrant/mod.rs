@@ -72,12 +72,6 @@ use requests::{
     to_neighbors,
 };
 
-/// What this engine declares about itself (summary, server, conformance settings).
-pub mod meta;
-
-/// Named parameter sets and sweeps of this engine (`[sets.NAME]` tables).
-pub const CONFIG: &str = include_str!("config.toml");
-
 const ENGINE: &str = "qdrant";
 /// Qdrant's gRPC port; 6333 is its REST port, which this client cannot talk to.
 const DEFAULT_URL: &str = "http://localhost:6334";

@@ -312,7 +312,7 @@ fn transport_failures_are_recognised() {
 
 #[test]
 fn config_parses() {
-    let cfg = crate::params::EngineConfig::parse(CONFIG).unwrap();
+    let cfg = crate::params::EngineConfig::parse(include_str!("config.toml")).unwrap();
     for set in ["default", "ef-sweep", "exact"] {
         assert!(cfg.set(set).is_ok(), "{set}");
     }

@@ -23,7 +23,8 @@
 //! full scan. All parameters are parsed and recorded by [`crate::adapters::qdrant_settings`];
 //! this adapter only translates the parsed settings into the edge crate's config types.
 //!
-//! Files: `shard` (the shard's configuration from the shared settings), `segments` (what the
+//! Files: `shard` (the shard's configuration from the shared settings), `points` (opening
+//! the shard, writes, query requests), `segments` (what the
 //! segments say on disk); the trait impl is here. Parameters are parsed by
 //! [`crate::adapters::qdrant_settings`], the same module the `qdrant` adapter uses.
 
@@ -59,6 +60,7 @@ use crate::types::ElementType;
 
 /// Sparse and hybrid runs (`bench --retrieval sparse|hybrid`).
 pub mod hybrid;
+mod points;
 mod segments;
 
 mod shard;
@@ -67,12 +69,6 @@ mod tests;
 
 use segments::{SegmentDetail, segment_details, settings_details};
 use shard::{bad_param, collect_neighbors, edge_config, search_params};
-
-/// What this engine declares about itself (summary, server, conformance settings).
-pub mod meta;
-
-/// The engine's named parameter sets and sweeps.
-pub const CONFIG: &str = include_str!("config.toml");
 
 /// Registry name of the engine.
 const ENGINE: &str = "qdrant-edge";
@@ -133,140 +129,11 @@ pub struct QdrantEdge {
     search: SearchSettings,
 }
 
-impl QdrantEdge {
-    /// The adapter as a concrete type (`open` boxes it); benchmarks use it to reach
-    /// [`QdrantEdge::native_query_loop`].
-    pub fn new(opts: &ConnectOptions) -> QdrantEdge {
-        QdrantEdge {
-            recreate: opts.recreate,
-            batch_size: if opts.batch_size > 0 {
-                opts.batch_size
-            } else {
-                DEFAULT_BATCH
-            },
-            shard: None,
-            search_params: None,
-            search: SearchSettings::default(),
-        }
-    }
-
-    /// The engine's own query loop, with no adapter and no harness around it: one
-    /// `EdgeShard::query` per row of `queries`, results dropped. `benches/overhead.rs` compares
-    /// ragdbeval's single-client loop with it.
-    pub fn native_query_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
-        let shard = self.open_shard("search")?;
-        let mut returned = 0;
-        for q in queries.chunks_exact(shard.dim) {
-            let points = shard
-                .shard
-                .query(self.request(q, k))
-                .map_err(|e| EngineError::op(ENGINE, "search", e))?;
-            returned += points.len();
-        }
-        Ok(returned)
-    }
-
-    fn open_shard(&self, operation: &str) -> EngineResult<&Shard> {
-        self.shard.as_ref().ok_or_else(|| {
-            EngineError::op(ENGINE, operation, "no collection: create() was not called")
-        })
-    }
-
-    /// Deletes `ids` in batches of `batch_size` points.
-    fn delete_points(&self, ids: &[PointId]) -> EngineResult<()> {
-        let shard = self.open_shard("delete")?;
-        for chunk in ids.chunks(self.batch_size.max(1)) {
-            let ids = chunk.iter().map(|&id| QdrantPointId::NumId(id)).collect();
-            shard
-                .shard
-                .update(UpdateOperation::PointOperation(
-                    PointOperations::DeletePoints { ids },
-                ))
-                .map_err(|e| EngineError::op(ENGINE, "delete", e))?;
-        }
-        Ok(())
-    }
-
-    /// Upserts `ids`/`vectors` in batches of `batch_size` points.
-    fn upsert(&self, operation: &str, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        let shard = self.open_shard(operation)?;
-        let dim = shard.dim;
-        if vectors.len() != ids.len() * dim {
-            return Err(EngineError::op(
-                ENGINE,
-                operation,
-                format!(
-                    "{} floats for {} ids of dimension {dim}",
-                    vectors.len(),
-                    ids.len()
-                ),
-            ));
-        }
-        let step = self.batch_size.max(1);
-        for (id_chunk, vector_chunk) in ids.chunks(step).zip(vectors.chunks(step * dim)) {
-            let points = id_chunk
-                .iter()
-                .zip(vector_chunk.chunks_exact(dim))
-                .map(|(&id, vector)| PointStructPersisted {
-                    id: QdrantPointId::NumId(id),
-                    vector: VectorStructPersisted::Single(vector.to_vec()),
-                    // Qdrant's upsert replaces the whole point: the payload goes every time.
-                    payload: qfilter::payload(shard.attributes.as_deref(), id).map(Payload),
-                })
-                .collect();
-            shard
-                .shard
-                .update(UpdateOperation::PointOperation(
-                    PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
-                ))
-                .map_err(|e| EngineError::op(ENGINE, operation, e))?;
-        }
-        Ok(())
-    }
-
-    /// One nearest-neighbour request with the current search parameters, restricted to the
-    /// points that pass `filter` when given.
-    fn request_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: &Predicate,
-    ) -> EngineResult<QueryRequest> {
-        let filter: Filter = serde_json::from_value(qfilter::filter_json(filter))
-            .map_err(|e| EngineError::op(ENGINE, "filtered search", format!("filter: {e}")))?;
-        let mut request = self.request(query, k);
-        request.filter = Some(filter);
-        Ok(request)
-    }
-
-    /// One nearest-neighbour request with the current search parameters.
-    fn request(&self, query: &[f32], k: usize) -> QueryRequest {
-        let builder = QueryRequestBuilder::new(k).query(ScoringQuery::Vector(QueryEnum::Nearest(
-            NamedQuery {
-                query: VectorInternal::Dense(query.to_vec()),
-                // The shard has one unnamed vector.
-                using: None,
-            },
-        )));
-        let builder = match &self.search_params {
-            Some(params) => builder.params(params.clone()),
-            None => builder,
-        };
-        builder.build()
-    }
-}
-
-impl ConcurrentWrites for QdrantEdge {
-    fn upsert(&self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        QdrantEdge::upsert(self, "upsert", ids, vectors)
-    }
-
-    fn delete(&self, ids: &[PointId]) -> EngineResult<()> {
-        self.delete_points(ids)
-    }
-}
-
 impl VectorEngine for QdrantEdge {
+    fn native_query_loop(&self, queries: &[f32], k: usize) -> Option<EngineResult<usize>> {
+        Some(self.library_search_loop(queries, k))
+    }
+
     fn name(&self) -> &str {
         ENGINE
     }

@@ -298,12 +298,12 @@ fn search_settings() {
 fn config_sets_parse_for_both_targets() {
     for (config, own, other) in [
         (
-            crate::adapters::qdrant::CONFIG,
+            include_str!("../qdrant/config.toml"),
             Target::Server,
             Target::Edge,
         ),
         (
-            crate::adapters::qdrant_edge::CONFIG,
+            include_str!("../qdrant_edge/config.toml"),
             Target::Edge,
             Target::Server,
         ),

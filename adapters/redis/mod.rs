@@ -52,12 +52,6 @@ use pool::Pool;
 use reply::parse_neighbors;
 use set::{Quantization, SetSpec};
 
-/// What this engine declares about itself (summary, server, conformance settings).
-pub mod meta;
-
-/// Named parameter sets and sweeps of this engine (`[sets.NAME]` tables).
-pub const CONFIG: &str = include_str!("config.toml");
-
 const ENGINE: &str = "redis";
 /// Build parameters accepted by [`VectorEngine::create`].
 const BUILD_PARAMS: &[&str] = &["quantization", "m", "ef_construction", "normalize"];

@@ -29,7 +29,7 @@ pub struct SqliteVec {
 
 impl SqliteVec {
     /// The adapter as a concrete type (`open` boxes it); the overhead bench uses it to reach
-    /// [`SqliteVec::native_query_loop`].
+    /// [`SqliteVec::library_search_loop`].
     pub fn new(opts: &ConnectOptions) -> EngineResult<SqliteVec> {
         let versions = conn::versions().map_err(|e| EngineError::op(ENGINE, "open", e))?;
         Ok(SqliteVec {
@@ -42,9 +42,9 @@ impl SqliteVec {
 
     /// The engine's own query loop, with no adapter around it: one prepared
     /// `SELECT rowid, distance FROM vectors WHERE embedding MATCH ? AND k = ?` per row of
-    /// `queries` on one connection, rows read and dropped. `benches/sqlite_vec_overhead.rs`
+    /// `queries` on one connection, rows read and dropped. `benches/engine_overhead.rs`
     /// compares ragdbeval's single-client loop with it.
-    pub fn native_query_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
+    fn library_search_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
         let c = self.collection("search")?;
         c.with_reader("search", |reader| {
             let mut stmt = reader.prepare_cached(&format!(
@@ -103,6 +103,10 @@ impl ConcurrentWrites for SqliteVec {
 }
 
 impl VectorEngine for SqliteVec {
+    fn native_query_loop(&self, queries: &[f32], k: usize) -> Option<EngineResult<usize>> {
+        Some(self.library_search_loop(queries, k))
+    }
+
     fn name(&self) -> &str {
         ENGINE
     }

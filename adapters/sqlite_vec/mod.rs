@@ -33,12 +33,6 @@ mod tests;
 
 pub use engine::SqliteVec;
 
-/// What this engine declares about itself (summary, server, conformance settings).
-pub mod meta;
-
-/// The engine's named parameter sets.
-pub const CONFIG: &str = include_str!("config.toml");
-
 /// Registry name of the engine.
 const ENGINE: &str = "sqlite-vec";
 

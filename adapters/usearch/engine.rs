@@ -34,9 +34,9 @@ impl USearch {
     }
 
     /// The engine's own search loop, with no adapter around it: one `Index::search` per row
-    /// of `queries`, results dropped. `benches/usearch_overhead.rs` compares ragdbeval's
+    /// of `queries`, results dropped. `benches/engine_overhead.rs` compares ragdbeval's
     /// single-client loop with it.
-    pub fn native_query_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
+    fn library_search_loop(&self, queries: &[f32], k: usize) -> EngineResult<usize> {
         let collection = self.collection("search")?;
         let index = collection.read()?;
         let mut returned = 0;
@@ -92,6 +92,10 @@ impl ConcurrentWrites for USearch {
 }
 
 impl VectorEngine for USearch {
+    fn native_query_loop(&self, queries: &[f32], k: usize) -> Option<EngineResult<usize>> {
+        Some(self.library_search_loop(queries, k))
+    }
+
     fn name(&self) -> &str {
         NAME
     }

@@ -24,12 +24,6 @@ mod tests;
 
 pub use engine::USearch;
 
-/// What this engine declares about itself (summary, server, conformance settings).
-pub mod meta;
-
-/// The engine's named parameter sets and sweeps.
-pub const CONFIG: &str = include_str!("config.toml");
-
 /// Registry name of the engine.
 const NAME: &str = "usearch";
 

@@ -23,6 +23,7 @@ use super::{env, mean_and_spread, median};
 pub const K: usize = 10;
 
 /// What an in-process comparison runs on, and how long.
+#[derive(Clone)]
 pub struct Plan {
     pub spec: SyntheticSpec,
     pub rounds: usize,
@@ -68,14 +69,13 @@ pub fn params(pairs: &[(&str, i64)]) -> ParamMap {
         .collect()
 }
 
-/// Creates `engine`'s collection `name` in `work_dir` for `spec`'s data, loads `train` under
-/// the integer `build` parameters, waits for the index and sets the `search` parameters.
-/// Panics with the step that failed.
+/// Creates `engine`'s collection `spec`, loads `train`, waits for the index and sets the
+/// `search` parameters. Panics with the step that failed.
 pub fn load(
     engine: &mut dyn VectorEngine,
     spec: &CollectionSpec,
     train: &Vectors,
-    search: &[(&str, i64)],
+    search: &ParamMap,
 ) {
     engine.create(spec).expect("create the collection");
     let ids: Vec<PointId> = (0..train.len() as PointId).collect();
@@ -83,17 +83,15 @@ pub fn load(
         .insert_batch(&ids, train.as_flat())
         .expect("insert the points");
     engine.wait_until_ready().expect("build the index");
-    engine
-        .set_search_params(&params(search))
-        .expect("search parameters");
+    engine.set_search_params(search).expect("search parameters");
 }
 
-/// The collection a comparison loads: `train`'s dimension and size, `distance`, the integer
-/// `build` parameters, in `work_dir`.
+/// The collection a comparison loads: `train`'s dimension and size, `distance`, the `build`
+/// parameters, in `work_dir`.
 pub fn collection(
     distance: Distance,
     train: &Vectors,
-    build: &[(&str, i64)],
+    build: ParamMap,
     work_dir: &Path,
 ) -> CollectionSpec {
     CollectionSpec {
@@ -101,7 +99,7 @@ pub fn collection(
         dim: train.dim(),
         distance,
         expected_points: train.len(),
-        build_params: params(build),
+        build_params: build,
         work_dir: work_dir.to_path_buf(),
         attributes: None,
         element_type: Default::default(),

@@ -44,9 +44,9 @@ pub fn loaded_engine(
     let mut engine = (entry.open)(&options).unwrap_or_else(|e| panic!("connect to {name}: {e}"));
     let spec = CollectionSpec {
         name: collection.into(),
-        ..in_process::collection(distance, train, build, work_dir.path())
+        ..in_process::collection(distance, train, in_process::params(build), work_dir.path())
     };
-    in_process::load(engine.as_mut(), &spec, train, search);
+    in_process::load(engine.as_mut(), &spec, train, &in_process::params(search));
     (engine, work_dir)
 }
 

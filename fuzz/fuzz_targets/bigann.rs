@@ -12,9 +12,9 @@ fuzz_target!(|input: (u8, &[u8])| {
     let label = Path::new("fuzz.bin");
     let limit = (choice & 0x80 != 0).then_some(usize::from(choice & 0x0f));
     match choice % 4 {
-        0 => drop(parse_vectors(bytes, label, ElementType::F32, limit)),
-        1 => drop(parse_vectors(bytes, label, ElementType::U8, limit)),
-        2 => drop(parse_vectors(bytes, label, ElementType::I8, limit)),
+        0 => drop(parse_vectors(bytes, label, ElementType::Float32, limit)),
+        1 => drop(parse_vectors(bytes, label, ElementType::Uint8, limit)),
+        2 => drop(parse_vectors(bytes, label, ElementType::Int8, limit)),
         _ => drop(parse_truth(bytes, label, limit)),
     }
 });

@@ -5,6 +5,7 @@
 #                                     # starts `chroma run` on a free port, prints its URL
 #   scripts/servers/chroma.sh url     # prints the URL of the running server
 #   scripts/servers/chroma.sh stop    # stops it by PID
+#   scripts/servers/chroma.sh install # installs the server's wheel into .venv, starts nothing
 #
 # State lives in $RAGDBEVAL_SERVER_DIR/chroma (default /tmp/ragdbeval-servers/chroma):
 # `pid`, `url`, `version` (the chromadb release), `log` and the persist directory `data`
@@ -111,8 +112,9 @@ case "${1:-}" in
   start) cmd_start ;;
   stop) cmd_stop ;;
   url) cmd_url ;;
+  install) servers_venv "chromadb${CHROMA_VERSION:+==$CHROMA_VERSION}" ;;
   *)
-    echo "usage: $0 start|stop|url" >&2
+    echo "usage: $0 start|stop|url|install" >&2
     exit 2
     ;;
 esac

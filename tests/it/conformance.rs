@@ -1,7 +1,7 @@
 //! Adapter conformance: what every registered engine must do, one module of tests per engine
-//! in `adapters/engines.rs`, with the settings its `meta.rs` declares
-//! ([`ragdbeval::engine_meta::Conformance`]) and its config.toml's `default` set: a new engine
-//! is tested without touching this file (a server engine adds its URL form to [`url_at`]).
+//! folder, with the settings its `config.toml` declares in `[engine.conformance]`
+//! ([`ragdbeval::engine_meta::Conformance`]) and its `default` set: a new engine is tested
+//! without touching this file.
 //!
 //! - `runbooks` (every engine): the default mutation runbook through `bench` (build 90 %,
 //!   insert, update, delete, with a search after each) must honour deletes (0 stale hits), make
@@ -27,14 +27,14 @@ use ragdbeval::results::{RunResult, RunState};
 mod server;
 
 macro_rules! engines {
-    ($($(#[$only_if:meta])? $module:ident => $name:literal,)*) => {
+    ($($(#[$only_if:meta])? $module:ident => $name:literal @ $path:literal,)*) => {
         $(
             $(#[$only_if])?
             mod $module {
                 #[test]
                 #[cfg_attr(
                     not(engine_runs = $name),
-                    ignore = "needs its server (scripts/test.sh starts it, or set the URL variable its meta.rs names) or its cargo feature (scripts/test.sh builds it)"
+                    ignore = "needs its server (scripts/test.sh starts it, or set the URL variable its config.toml names) or its cargo feature (scripts/test.sh builds it)"
                 )]
                 fn runbooks() {
                     super::run_case($name);
@@ -43,7 +43,7 @@ macro_rules! engines {
                 #[test]
                 #[cfg_attr(
                     not(engine_runs = $name),
-                    ignore = "needs its server (scripts/test.sh starts it, or set the URL variable its meta.rs names) or its cargo feature (scripts/test.sh builds it)"
+                    ignore = "needs its server (scripts/test.sh starts it, or set the URL variable its config.toml names) or its cargo feature (scripts/test.sh builds it)"
                 )]
                 fn filtered_bench() {
                     crate::filtered::every_engine::run_case($name);
@@ -71,7 +71,7 @@ macro_rules! engines {
                 #[test]
                 #[cfg_attr(
                     not(engine_runs = $name),
-                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its config.toml names"
                 )]
                 fn api_lifecycle() {
                     super::server::api_lifecycle($name);
@@ -81,7 +81,7 @@ macro_rules! engines {
                 #[test]
                 #[cfg_attr(
                     not(engine_runs = $name),
-                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its config.toml names"
                 )]
                 fn ctrl_c_mid_search() {
                     crate::interrupt::ctrl_c_mid_search_is_interrupted($name);
@@ -91,7 +91,7 @@ macro_rules! engines {
                 #[test]
                 #[cfg_attr(
                     not(engine_runs = $name),
-                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its config.toml names"
                 )]
                 fn recreate_behaviour() {
                     super::server::recreate_behaviour($name);
@@ -101,7 +101,7 @@ macro_rules! engines {
                 #[test]
                 #[cfg_attr(
                     not(engine_runs = $name),
-                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its meta.rs names"
+                    ignore = "needs its server: scripts/test.sh starts it, or set the URL variable its config.toml names"
                 )]
                 fn unknown_parameters_are_rejected() {
                     super::server::unknown_parameters_are_rejected($name);
@@ -111,18 +111,13 @@ macro_rules! engines {
     };
 }
 
-include!(concat!(env!("CARGO_MANIFEST_DIR"), "/adapters/engines.rs"));
+include!(concat!(env!("OUT_DIR"), "/engines.rs"));
 
-/// A URL of `engine`'s kind for a server at 127.0.0.1:`port`: the one thing about a server
-/// engine the registry does not say. A new server engine adds its arm here; its conformance
-/// tests fail until it does.
+/// A URL of `engine`'s kind for a server at 127.0.0.1:`port` (its `url_form`).
 pub fn url_at(engine: &str, port: u16) -> String {
-    match engine {
-        "pgvector" => format!("postgres://postgres@127.0.0.1:{port}/ragdbeval"),
-        "redis" => format!("redis://127.0.0.1:{port}"),
-        "chroma" | "qdrant" | "milvus" => format!("http://127.0.0.1:{port}"),
-        other => panic!("{other}: add the form of its URL to url_at in tests/it/conformance.rs"),
-    }
+    let server = crate::common::entry(engine).meta.server.as_ref();
+    let form = server.map_or("", |s| s.url_form);
+    form.replace("{port}", &port.to_string())
 }
 
 /// A clustered dataset small enough for every engine, in the engine's distance.

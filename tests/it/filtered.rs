@@ -409,7 +409,7 @@ fn an_engine_that_drops_the_filter_is_caught() {
     static DROPS: EngineEntry = EngineEntry {
         name: "drops-filters",
         // test double: exact that ignores filters: it wraps exact, so it declares what exact declares.
-        meta: &ragdbeval::adapters::exact::meta::ENGINE,
+        meta: &ragdbeval::adapters::meta::exact::ENGINE,
         config_toml: "",
         open,
         left_out: None,

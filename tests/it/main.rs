@@ -14,13 +14,11 @@ mod bad_data;
 mod bad_input;
 mod bad_options;
 mod bigann;
-mod chroma;
 mod cli;
 mod compare;
 mod conformance;
 mod connect_errors;
 mod datasets;
-mod diskann;
 mod download;
 mod durability;
 mod element_types;
@@ -32,11 +30,6 @@ mod hybrid;
 mod interrupt;
 mod load;
 mod make_text;
-mod pgvector;
-mod qdrant;
-#[cfg(feature = "qdrant-edge")]
-mod qdrant_edge;
-mod redis;
 mod registry;
 mod report;
 mod resources;
@@ -49,3 +42,6 @@ mod stubs;
 mod trec;
 mod vdbbench;
 mod verify;
+
+// The tests of each engine's own particulars: `adapters/<module>/it.rs`, listed by build.rs.
+include!(concat!(env!("OUT_DIR"), "/engine_tests.rs"));

@@ -1,92 +1,93 @@
-//! What the registry cannot give an engine, checked against it: the places the README's
-//! "Adding an engine" lists as an engine author's to fill, so that a registered engine lacking
-//! one fails here, by name, instead of silently going without.
+//! The registry is the engine folders: every `adapters/<module>/config.toml` with an `[engine]`
+//! table is an engine, and nothing else names one. These tests hold the built registry and the
+//! scripts' view (`scripts/engines.py`) to the folders, so that a hand-kept list cannot come
+//! back; `scripts/check_engine_folder.py` adds a throw-away engine folder and checks that it is
+//! picked up everywhere.
 
 use std::path::Path;
+use std::process::Command;
 
-use ragdbeval::adapters::ENGINES;
+use ragdbeval::adapters::{ENGINES, LEXICAL};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The module of an engine: its registry name with `_` for `-`.
-fn module(name: &str) -> String {
-    name.replace('-', "_")
-}
-
-/// Every engine's config.toml starts the `params` fuzz target.
-#[test]
-fn every_engine_has_a_params_fuzz_input() {
-    for e in ENGINES {
-        let input = root().join(format!("fuzz/corpus/params/{}.toml", module(e.name)));
-        assert!(
-            input.is_file(),
-            "{}: add {} (a copy of its config.toml)",
-            e.name,
-            input.display()
-        );
-    }
-}
-
-/// Every server engine is measured against its native client: a bench of its own with its
-/// `[[bench]]` entry, which `scripts/engine_vs_native.sh` finds by its file name.
-#[test]
-fn every_server_engine_has_a_client_bench() {
-    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
-    for e in ENGINES.iter().filter(|e| !e.embedded()) {
-        let bench = format!("{}_client", module(e.name));
-        let file = root().join(format!("benches/{bench}.rs"));
-        assert!(file.is_file(), "{}: add {}", e.name, file.display());
-        let entry = format!("[[bench]]\nname = \"{bench}\"\nharness = false\n");
-        assert!(
-            manifest.contains(&entry),
-            "{}: add to Cargo.toml:\n{entry}",
-            e.name
-        );
-    }
-}
-
-/// Every in-process engine built on a library is measured against a bare loop over that
-/// library's own search call: `benches/<module>_overhead.rs` on the shared harness
-/// (`benches/common/in_process.rs`), with its `[[bench]]` entry. `exact` is ragdbeval's own
-/// scan: there is no library to hold it to.
-#[test]
-fn every_in_process_library_has_an_overhead_bench() {
-    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
-    for e in ENGINES.iter().filter(|e| e.embedded() && e.name != "exact") {
-        let bench = format!("{}_overhead", module(e.name));
-        let file = root().join(format!("benches/{bench}.rs"));
-        assert!(file.is_file(), "{}: add {}", e.name, file.display());
-        let entry = format!("[[bench]]\nname = \"{bench}\"\nharness = false\n");
-        assert!(
-            manifest.contains(&entry),
-            "{}: add to Cargo.toml:\n{entry}",
-            e.name
-        );
-    }
-}
-
-/// Every client or overhead bench and fuzz input belongs to a registered engine.
-#[test]
-fn no_bench_or_fuzz_input_outlives_its_engine() {
-    let modules: Vec<String> = ENGINES.iter().map(|e| module(e.name)).collect();
-    for (dir, suffix) in [
-        ("benches", "_client.rs"),
-        ("benches", "_overhead.rs"),
-        ("fuzz/corpus/params", ".toml"),
-    ] {
-        for file in crate::common::files_in(&root().join(dir)) {
-            let name = file.file_name().unwrap().to_string_lossy().into_owned();
-            if let Some(engine) = name.strip_suffix(suffix) {
-                assert!(modules.iter().any(|m| m == engine), "{dir}/{name}");
-            }
+/// The registry names of the engine folders, read from their `config.toml`, sorted.
+fn folder_engines() -> Vec<(String, bool)> {
+    let mut names = Vec::new();
+    for dir in crate::common::files_in(&root().join("adapters")) {
+        let Ok(text) = std::fs::read_to_string(dir.join("config.toml")) else {
+            continue;
+        };
+        let table: toml::Table = toml::from_str(&text).expect("config.toml parses");
+        if let Some(engine) = table.get("engine") {
+            let name = engine["name"].as_str().expect("engine.name").to_string();
+            let dense = engine
+                .get("dense")
+                .and_then(toml::Value::as_bool)
+                .unwrap_or(true);
+            names.push((name, dense));
         }
     }
+    names.sort();
+    names
 }
 
-/// Every server engine has its URL form in `conformance::url_at`, which its unreachable-server
-/// and deadline tests need.
+/// Every engine folder is in the registry, in name order, and the registry holds nothing else.
+#[test]
+fn the_registry_is_the_engine_folders() {
+    let folders = folder_engines();
+    let dense: Vec<&str> = folders
+        .iter()
+        .filter(|(_, d)| *d)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let registered: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
+    assert_eq!(registered, dense);
+    for (name, dense) in &folders {
+        let lexical = LEXICAL.iter().any(|e| e.name == name);
+        let hybrid = root()
+            .join("adapters")
+            .join(name.replace('-', "_"))
+            .join("hybrid.rs");
+        assert_eq!(lexical, !dense || hybrid.is_file(), "{name}: lexical entry");
+    }
+}
+
+/// The scripts read the same engines as the build: names, servers and features.
+#[test]
+fn the_scripts_see_the_registry() {
+    let ask = |args: &[&str]| {
+        let out = Command::new("python3")
+            .arg(root().join("scripts/engines.py"))
+            .args(args)
+            .output()
+            .expect("python3 runs scripts/engines.py");
+        assert!(out.status.success(), "engines.py {args:?}");
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let names: Vec<String> = folder_engines().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(ask(&["names"]).lines().collect::<Vec<_>>(), names);
+    let servers: Vec<&str> = ENGINES
+        .iter()
+        .filter(|e| !e.embedded())
+        .map(|e| e.name)
+        .collect();
+    assert_eq!(ask(&["servers"]).lines().collect::<Vec<_>>(), servers);
+    for e in ENGINES {
+        let url_env = e.meta.server.as_ref().map_or("", |s| s.url_env);
+        assert_eq!(
+            ask(&["get", e.name, "url_env"]).trim(),
+            url_env,
+            "{}",
+            e.name
+        );
+    }
+}
+
+/// Every server engine's URL form points its unreachable-server and deadline tests at the
+/// port they give.
 #[test]
 fn every_server_engine_has_a_url_form() {
     for e in ENGINES.iter().filter(|e| !e.embedded()) {

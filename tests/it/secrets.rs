@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use ragdbeval::results::{RunResult, RunState};
 
 use crate::common::{stderr, stdout, unique_name};
+#[cfg(feature = "pgvector")]
 use crate::pgvector::HbaLines;
 
 /// Every file below `dir`.
@@ -42,6 +43,7 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, &str)], printed: &mut String) ->
 
 /// Starts a bench with `url` and stops it with Ctrl-C once its build is saved: a result to
 /// resume.
+#[cfg(feature = "pgvector")]
 fn interrupted_run(dir: &Path, url: &str, dataset: &str, printed: &mut String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ragdbeval"))
         .args(argv![
@@ -82,6 +84,7 @@ fn interrupted_run(dir: &Path, url: &str, dataset: &str, printed: &mut String) {
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
 }
 
+#[cfg(feature = "pgvector")]
 #[test]
 #[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn a_password_in_the_url_is_in_no_output_and_resume_asks_for_it() {

@@ -263,7 +263,7 @@ fn open_slow_writes(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>
 static SNAPSHOT: EngineEntry = EngineEntry {
     name: "snapshot-300ms",
     // test double: exact serving searches from a snapshot 300 ms old; it wraps exact.
-    meta: &adapters::exact::meta::ENGINE,
+    meta: &adapters::meta::exact::ENGINE,
     config_toml: "",
     open: open_snapshot,
     left_out: None,
@@ -272,7 +272,7 @@ static SNAPSHOT: EngineEntry = EngineEntry {
 static SLOW_WRITES: EngineEntry = EngineEntry {
     name: "slow-writes",
     // test double: exact whose writes show only when acknowledged; it wraps exact.
-    meta: &adapters::exact::meta::ENGINE,
+    meta: &adapters::meta::exact::ENGINE,
     config_toml: "",
     open: open_slow_writes,
     left_out: None,
@@ -329,7 +329,7 @@ fn open_stub(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {
 static ONE_THREAD: EngineEntry = EngineEntry {
     name: "one-thread",
     // test double: exact behind a stub that cannot write while searching; it wraps exact.
-    meta: &adapters::exact::meta::ENGINE,
+    meta: &adapters::meta::exact::ENGINE,
     config_toml: "",
     open: open_stub,
     left_out: None,

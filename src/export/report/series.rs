@@ -2,8 +2,8 @@
 //! seconds and the runbook timeline, built from a group's points for `plots.rs`.
 
 use super::chart::{Series, colour};
-use crate::params::ParamMapExt;
 use super::{Group, SearchPoint};
+use crate::params::ParamMapExt;
 
 /// Points per CDF line: enough for the shape, small enough for the page.
 const CDF_POINTS: usize = 200;

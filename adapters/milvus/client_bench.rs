@@ -25,8 +25,7 @@ use ragdbeval::distance::Distance;
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::Channel;
 
-mod common;
-use common::{
+use crate::common::{
     Comparison, Plan, Settings, ab_rounds, closed_loop_slice, prepare, tokio_slice,
     with_process_cpu,
 };
@@ -78,7 +77,8 @@ fn request(q: &[f32]) -> SearchRequest {
     }
 }
 
-fn main() {
+/// The comparison, as `ENGINE=milvus cargo bench --bench client_overhead` runs it.
+pub fn run() {
     let Some(Comparison {
         url,
         settings,

@@ -19,15 +19,17 @@ use std::io::Read as _;
 
 use ragdbeval::distance::Distance;
 
-mod common;
-use common::{Comparison, Plan, Settings, ab_rounds, closed_loop_slice, native_threads, prepare};
+use crate::common::{
+    Comparison, Plan, Settings, ab_rounds, closed_loop_slice, native_threads, prepare,
+};
 
 const COLLECTION: &str = "chroma_client_cmp";
 const COLLECTIONS: &str = "/api/v2/tenants/default_tenant/databases/default_database/collections";
 const K: usize = 10;
 const EF_SEARCH: i64 = 64;
 
-fn main() {
+/// The comparison, as `ENGINE=chroma cargo bench --bench client_overhead` runs it.
+pub fn run() {
     let Some(Comparison {
         url,
         settings,

@@ -16,14 +16,16 @@
 
 use ragdbeval::distance::Distance;
 
-mod common;
-use common::{Comparison, Plan, Settings, ab_rounds, closed_loop_slice, native_threads, prepare};
+use crate::common::{
+    Comparison, Plan, Settings, ab_rounds, closed_loop_slice, native_threads, prepare,
+};
 
 const KEY: &str = "redis_client_cmp";
 const K: usize = 10;
 const EF: i64 = 64;
 
-fn main() {
+/// The comparison, as `ENGINE=redis cargo bench --bench client_overhead` runs it.
+pub fn run() {
     // Vector sets rank by cosine: an angular set.
     let Some(Comparison {
         url,

@@ -22,8 +22,7 @@ use qdrant_client::qdrant::{QueryPoints, QueryPointsBuilder, SearchParamsBuilder
 
 use ragdbeval::distance::Distance;
 
-mod common;
-use common::{
+use crate::common::{
     Comparison, Plan, Settings, ab_rounds, closed_loop_slice, prepare, tokio_slice,
     with_process_cpu,
 };
@@ -32,7 +31,8 @@ const COLLECTION: &str = "qdrant_client_cmp";
 const K: usize = 10;
 const HNSW_EF: i64 = 64;
 
-fn main() {
+/// The comparison, as `ENGINE=qdrant cargo bench --bench client_overhead` runs it.
+pub fn run() {
     let Some(Comparison {
         url,
         settings,

@@ -22,8 +22,7 @@ use std::process::Command;
 
 use ragdbeval::distance::Distance;
 
-mod common;
-use common::{
+use crate::common::{
     Comparison, Plan, Settings, Slice, ab_rounds, children_cpu, closed_loop_slice, prepare,
 };
 
@@ -89,7 +88,8 @@ fn wheel_pgbench() -> String {
     format!("{}/pgbench", String::from_utf8_lossy(&out.stdout).trim())
 }
 
-fn main() {
+/// The comparison, as `ENGINE=pgvector cargo bench --bench client_overhead` runs it.
+pub fn run() {
     let Some(Comparison {
         url,
         settings,

@@ -25,7 +25,8 @@ fn options() -> ConnectOptions {
 
 /// The first point of a set's build and search sweeps.
 fn set_params(set: &str) -> (ParamMap, ParamMap) {
-    let config = EngineConfig::parse(qdrant_edge::CONFIG).expect("config.toml parses");
+    let config = EngineConfig::parse(crate::common::entry("qdrant-edge").config_toml)
+        .expect("config.toml parses");
     let set = config.set(set).expect("set exists");
     let build = expand(&set.build)
         .into_iter()
@@ -369,7 +370,8 @@ fn quantization_sets_work() {
     };
     let (train, test) = spec.generate();
     let gt = truth(&train, &test, spec.distance);
-    let config = EngineConfig::parse(qdrant_edge::CONFIG).expect("config");
+    let config =
+        EngineConfig::parse(crate::common::entry("qdrant-edge").config_toml).expect("config");
     // Recall each set's best sweep point must reach on this data. Binary quantization cannot
     // tell apart points of one tight cluster (their sign bits are those of the cluster
     // centre), so only rescoring a large oversampled candidate set helps it here.
