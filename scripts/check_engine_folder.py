@@ -17,7 +17,7 @@ lexical list and declarations) and the integration tests `registry::*` (the buil
 and the scripts against the folders) hold the rest.
 
 --build copies the tracked tree to a temporary directory, adds `adapters/zz_probe/` (an
-engine whose `open` is the exact engine's), builds that copy without the default features in
+engine whose `open` is the exact engine's), builds that copy (its default features) in
 its own target directory (~/.cache/ragdbeval/probe-target), and checks that `ragdbeval
 engines` lists zz-probe and that `ragdbeval bench --db zz-probe` completes with recall 1.
 Exit 1 naming what failed.

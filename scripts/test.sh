@@ -91,16 +91,29 @@ stop_servers() {
 }
 trap stop_servers EXIT
 
+# The servers start side by side (each script keeps its own state directory and lock); a
+# server that does not start fails the run with its script's message.
 if [ -z "${RAGDBEVAL_NO_SERVERS:-}" ]; then
+  urls=$(mktemp -d)
+  declare -A starting=()
   for name in "${servers[@]}"; do
     var=$(url_var "$name")
     [ -z "${!var:-}" ] || continue  # a server given by the caller
     echo "ragdbeval: starting $name" >&2
-    url=$("$here/servers/$name.sh" start)
+    "$here/servers/$name.sh" start >"$urls/$name" &
+    starting[$name]=$!
     started+=("$name")
-    export "$var=$url"
-    echo "ragdbeval: $name at $url" >&2
   done
+  for name in "${!starting[@]}"; do
+    if ! wait "${starting[$name]}"; then
+      echo "ragdbeval: $name did not start" >&2
+      exit 1
+    fi
+    var=$(url_var "$name")
+    export "$var=$(cat "$urls/$name")"
+    echo "ragdbeval: $name at ${!var}" >&2
+  done
+  rm -rf "$urls"
 fi
 
 cargo test --release --locked --all-targets "${features[@]}" --no-fail-fast "$@"

@@ -1,6 +1,7 @@
 //! The `duckdb` adapter's statements, parameters and errors, and its engine against a real
 //! DuckDB with vss (installed by scripts/install/duckdb.sh, as the build needs).
 
+use crate::adapters::support::testing::{map};
 use std::sync::Arc;
 
 use super::engine::{VSS_ENV, open as open_engine, vss_path_from};
@@ -10,13 +11,6 @@ use crate::distance::Distance;
 use crate::engine::{CollectionSpec, ConnectOptions, EngineError, Neighbor, VectorEngine};
 use crate::filter::{Attributes, Column, Condition, Predicate};
 use crate::params::{ParamMap, ParamValue};
-
-fn map(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
 
 #[test]
 fn build_parameters_are_checked() {

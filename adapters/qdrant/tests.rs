@@ -1,5 +1,6 @@
 //! Unit tests of the qdrant adapter that need no server.
 
+use crate::adapters::support::testing::{map};
 use super::endpoint::Endpoint;
 use super::errors::is_transport_failure;
 use super::requests::create_request;
@@ -30,13 +31,6 @@ fn endpoints_parse() {
     assert!(Endpoint::parse("http://x:notaport").is_err());
     assert_eq!(redact_url("https://u:secret@h:1/p"), "https://u:***@h:1/p");
     assert_eq!(redact_url("http://h:1"), "http://h:1");
-}
-
-fn map(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
 }
 
 /// An adapter whose client points at a port that refuses connections: enough for

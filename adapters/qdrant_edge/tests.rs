@@ -1,27 +1,12 @@
 //! Unit tests of the qdrant-edge adapter.
 
+use crate::adapters::support::testing::{map, self as testing};
 use super::shard::{compression_ratio, edge_config};
 use super::*;
 use crate::params::ParamValue;
 
-fn map(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
-
 fn spec(dir: &tempfile::TempDir, n: usize, dim: usize, build_params: ParamMap) -> CollectionSpec {
-    CollectionSpec {
-        name: "t".into(),
-        dim,
-        distance: Distance::Euclidean,
-        expected_points: n,
-        build_params,
-        work_dir: dir.path().to_path_buf(),
-        attributes: None,
-        element_type: Default::default(),
-    }
+    testing::spec(n, dim, Distance::Euclidean, build_params, dir.path())
 }
 
 /// The real engine records exactly what the shared parser produced, in `describe` and in

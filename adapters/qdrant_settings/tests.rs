@@ -3,13 +3,7 @@
 use super::build::{BuildSettings, Origin, PqCompression, Quantization};
 use super::search::SearchSettings;
 use super::*;
-
-fn map(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
+use crate::adapters::support::testing::map;
 
 fn s(text: &str) -> ParamValue {
     ParamValue::Str(text.into())

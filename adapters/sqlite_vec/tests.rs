@@ -1,6 +1,7 @@
 //! What is particular to sqlite-vec: the SQL of filters, parameter errors, and the real
 //! engine's answers after writes, under filters and from several threads.
 
+use crate::adapters::support::testing::{map, self as testing};
 use std::sync::Arc;
 
 use serde_json::json;
@@ -13,24 +14,8 @@ use crate::engine::{CollectionSpec, Neighbor, PointId};
 use crate::filter::{Attributes, Column, Condition, Predicate};
 use crate::params::{ParamMap, ParamValue};
 
-fn map(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
-
 fn spec(dir: &tempfile::TempDir, dim: usize, build_params: ParamMap) -> CollectionSpec {
-    CollectionSpec {
-        name: "t".into(),
-        dim,
-        distance: Distance::Euclidean,
-        expected_points: 100,
-        build_params,
-        work_dir: dir.path().to_path_buf(),
-        attributes: None,
-        element_type: Default::default(),
-    }
+    testing::spec(100, dim, Distance::Euclidean, build_params, dir.path())
 }
 
 /// 100 points: `label` is "even"/"odd" by id, `num` the id itself.

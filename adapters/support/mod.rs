@@ -8,3 +8,5 @@ pub mod pool;
 pub mod process;
 pub mod rows;
 pub mod server;
+#[cfg(test)]
+pub mod testing;

@@ -1,5 +1,6 @@
 //! Unit tests of the usearch adapter: parameters, and the real index through the trait.
 
+use crate::adapters::support::testing::{line, map, nearest, self as testing};
 use std::sync::Arc;
 
 use serde_json::json;
@@ -13,37 +14,8 @@ use crate::types::ElementType;
 use crate::filter::{Column, Condition};
 use crate::params::ParamValue;
 
-fn map(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
-
 fn spec(n: usize, dim: usize, distance: Distance, build_params: ParamMap) -> CollectionSpec {
-    CollectionSpec {
-        name: "t".into(),
-        dim,
-        distance,
-        expected_points: n,
-        build_params,
-        work_dir: std::env::temp_dir(),
-        attributes: None,
-        element_type: Default::default(),
-    }
-}
-
-/// Point `i` sits at `(i, 0, 0, 0)`: its nearest neighbours are its neighbours on the line.
-fn line(ids: std::ops::Range<u64>) -> (Vec<PointId>, Vec<f32>) {
-    let ids: Vec<PointId> = ids.collect();
-    let vectors = ids.iter().flat_map(|&i| [i as f32, 0.0, 0.0, 0.0]).collect();
-    (ids, vectors)
-}
-
-fn nearest(engine: &USearch, query: [f32; 4], k: usize) -> Vec<PointId> {
-    let mut out = Vec::new();
-    engine.search(&query, k, &mut out).unwrap();
-    out.iter().map(|n| n.id).collect()
+    testing::spec(n, dim, distance, build_params, &std::env::temp_dir())
 }
 
 #[test]
