@@ -119,16 +119,26 @@ fi
 cargo test --release --locked --all-targets "${features[@]}" --no-fail-fast "$@"
 
 # The short fuzz pass: every target in fuzz/ for 20 s, when the toolchain can build
-# it (sanitizers need a nightly) and the whole suite was asked for (not a filtered run).
+# it (sanitizers need a nightly) and the whole suite was asked for (not a filtered run). It
+# runs beside the checks below (libFuzzer runs on one core; the checks use the other), its
+# output in a log of its own; the run waits for it at the end and fails if it failed.
+fuzz_pid=""
 if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
   if rustc --version | grep -q nightly; then
     stop_servers
     started=()
-    "$here/fuzz.sh"
+    fuzz_log="$CARGO_TARGET_DIR/test-fuzz.log"
+    echo "ragdbeval: fuzz pass running beside the checks (its log: $fuzz_log)" >&2
+    setsid "$here/fuzz.sh" >"$fuzz_log" 2>&1 &
+    fuzz_pid=$!
   else
     echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
   fi
 fi
+stop_fuzz() {
+  [ -z "$fuzz_pid" ] || kill -- "-$fuzz_pid" 2>/dev/null || true
+}
+trap 'stop_servers; stop_fuzz' EXIT
 
 # Calls and types go one way along the data path, functions and files stay short enough to
 # read (120 and 600 lines outside tests), the tree and --help speak of the software, never
@@ -187,5 +197,17 @@ if [ $# -eq 0 ]; then
     "$py" "$here/check_difficulty_numpy.py" "$bin" >&2
   else
     echo "ragdbeval: ann-benchmarks and difficulty checks SKIPPED: numpy could not be installed for $py" >&2
+  fi
+fi
+
+if [ -n "$fuzz_pid" ]; then
+  if wait "$fuzz_pid"; then
+    fuzz_pid=""
+    tail -n 1 "$fuzz_log" >&2
+  else
+    fuzz_pid=""
+    echo "ragdbeval: the fuzz pass failed; the end of its log ($fuzz_log):" >&2
+    tail -n 40 "$fuzz_log" >&2
+    exit 1
   fi
 fi
