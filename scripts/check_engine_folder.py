@@ -18,11 +18,13 @@ and the scripts against the folders) hold the rest.
 
 --build copies the tracked tree to a temporary directory, adds `adapters/zz_probe/` (an
 engine whose `open` is the exact engine's), builds that copy (its default features) in
-its own target directory (~/.cache/ragdbeval/probe-target), and checks that `ragdbeval
+its own target directory (~/.cache/ragdbeval/probe-target, first seeded with the main
+build's dependencies), and checks that `ragdbeval
 engines` lists zz-probe and that `ragdbeval bench --db zz-probe` completes with recall 1.
 Exit 1 naming what failed.
 """
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -117,7 +119,12 @@ def build_probe():
             shutil.copy2(ROOT / name, copy / name)
         add_probe(copy / "adapters")
         target = pathlib.Path.home() / ".cache/ragdbeval/probe-target"
-        env = {**__import__("os").environ, "CARGO_TARGET_DIR": str(target)}
+        shared = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", pathlib.Path.home() / ".cache/ragdbeval/target"))
+        if not target.exists() and (shared / "release").is_dir():
+            # The dependencies are the same crates built the same way: start from the main
+            # build's, so only ragdbeval itself is compiled (the copy is another package path).
+            shutil.copytree(shared / "release", target / "release", symlinks=True)
+        env = {**os.environ, "CARGO_TARGET_DIR": str(target)}
         subprocess.run(["cargo", "build", "--release", "--locked", "--bin", "ragdbeval"],
                        cwd=copy, env=env, check=True)
         binary = target / "release/ragdbeval"

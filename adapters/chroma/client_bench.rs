@@ -19,24 +19,15 @@ use std::io::Read as _;
 
 use ragdbeval::distance::Distance;
 
-use crate::common::{
-    Comparison, Plan, Settings, ab_rounds, closed_loop_slice, native_threads, prepare,
-};
+use crate::common::{ClientCpu, K, Plan, native_threads, prepare};
 
 const COLLECTION: &str = "chroma_client_cmp";
 const COLLECTIONS: &str = "/api/v2/tenants/default_tenant/databases/default_database/collections";
-const K: usize = 10;
 const EF_SEARCH: i64 = 64;
 
 /// The comparison, as `ENGINE=chroma cargo bench --bench client_overhead` runs it.
 pub fn run() {
-    let Some(Comparison {
-        url,
-        settings,
-        test,
-        mut engine,
-        work_dir: _work_dir,
-    }) = prepare(Plan {
+    let Some(mut c) = prepare(Plan {
         bench: "chroma_client",
         var: "CHROMA_URL",
         how: "scripts/engine_vs_native.sh chroma starts a server and runs this bench",
@@ -49,18 +40,10 @@ pub fn run() {
             ("ef_search", EF_SEARCH),
         ],
         search: &[("ef_search", EF_SEARCH)],
-    })
-    else {
+    }) else {
         return;
     };
-    let Settings {
-        rounds,
-        pairs,
-        slice_s,
-        n,
-        dim,
-    } = settings;
-    let nq = test.len();
+    let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
     let base = url.trim_end_matches('/').to_string();
 
     // The native side: the collection's query URL and the request bodies.
@@ -100,21 +83,15 @@ pub fn run() {
         std::hint::black_box(sink);
     };
 
-    let ours = |clients: usize| closed_loop_slice(&*engine, &test, K, clients, slice_s);
     let native = |clients: usize| native_threads(clients, slice_s, &agent, &send);
-    println!(
-        "chroma: {n} × {dim} clustered points, {nq} queries, m = 16, \
-         ef_construction = 128, ef_search = {EF_SEARCH}, k = {K}; {rounds} round(s) of {pairs} \
-         slice pairs of {slice_s} s per side and client count, ABBA order"
-    );
-    ab_rounds(
+    let index = format!("m = 16, ef_construction = 128, ef_search = {EF_SEARCH}");
+    c.against(
+        "chroma",
+        &index,
         "the minimal ureq loop",
-        &[1, 2],
-        rounds,
-        pairs,
-        &ours,
+        ClientCpu::Threads,
         &native,
     );
     // Closing drops the collection.
-    engine.close().expect("close");
+    c.engine.close().expect("close");
 }

@@ -25,13 +25,9 @@ use ragdbeval::distance::Distance;
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::Channel;
 
-use crate::common::{
-    Comparison, Plan, Settings, ab_rounds, closed_loop_slice, prepare, tokio_slice,
-    with_process_cpu,
-};
+use crate::common::{ClientCpu, K, Plan, prepare, tokio_slice};
 
 const COLLECTION: &str = "milvus_client_cmp";
-const K: usize = 10;
 const NPROBE: i64 = 16;
 const SEARCH: &str = "/milvus.proto.milvus.MilvusService/Search";
 
@@ -79,13 +75,7 @@ fn request(q: &[f32]) -> SearchRequest {
 
 /// The comparison, as `ENGINE=milvus cargo bench --bench client_overhead` runs it.
 pub fn run() {
-    let Some(Comparison {
-        url,
-        settings,
-        test,
-        mut engine,
-        work_dir: _work_dir,
-    }) = prepare(Plan {
+    let Some(mut c) = prepare(Plan {
         bench: "milvus_client",
         var: "MILVUS_URL",
         how: "scripts/engine_vs_native.sh milvus starts a server and runs this bench",
@@ -94,18 +84,10 @@ pub fn run() {
         distance: Distance::Euclidean,
         build: &[],
         search: &[("nprobe", NPROBE)],
-    })
-    else {
+    }) else {
         return;
     };
-    let Settings {
-        rounds,
-        pairs,
-        slice_s,
-        n,
-        dim,
-    } = settings;
-    let nq = test.len();
+    let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -121,9 +103,6 @@ pub fn run() {
         .expect("a channel to MILVUS_URL");
     let requests: Arc<Vec<SearchRequest>> = test.iter().map(request).collect::<Vec<_>>().into();
 
-    let ours = |clients: usize| {
-        with_process_cpu(|| closed_loop_slice(&*engine, &test, K, clients, slice_s))
-    };
     let native = |clients: usize| {
         let (channel, requests) = (channel.clone(), Arc::clone(&requests));
         tokio_slice(&rt, clients, slice_s, move |i| {
@@ -131,18 +110,13 @@ pub fn run() {
             async move { search(&channel, request).await }
         })
     };
-    println!(
-        "milvus: {n} × {dim} clustered points, {nq} queries, IVF_FLAT (nlist 4·√n), \
-         nprobe = {NPROBE}, k = {K}; {rounds} round(s) of {pairs} slice pairs of {slice_s} s per \
-         side and client count, ABBA order; client CPU is the bench process's"
-    );
-    ab_rounds(
+    let index = format!("IVF_FLAT (nlist 4·√n), nprobe = {NPROBE}");
+    c.against(
+        "milvus",
+        &index,
         "the minimal tonic loop",
-        &[1, 2],
-        rounds,
-        pairs,
-        &ours,
+        ClientCpu::Process,
         &native,
     );
-    engine.close().expect("close");
+    c.engine.close().expect("close");
 }

@@ -22,12 +22,9 @@ use std::process::Command;
 
 use ragdbeval::distance::Distance;
 
-use crate::common::{
-    Comparison, Plan, Settings, Slice, ab_rounds, children_cpu, closed_loop_slice, prepare,
-};
+use crate::common::{ClientCpu, K, Plan, Slice, children_cpu, prepare};
 
 const TABLE: &str = "pgbench_client_cmp";
-const K: usize = 10;
 const EF_SEARCH: i64 = 64;
 
 /// One pgbench slice: transactions per second, client CPU seconds per transaction.
@@ -90,13 +87,7 @@ fn wheel_pgbench() -> String {
 
 /// The comparison, as `ENGINE=pgvector cargo bench --bench client_overhead` runs it.
 pub fn run() {
-    let Some(Comparison {
-        url,
-        settings,
-        test,
-        mut engine,
-        work_dir,
-    }) = prepare(Plan {
+    let Some(mut c) = prepare(Plan {
         bench: "pgvector_client",
         var: "PGVECTOR_URL",
         how: "scripts/engine_vs_native.sh pgvector starts a server and runs this bench",
@@ -105,17 +96,11 @@ pub fn run() {
         distance: Distance::Euclidean,
         build: &[("m", 16), ("ef_construction", 128)],
         search: &[("ef_search", EF_SEARCH)],
-    })
-    else {
+    }) else {
         return;
     };
-    let Settings {
-        rounds,
-        pairs,
-        slice_s,
-        n,
-        dim,
-    } = settings;
+    let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
+    let dim = c.settings.dim;
     let pgbench_bin = std::env::var("PGBENCH").unwrap_or_else(|_| wheel_pgbench());
     let nq = test.len();
 
@@ -161,20 +146,15 @@ pub fn run() {
         plan.contains("Index Scan using"),
         "pgbench's statement does not scan the index:\n{plan}"
     );
-    let script = work_dir.path().join("search.sql");
+    let script = c.work_dir.path().join("search.sql");
     let mut f = std::fs::File::create(&script).expect("script file");
     writeln!(f, "\\set qid random(0, {})\n{statement};", nq - 1).expect("write script");
     drop(f);
 
-    let ours = |clients: usize| closed_loop_slice(&*engine, &test, K, clients, slice_s);
     let native = |clients: usize| pgbench(&pgbench_bin, &url, &script, clients, slice_s);
-    println!(
-        "pgvector: {n} × {dim} clustered points, {nq} queries, HNSW m = 16, ef_construction = \
-         128, ef_search = {EF_SEARCH}, k = {K}; {rounds} round(s) of {pairs} slice pairs of \
-         {slice_s} s per side and client count, ABBA order"
-    );
-    ab_rounds("pgbench", &[1, 2], rounds, pairs, &ours, &native);
-    engine.close().expect("close");
+    let index = format!("HNSW m = 16, ef_construction = 128, ef_search = {EF_SEARCH}");
+    c.against("pgvector", &index, "pgbench", ClientCpu::Threads, &native);
+    c.engine.close().expect("close");
     client
         .batch_execute(&format!("DROP TABLE IF EXISTS bench_queries, {TABLE}"))
         .expect("drop the tables");

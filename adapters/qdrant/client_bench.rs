@@ -22,24 +22,14 @@ use qdrant_client::qdrant::{QueryPoints, QueryPointsBuilder, SearchParamsBuilder
 
 use ragdbeval::distance::Distance;
 
-use crate::common::{
-    Comparison, Plan, Settings, ab_rounds, closed_loop_slice, prepare, tokio_slice,
-    with_process_cpu,
-};
+use crate::common::{ClientCpu, K, Plan, prepare, tokio_slice};
 
 const COLLECTION: &str = "qdrant_client_cmp";
-const K: usize = 10;
 const HNSW_EF: i64 = 64;
 
 /// The comparison, as `ENGINE=qdrant cargo bench --bench client_overhead` runs it.
 pub fn run() {
-    let Some(Comparison {
-        url,
-        settings,
-        test,
-        mut engine,
-        work_dir: _work_dir,
-    }) = prepare(Plan {
+    let Some(mut c) = prepare(Plan {
         bench: "qdrant_client",
         var: "QDRANT_URL",
         how: "set it to a Qdrant server's gRPC URL and run scripts/engine_vs_native.sh qdrant",
@@ -48,18 +38,10 @@ pub fn run() {
         distance: Distance::Euclidean,
         build: &[("m", 16), ("ef_construct", 128)],
         search: &[("hnsw_ef", HNSW_EF)],
-    })
-    else {
+    }) else {
         return;
     };
-    let Settings {
-        rounds,
-        pairs,
-        slice_s,
-        n,
-        dim,
-    } = settings;
-    let nq = test.len();
+    let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -85,9 +67,6 @@ pub fn run() {
         .collect::<Vec<_>>()
         .into();
 
-    let ours = |clients: usize| {
-        with_process_cpu(|| closed_loop_slice(&*engine, &test, K, clients, slice_s))
-    };
     let native = |clients: usize| {
         let (client, requests) = (Arc::clone(&client), Arc::clone(&requests));
         tokio_slice(&rt, clients, slice_s, move |i| {
@@ -98,20 +77,10 @@ pub fn run() {
             }
         })
     };
-    println!(
-        "qdrant: {n} × {dim} clustered points, {nq} queries, m = 16, ef_construct = 128, \
-         hnsw_ef = {HNSW_EF}, k = {K}; {rounds} round(s) of {pairs} slice pairs of {slice_s} s \
-         per side and client count, ABBA order; client CPU is the bench process's"
-    );
-    ab_rounds(
-        "the minimal qdrant-client loop",
-        &[1, 2],
-        rounds,
-        pairs,
-        &ours,
-        &native,
-    );
-    engine.close().expect("close");
+    let index = format!("m = 16, ef_construct = 128, hnsw_ef = {HNSW_EF}");
+    let native_name = "the minimal qdrant-client loop";
+    c.against("qdrant", &index, native_name, ClientCpu::Process, &native);
+    c.engine.close().expect("close");
     rt.block_on(client.delete_collection(COLLECTION))
         .expect("delete the collection");
 }

@@ -16,24 +16,15 @@
 
 use ragdbeval::distance::Distance;
 
-use crate::common::{
-    Comparison, Plan, Settings, ab_rounds, closed_loop_slice, native_threads, prepare,
-};
+use crate::common::{ClientCpu, K, Plan, native_threads, prepare};
 
 const KEY: &str = "redis_client_cmp";
-const K: usize = 10;
 const EF: i64 = 64;
 
 /// The comparison, as `ENGINE=redis cargo bench --bench client_overhead` runs it.
 pub fn run() {
     // Vector sets rank by cosine: an angular set.
-    let Some(Comparison {
-        url,
-        settings,
-        test,
-        mut engine,
-        work_dir: _work_dir,
-    }) = prepare(Plan {
+    let Some(mut c) = prepare(Plan {
         bench: "redis_client",
         var: "REDIS_URL",
         how: "scripts/engine_vs_native.sh redis starts a server and runs this bench",
@@ -42,18 +33,10 @@ pub fn run() {
         distance: Distance::Angular,
         build: &[("m", 16), ("ef_construction", 128)],
         search: &[("ef", EF)],
-    })
-    else {
+    }) else {
         return;
     };
-    let Settings {
-        rounds,
-        pairs,
-        slice_s,
-        n,
-        dim,
-    } = settings;
-    let nq = test.len();
+    let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
 
     // The native side's commands, as the adapter sends them (raw little-endian FP32 blobs:
     // the set is not normalised by the client).
@@ -75,7 +58,6 @@ pub fn run() {
         .collect();
     let client = redis::Client::open(url.as_str()).expect("REDIS_URL");
 
-    let ours = |clients: usize| closed_loop_slice(&*engine, &test, K, clients, slice_s);
     // One connection per client thread, each reply read as a raw value and dropped.
     let open = |_: usize| client.get_connection().expect("connect to REDIS_URL");
     let send = |con: &mut redis::Connection, i: usize| {
@@ -83,13 +65,15 @@ pub fn run() {
         std::hint::black_box(reply);
     };
     let native = |clients: usize| native_threads(clients, slice_s, &open, &send);
-    println!(
-        "redis: {n} × {dim} clustered points (cosine), {nq} queries, M = 16, EF (build) = 128, \
-         EF = {EF}, k = {K}; {rounds} round(s) of {pairs} slice pairs of {slice_s} s per side \
-         and client count, ABBA order"
+    let index = format!("cosine, M = 16, EF (build) = 128, EF = {EF}");
+    c.against(
+        "redis",
+        &index,
+        "the native loop",
+        ClientCpu::Threads,
+        &native,
     );
-    ab_rounds("the native loop", &[1, 2], rounds, pairs, &ours, &native);
-    engine.close().expect("close");
+    c.engine.close().expect("close");
     let mut con = client.get_connection().expect("connect");
     let _: i64 = redis::cmd("DEL").arg(KEY).query(&mut con).expect("DEL");
 }

@@ -190,6 +190,58 @@ pub fn prepare(plan: Plan<'_>) -> Option<Comparison> {
     })
 }
 
+/// How a comparison counts ragdbeval's client CPU.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ClientCpu {
+    /// The sender threads' own CPU (a blocking client).
+    Threads,
+    /// The whole process's (a client whose work runs on an async runtime's threads).
+    Process,
+}
+
+impl Comparison {
+    /// Says what is compared (`engine`: its set, `index`: the index, its search setting and
+    /// k), then runs the rounds of ragdbeval's closed loop against `native` (`native_name`)
+    /// at 1 and 2 clients, in ABBA order.
+    pub fn against(
+        &self,
+        engine: &str,
+        index: &str,
+        native_name: &str,
+        cpu: ClientCpu,
+        native: &dyn Fn(usize) -> Slice,
+    ) {
+        let Settings {
+            rounds,
+            pairs,
+            slice_s,
+            n,
+            dim,
+        } = self.settings;
+        let ours = |clients: usize| {
+            let slice = || closed_loop_slice(&*self.engine, &self.test, K, clients, slice_s);
+            match cpu {
+                ClientCpu::Threads => slice(),
+                ClientCpu::Process => with_process_cpu(slice),
+            }
+        };
+        let whose = match cpu {
+            ClientCpu::Threads => "",
+            ClientCpu::Process => "; client CPU is the bench process's",
+        };
+        println!(
+            "{engine}: {n} × {dim} clustered points, {} queries, {index}, k = {K}; {rounds} \
+             round(s) of {pairs} slice pairs of {slice_s} s per side and client count, ABBA \
+             order{whose}",
+            self.test.len()
+        );
+        ab_rounds(native_name, &[1, 2], rounds, pairs, &ours, native);
+    }
+}
+
+/// Neighbours asked for per query, on both sides of a client comparison.
+pub const K: usize = 10;
+
 /// The mean of per-round ratios and their largest relative distance from it.
 pub fn mean_and_spread(ratios: &[f64]) -> (f64, f64) {
     let mean = ratios.iter().sum::<f64>() / ratios.len().max(1) as f64;

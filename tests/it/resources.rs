@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use crate::common::{empty_result, server_url, unique_name};
+use crate::common::{empty_result, server_url};
 use ragdbeval::engine::ConnectOptions;
 use ragdbeval::resources::{MachineLimits, MemoryMethod, Sampler, Watch, check};
 
@@ -121,12 +121,13 @@ fn compare(pid: u32, during: impl FnOnce()) -> (ragdbeval::resources::ResourceSt
 
 /// PostgreSQL forks a backend per connection; they all map `shared_buffers`. Summing RSS
 /// counts those pages once per backend, PSS once.
+#[cfg(feature = "pgvector")]
 #[test]
 #[cfg_attr(not(engine_runs = "pgvector"), ignore = "needs PGVECTOR_URL")]
 fn pgvector_server_tree_memory_is_its_pss() {
     let url = server_url("PGVECTOR_URL", "scripts/servers/pgvector.sh start");
     let pid = server_pid("pgvector", &url);
-    let table = unique_name("resources");
+    let table = crate::common::unique_name("resources");
     let connect = || postgres::Client::connect(&url, postgres::NoTls).expect("connect");
     let mut admin = connect();
     admin
