@@ -141,7 +141,12 @@ def build_probe():
         if run.returncode != 0:
             return [f"`bench --db zz-probe` failed: {run.stderr.strip()}"]
         result = json.loads((work / "results/probe.json").read_text())
-        recalls = [s.get("recall") for c in result["configs"] for s in c["steps"] if "recall" in s]
+        recalls = [
+            s["quality"]["recall"]
+            for c in result["configs"]
+            for s in c["steps"]
+            if s.get("phase") == "search"
+        ]
         if not recalls or min(recalls) < 1.0:
             return [f"`bench --db zz-probe` recall {recalls}, not 1"]
         print(f"check_engine_folder: the copy with zz-probe built and ran it (recall {recalls})")
