@@ -103,7 +103,7 @@ include!(concat!(env!("OUT_DIR"), "/engines.rs"));
 macro_rules! lexical_engines {
     (
         beside_dense: [$($(#[cfg(feature = $dense_feature:literal)])? $module:ident => $name:literal,)*]
-        lexical_only: [$($only:ident => $only_name:literal / $only_summary:literal @ $only_path:literal,)*]
+        lexical_only: [$($only:ident => $only_name:literal / $only_summary:literal / $only_embedded:literal @ $only_path:literal,)*]
     ) => {
         $(#[path = $only_path] pub mod $only;)*
 
@@ -115,6 +115,7 @@ macro_rules! lexical_engines {
                 LexicalEntry {
                     name: $name,
                     summary: $module::hybrid::SUMMARY,
+                    embedded: meta::$module::ENGINE.embedded(),
                     open: $module::hybrid::open,
                 },
                 $(
@@ -122,6 +123,7 @@ macro_rules! lexical_engines {
                     LexicalEntry {
                         name: $name,
                         summary: concat!("not in this build (cargo feature `", $dense_feature, "`)"),
+                        embedded: meta::$module::ENGINE.embedded(),
                         open: |_| Err(not_built($name, $dense_feature)),
                     },
                 )?
@@ -129,6 +131,7 @@ macro_rules! lexical_engines {
             $(LexicalEntry {
                 name: $only_name,
                 summary: $only_summary,
+                embedded: $only_embedded,
                 open: $only::open,
             },)*
         ];
@@ -214,7 +217,10 @@ mod tests {
         );
         let lexical = generator::lexical_source(&engines, dir.path());
         assert!(lexical.contains("zz_probe => \"zz-probe\","), "{lexical}");
-        assert!(lexical.contains("yy => \"yy\" / \"s\" @ "), "{lexical}");
+        assert!(
+            lexical.contains("yy => \"yy\" / \"s\" / true @ "),
+            "{lexical}"
+        );
         let meta = generator::meta_source(&engines);
         assert!(meta.contains("pub mod zz_probe {"), "{meta}");
         assert!(meta.contains("distance: \"angular\""), "{meta}");

@@ -228,8 +228,11 @@ pub fn lexical_source(engines: &[Engine], adapters: &Path) -> String {
         let path = file_literal(adapters, e, "mod.rs");
         let _ = writeln!(
             out,
-            "        {} => {:?} / {:?} @ {path},",
-            e.module, e.table.name, e.table.summary
+            "        {} => {:?} / {:?} / {} @ {path},",
+            e.module,
+            e.table.name,
+            e.table.summary,
+            e.table.server.is_none()
         );
     }
     out.push_str("    ]\n}\n");

@@ -6,13 +6,14 @@ Layers, top to bottom (a module may use its own layer and any layer below it):
   0 main                        the binary's entry point
   1 commands, cli, options      one module per subcommand, and the argument types they take
                                 (cli only declares arguments: it imports nothing of the crate)
-  2 runner                      phases, load, ground truth of runbook steps
-  3 runbook                     resolved steps
-  4 export, output              files and the terminal
-  5 results, dataset, eval, embed   what is stored; what is measured on (embed: text made
-                                into vectors); retrieval runs judged
-  6 metrics, groundtruth, engine, adapters, resources, storage, synthetic, params
-  7 types, rng, distance, vectors, atomic, filter, secret, sparse, text   primitives
+  2 export, output              files and the terminal, made from finished results: the
+                                runner hands its answers to the command, never to them
+  3 runner                      phases, load, ground truth of runbook steps
+  4 results, dataset, eval, embed, runbook   what is stored; what is measured on (embed: text
+                                made into vectors); retrieval runs judged; the steps a run
+                                makes (the result records them)
+  5 metrics, groundtruth, engine, adapters, resources, storage, synthetic, params
+  6 types, rng, distance, vectors, atomic, filter, secret, sparse, text   primitives
 
 Usage: scripts/check_layers.py [ROOT]
 """
@@ -23,13 +24,12 @@ import sys
 LAYERS = {
     "main": 0,
     "commands": 1, "cli": 1, "options": 1,
-    "runner": 2,
-    "runbook": 3,
-    "export": 4, "output": 4,
-    "results": 5, "dataset": 5, "eval": 5, "embed": 5,
-    "metrics": 6, "groundtruth": 6, "engine": 6, "adapters": 6, "resources": 6,
-    "storage": 6, "synthetic": 6, "params": 6,
-    "engine_meta": 7, "filter": 7, "interrupt": 7, "secret": 7, "sparse": 7, "text": 7, "types": 7, "rng": 7, "distance": 7, "vectors": 7, "atomic": 7,
+    "export": 2, "output": 2,
+    "runner": 3,
+    "results": 4, "dataset": 4, "eval": 4, "embed": 4, "runbook": 4,
+    "metrics": 5, "groundtruth": 5, "engine": 5, "adapters": 5, "resources": 5,
+    "storage": 5, "synthetic": 5, "params": 5,
+    "engine_meta": 6, "filter": 6, "interrupt": 6, "secret": 6, "sparse": 6, "text": 6, "types": 6, "rng": 6, "distance": 6, "vectors": 6, "atomic": 6,
 }
 
 

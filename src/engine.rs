@@ -430,10 +430,6 @@ pub trait VectorEngine: Send + Sync {
         None
     }
 
-    /// True when the engine runs inside the ragdbeval process: its RAM and CPU are the
-    /// client's, and are reported as the engine's.
-    fn in_process(&self) -> bool;
-
     /// True when the engine promises exact answers under ragdbeval's conventions: the true
     /// top-k, distances from [`crate::distance::Distance::between`], ties broken by id. The
     /// runner then checks every answer against the ground truth id for id and bit for bit,

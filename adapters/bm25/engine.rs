@@ -237,10 +237,6 @@ impl HybridEngine for Bm25 {
         Ok(Footprint::new(Ok(bytes.clone()), Ok(bytes)))
     }
 
-    fn in_process(&self) -> bool {
-        true
-    }
-
     fn describe(&self) -> Map<String, Value> {
         let mut out = Map::new();
         if let Some(built) = &self.built {

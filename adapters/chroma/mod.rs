@@ -383,15 +383,7 @@ impl VectorEngine for ChromaEngine {
         filters: &[crate::filter::Predicate],
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let col = self.collection("filtered batch search")?;
-        if dim != col.dim || queries.len() != filters.len() * dim {
-            return Err(rows::mismatch(
-                ENGINE,
-                "filtered batch search",
-                col.dim,
-                filters.len(),
-                queries.len(),
-            ));
-        }
+        rows::check_batch(ENGINE, "filtered batch search", col.dim, dim, filters.len(), queries.len())?;
         let mut groups: std::collections::BTreeMap<&crate::filter::Predicate, Vec<usize>> =
             std::collections::BTreeMap::new();
         for (q, f) in filters.iter().enumerate() {
@@ -428,10 +420,6 @@ impl VectorEngine for ChromaEngine {
 
     fn server_pid(&self) -> Option<u32> {
         self.server_pid.or_else(|| self.script_pid())
-    }
-
-    fn in_process(&self) -> bool {
-        false
     }
 
     fn describe(&self) -> Map<String, Value> {

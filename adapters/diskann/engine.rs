@@ -379,10 +379,6 @@ impl VectorEngine for DiskAnn {
         }
     }
 
-    fn in_process(&self) -> bool {
-        true
-    }
-
     /// Inserts, deletes and searches run at once: DiskANN locks each adjacency list, and the
     /// adapter serialises writers only (see [`super::graph`]). The on-disk index refuses
     /// the writes themselves.

@@ -356,10 +356,6 @@ impl VectorEngine for DuckDb {
         report::footprint(self.store("footprint")?)
     }
 
-    fn in_process(&self) -> bool {
-        true
-    }
-
     /// Writes go through the main connection, each in its own transaction, while searches
     /// run on their own connections: DuckDB's MVCC gives each search a snapshot, and vss
     /// guards its graph against concurrent updates and scans.

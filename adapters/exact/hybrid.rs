@@ -159,10 +159,6 @@ impl HybridEngine for ExactHybrid {
         ))
     }
 
-    fn in_process(&self) -> bool {
-        true
-    }
-
     fn close(&mut self) -> EngineResult<()> {
         *self = ExactHybrid::default();
         Ok(())

@@ -140,10 +140,6 @@ impl VectorEngine for LockedExact {
         self.read()?.footprint()
     }
 
-    fn in_process(&self) -> bool {
-        true
-    }
-
     fn answers_are_exact(&self) -> bool {
         true
     }

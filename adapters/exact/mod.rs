@@ -433,10 +433,6 @@ impl VectorEngine for ExactEngine {
         ))
     }
 
-    fn in_process(&self) -> bool {
-        true
-    }
-
     fn answers_are_exact(&self) -> bool {
         true
     }

@@ -414,9 +414,7 @@ impl MilvusEngine {
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let op = "filtered batch search";
         let coll = self.coll(op)?;
-        if dim != coll.dim || queries.len() != filters.len() * dim {
-            return Err(rows::mismatch(ENGINE, op, coll.dim, filters.len(), queries.len()));
-        }
+        rows::check_batch(ENGINE, op, coll.dim, dim, filters.len(), queries.len())?;
         let mut results = vec![Vec::new(); filters.len()];
         if k == 0 {
             return Ok(results);

@@ -276,10 +276,6 @@ impl VectorEngine for MilvusEngine {
         self.server_pid
     }
 
-    fn in_process(&self) -> bool {
-        false
-    }
-
     fn describe(&self) -> Map<String, Json> {
         let mut m = Map::new();
         m.insert("server_version".into(), self.version.clone().into());

@@ -492,10 +492,6 @@ impl HybridEngine for PgHybrid {
         })
     }
 
-    fn in_process(&self) -> bool {
-        false
-    }
-
     fn server_pid(&self) -> Option<u32> {
         self.pg.server_pid
     }

@@ -563,10 +563,6 @@ impl VectorEngine for PgVector {
         self.server_pid
     }
 
-    fn in_process(&self) -> bool {
-        false
-    }
-
     fn describe(&self) -> Map<String, Value> {
         self.describe_engine()
     }

@@ -345,15 +345,7 @@ impl VectorEngine for QdrantEngine {
         filters: &[Predicate],
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let col = self.collection("filtered batch search")?;
-        if dim != col.dim || queries.len() != filters.len() * dim {
-            return Err(rows::mismatch(
-                ENGINE,
-                "filtered batch search",
-                col.dim,
-                filters.len(),
-                queries.len(),
-            ));
-        }
+        rows::check_batch(ENGINE, "filtered batch search", col.dim, dim, filters.len(), queries.len())?;
         self.query_batches("filtered batch search", queries, k, Some(filters))
     }
 
@@ -376,10 +368,6 @@ impl VectorEngine for QdrantEngine {
                 None
             }
         })
-    }
-
-    fn in_process(&self) -> bool {
-        false
     }
 
     fn stored_element_type(&self) -> ElementType {

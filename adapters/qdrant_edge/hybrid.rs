@@ -315,10 +315,6 @@ impl HybridEngine for EdgeHybrid {
         Ok(Footprint::new(index, Ok(total)))
     }
 
-    fn in_process(&self) -> bool {
-        true
-    }
-
     fn describe(&self) -> Map<String, Value> {
         let mut out = Map::new();
         out.insert("search_params".into(), self.search.to_json());

@@ -48,7 +48,6 @@ fn build(
 ) -> (Box<dyn VectorEngine>, IndexReport) {
     let mut engine = qdrant_edge::open(&options()).expect("open");
     assert_eq!(engine.name(), "qdrant-edge");
-    assert!(engine.in_process());
     engine
         .create(&CollectionSpec {
             name: "test".into(),

@@ -340,15 +340,7 @@ impl VectorEngine for QdrantEdge {
         filters: &[Predicate],
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let shard = self.open_shard("filtered batch search")?;
-        if dim != shard.dim || queries.len() != filters.len() * dim {
-            return Err(rows::mismatch(
-                ENGINE,
-                "filtered batch search",
-                shard.dim,
-                filters.len(),
-                queries.len(),
-            ));
-        }
+        rows::check_batch(ENGINE, "filtered batch search", shard.dim, dim, filters.len(), queries.len())?;
         let requests = queries
             .chunks_exact(dim)
             .zip(filters)
@@ -425,10 +417,6 @@ impl VectorEngine for QdrantEdge {
             "shard directory: segments (vectors, index, payload) + WAL",
         )?;
         Ok(Footprint::new(index, Ok(total)).holding(crate::engine::IndexHolds::GraphOnly))
-    }
-
-    fn in_process(&self) -> bool {
-        true
     }
 
     fn stored_element_type(&self) -> ElementType {

@@ -331,15 +331,7 @@ impl VectorEngine for RedisEngine {
         filters: &[crate::filter::Predicate],
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let set = self.set("filtered batch search")?;
-        if dim != set.dim || queries.len() != filters.len() * dim {
-            return Err(rows::mismatch(
-                ENGINE,
-                "filtered batch search",
-                set.dim,
-                filters.len(),
-                queries.len(),
-            ));
-        }
+        rows::check_batch(ENGINE, "filtered batch search", set.dim, dim, filters.len(), queries.len())?;
         let mut results = Vec::with_capacity(filters.len());
         if k == 0 {
             results.resize(filters.len(), Vec::new());
@@ -462,10 +454,6 @@ impl VectorEngine for RedisEngine {
 
     fn server_pid(&self) -> Option<u32> {
         self.server_pid
-    }
-
-    fn in_process(&self) -> bool {
-        false
     }
 
     fn describe(&self) -> Map<String, Json> {

@@ -211,10 +211,6 @@ impl VectorEngine for SqliteVec {
         ))
     }
 
-    fn in_process(&self) -> bool {
-        true
-    }
-
     /// Writes commit on the writer connection while searches read on their own (WAL).
     fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
         Some(self)

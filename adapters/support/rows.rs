@@ -54,6 +54,22 @@ pub fn start_search<T>(
     Ok(k > 0)
 }
 
+/// [`check`] for a batch of `rows` queries of `dim` floats each against a collection of
+/// `collection_dim`: the two dimensions must agree too.
+pub fn check_batch(
+    engine: &str,
+    operation: &str,
+    collection_dim: usize,
+    dim: usize,
+    rows: usize,
+    floats: usize,
+) -> EngineResult<()> {
+    if dim != collection_dim {
+        return Err(mismatch(engine, operation, collection_dim, rows, floats));
+    }
+    check(engine, operation, dim, rows, floats)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -198,10 +198,6 @@ impl VectorEngine for USearch {
         Ok(Footprint::new(Ok(figure()), Ok(figure())).holding(IndexHolds::GraphAndVectors))
     }
 
-    fn in_process(&self) -> bool {
-        true
-    }
-
     fn stored_element_type(&self) -> ElementType {
         self.collection
             .as_ref()

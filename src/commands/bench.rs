@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, anyhow};
-use serde_json::json;
 
 use crate::cli::{BenchArgs, DatasetSource};
 use crate::dataset::{self, Dataset, LoadOptions};
@@ -13,12 +12,10 @@ use crate::filter::FilterSpec;
 use crate::output::{table, warnings};
 use crate::results::lock::ResultLock;
 use crate::results::run_files::RunFiles;
+use crate::results::settings::Settings;
 use crate::results::sidecar::Sidecar;
 use crate::results::warnings::Warning;
-use crate::results::{
-    DatasetInfo, ElementTypes, EngineInfo, JudgmentsInfo, Manifest, RunResult, RunState, RunStatus,
-    SCHEMA,
-};
+use crate::results::{DatasetInfo, ElementTypes, JudgmentsInfo, RunResult};
 use crate::runbook::Runbook;
 use crate::runner::{self, BenchPlan};
 
@@ -126,7 +123,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
     let difficulty = query_difficulty(&args, &ds, quiet);
     let mut plan = bench_plan(&args, entry, relevant, connect, workload, difficulty);
 
-    let stem = result_stem(&args, entry, &ds, &mut lock)?;
+    let stem = result_stem(&args, &[entry.name, &ds.name], &mut lock)?;
     plan.load.histogram_prefix = stem.clone();
     let paths = OutputPaths {
         result: args.out.join(format!("{stem}.json")),
@@ -154,23 +151,22 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
     exit_code(&args, outcome, &paths.result, &trec_runs)
 }
 
-/// The result's file stem: the name given, or a made-up one (a timestamp) that steps aside
-/// for one another run already took, whose lock then goes in `lock`.
+/// The result's file stem: the name given, or a made-up one (a timestamp, the engine, a
+/// sparse or hybrid run's retrieval, the dataset) that steps aside for one another run
+/// already took, whose lock then goes in `lock`.
 fn result_stem(
     args: &BenchArgs,
-    entry: &EngineEntry,
-    ds: &Dataset,
+    parts: &[&str],
     lock: &mut Option<ResultLock>,
 ) -> anyhow::Result<String> {
     Ok(match &args.name {
         Some(name) => name.clone(),
         None => {
-            let made_up = format!(
-                "{}-{}-{}",
-                chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
-                entry.name,
-                ds.name
-            );
+            let time = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+            let made_up = std::iter::once(time.as_str())
+                .chain(parts.iter().copied())
+                .collect::<Vec<_>>()
+                .join("-");
             let (name, taken) = ResultLock::acquire_distinct(&args.out, &made_up)?;
             *lock = Some(taken);
             name
@@ -199,34 +195,34 @@ fn settings(
     plan: &BenchPlan,
     runbook: &Runbook,
     filter_spec: Option<&FilterSpec>,
-) -> serde_json::Value {
-    json!({
-        "k": args.k,
-        "relevant": relevant,
-        // The depth the ground truth was computed to (`verify` uses it, and so the same cache).
-        "ground_truth_k": gt_k,
-        "warmup": args.warmup,
-        "repeat": args.repeat,
-        "repeat_build": args.repeat_build,
-        "mode": if plan.batch_mode { "batch" } else { "single" },
-        "batch_size": plan.connect.batch_size,
-        "upload_parallel": plan.connect.upload_parallel,
-        "param_set": args.param_set,
-        "runbook": runbook.name,
-        "runbook_hash": runbook.hash(),
-        "runbook_steps": runbook.steps,
-        "build_overrides": args.build_params,
-        "search_overrides": args.search_params,
-        "sample_interval_ms": args.sample_ms,
-        "concurrency": args.concurrency,
-        "rates": args.rate,
-        "rate_sweep": args.rate_sweep,
-        "slo_ms": args.slo.as_secs_f64() * 1000.0,
-        "load_duration_s": args.duration.as_secs_f64(),
-        "workers": args.workers,
-        "url": args.url.as_deref().map(crate::secret::redact),
-        "filter": filter_spec,
-    })
+) -> Settings {
+    Settings {
+        k: Some(args.k),
+        relevant: Some(relevant),
+        ground_truth_k: Some(gt_k),
+        warmup: Some(args.warmup),
+        repeat: Some(args.repeat),
+        repeat_build: Some(args.repeat_build),
+        mode: Some(if plan.batch_mode { "batch" } else { "single" }.into()),
+        batch_size: Some(plan.connect.batch_size),
+        upload_parallel: Some(plan.connect.upload_parallel),
+        param_set: Some(args.param_set.clone()),
+        runbook: Some(runbook.name.clone()),
+        runbook_hash: Some(runbook.hash()),
+        runbook_steps: Some(runbook.steps.clone()),
+        build_overrides: Some(args.build_params.clone()),
+        search_overrides: Some(args.search_params.clone()),
+        sample_interval_ms: Some(args.sample_ms),
+        concurrency: Some(args.concurrency.clone()),
+        rates: Some(args.rate.clone()),
+        rate_sweep: Some(args.rate_sweep),
+        slo_ms: Some(args.slo.as_secs_f64() * 1000.0),
+        load_duration_s: Some(args.duration.as_secs_f64()),
+        workers: Some(args.workers),
+        url: args.url.as_deref().map(crate::secret::redact),
+        filter: filter_spec.cloned(),
+        ..Settings::default()
+    }
 }
 
 /// The result as it starts: running, nothing measured, the warnings said so far.
@@ -234,35 +230,23 @@ fn new_result(
     args: &BenchArgs,
     entry: &EngineEntry,
     ds: &Dataset,
-    settings: serde_json::Value,
+    settings: Settings,
     warnings: Vec<Warning>,
     paths: &OutputPaths,
 ) -> RunResult {
-    RunResult {
-        schema: SCHEMA.to_string(),
-        status: RunStatus {
-            state: RunState::Running,
-            error: None,
-            resumed: Vec::new(),
-            invalid: Vec::new(),
-        },
-        manifest: Manifest::new(settings.as_object().cloned().unwrap_or_default()),
-        dataset: dataset_info(ds),
-        engine: EngineInfo {
-            name: entry.name.to_string(),
-            version: String::new(),
-            in_process: entry.embedded(),
-            details: serde_json::Map::new(),
-        },
-        configs: Vec::new(),
+    let mut result = RunResult::start(
+        entry.name,
+        entry.embedded(),
+        dataset_info(ds),
+        settings,
         warnings,
-        curves: Vec::new(),
-        sidecar: (!args.no_sidecar).then(|| paths.sidecar_name.clone()),
-        element_type: Some(ElementTypes {
-            dataset: ds.element_type.name().to_string(),
-            engine: None,
-        }),
-    }
+    );
+    result.sidecar = (!args.no_sidecar).then(|| paths.sidecar_name.clone());
+    result.element_type = Some(ElementTypes {
+        dataset: ds.element_type.name().to_string(),
+        engine: None,
+    });
+    result
 }
 
 /// The sidecar: a new one, none (`--no-sidecar`), or a resumed run's, reopened after the

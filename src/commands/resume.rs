@@ -178,8 +178,8 @@ pub(super) fn adopt(resume: Resume, result: &mut RunResult, ds: &Dataset) -> any
         );
     }
     let (mut then, mut now) = (
-        previous.manifest.settings.clone(),
-        result.manifest.settings.clone(),
+        previous.manifest.settings.to_map(),
+        result.manifest.settings.to_map(),
     );
     // The settings that may be given again, and those a newer ragdbeval records that the
     // earlier attempt's did not.

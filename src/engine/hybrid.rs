@@ -25,6 +25,8 @@ pub struct LexicalEntry {
     pub name: &'static str,
     /// One line for `ragdbeval engines`: what its lexical side is.
     pub summary: &'static str,
+    /// Runs without a server (its `config.toml` has no `[engine.server]`).
+    pub embedded: bool,
     pub open: fn(&ConnectOptions) -> EngineResult<Box<dyn HybridEngine>>,
 }
 
@@ -126,7 +128,6 @@ pub trait HybridEngine: Send + Sync {
         Err(self.unsupported("fusion inside the engine"))
     }
     fn footprint(&self) -> EngineResult<Footprint>;
-    fn in_process(&self) -> bool;
     fn server_pid(&self) -> Option<u32> {
         None
     }

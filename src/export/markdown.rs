@@ -92,9 +92,8 @@ impl Exporter for MarkdownExporter {
                 d.distance,
                 run.manifest
                     .settings
-                    .get("k")
-                    .map(|v| v.to_string())
-                    .unwrap_or_else(|| "?".into()),
+                    .k
+                    .map_or_else(|| "?".into(), |k| k.to_string()),
                 run.status.state,
             );
             let _ = writeln!(

@@ -8,4 +8,5 @@ pub mod bands;
 pub mod latency;
 pub mod pareto;
 pub mod quality;
+pub mod ranking;
 pub mod stats;

@@ -290,14 +290,11 @@ fn comparability(a: &RunResult, b: &RunResult) -> (Vec<String>, bool) {
         ));
         pairable = false;
     }
-    let setting = |r: &RunResult, key: &str| r.manifest.settings.get(key).cloned();
-    for key in ["k", "relevant"] {
-        if setting(a, key) != setting(b, key) {
-            reasons.push(format!(
-                "different {key} ({} vs {})",
-                setting(a, key).unwrap_or_default(),
-                setting(b, key).unwrap_or_default()
-            ));
+    let (sa, sb) = (&a.manifest.settings, &b.manifest.settings);
+    for (key, va, vb) in [("k", sa.k, sb.k), ("relevant", sa.relevant, sb.relevant)] {
+        if va != vb {
+            let text = |v: Option<usize>| v.map_or_else(|| "null".into(), |v| v.to_string());
+            reasons.push(format!("different {key} ({} vs {})", text(va), text(vb)));
         }
     }
     let (ha, hb) = (&a.manifest.hardware, &b.manifest.hardware);

@@ -54,11 +54,11 @@ pub struct Manifest {
     pub finished_at: Option<String>,
     pub hardware: Hardware,
     /// Harness settings (k, relevant, warm-up, batch size, parameter set, ...).
-    pub settings: serde_json::Map<String, serde_json::Value>,
+    pub settings: super::settings::Settings,
 }
 
 impl Manifest {
-    pub fn new(settings: serde_json::Map<String, serde_json::Value>) -> Manifest {
+    pub fn new(settings: super::settings::Settings) -> Manifest {
         Manifest {
             ragdbeval_version: env!("CARGO_PKG_VERSION").to_string(),
             git_revision: env!("RAGDBEVAL_GIT_REVISION").to_string(),

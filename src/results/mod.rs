@@ -13,7 +13,9 @@ pub mod load;
 pub mod lock;
 pub mod manifest;
 pub mod run_files;
+pub mod settings;
 pub mod sidecar;
+mod start;
 mod stream;
 pub mod warnings;
 

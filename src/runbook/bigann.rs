@@ -28,103 +28,103 @@
 //! insert is the build), `delete` removes tags `start..end`, `replace` gives tags
 //! `tags_start..tags_end` the rows `ids_start..ids_end` (an update), and `search` searches.
 //!
-//! The files use a small, fixed subset of YAML (mappings by indentation, integers and quoted
-//! or bare strings, `#` comments), which this reader parses itself: the YAML crates would turn
-//! on a feature of `hashbrown` and rebuild the embedded engine's whole dependency chain.
+//! The files are read with `yaml-rust2` (without its encoding feature: the files are UTF-8
+//! text). Aliases are refused before the document is built: big-ann's files have none, and
+//! each alias is a copy, so a few nested ones make a small file expand without bound.
+
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::yaml::Hash;
+use yaml_rust2::{Yaml, YamlLoader};
 
 use super::{IdSelection, OpMode, Position, Runbook, RunbookError, StepSpec};
-
-/// One line of the file: its indentation, key and value (empty for a mapping).
-struct Line<'a> {
-    number: usize,
-    indent: usize,
-    key: &'a str,
-    value: String,
-}
 
 fn invalid(message: String) -> RunbookError {
     RunbookError::Invalid(message)
 }
 
-/// The text before an unquoted `#`.
-fn strip_comment(line: &str) -> &str {
-    let mut quote: Option<char> = None;
-    for (i, c) in line.char_indices() {
-        match (quote, c) {
-            (None, '"' | '\'') => quote = Some(c),
-            (Some(q), c) if c == q => quote = None,
-            (None, '#') => return &line[..i],
+/// The file's top-level mapping: entry name → the entry's mapping.
+fn document(text: &str) -> Result<Hash, RunbookError> {
+    let not_yaml = |e: yaml_rust2::ScanError| invalid(format!("not YAML: {e}"));
+    let mut parser = Parser::new_from_str(text);
+    loop {
+        match parser.next_token().map_err(not_yaml)? {
+            (Event::StreamEnd, _) => break,
+            (Event::Alias(_), mark) => {
+                return Err(invalid(format!(
+                    "line {}: YAML aliases (`*name`) are not part of big-ann runbooks",
+                    mark.line()
+                )));
+            }
             _ => {}
         }
     }
-    line
-}
-
-fn lines(text: &str) -> Result<Vec<Line<'_>>, RunbookError> {
-    let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let number = i + 1;
-        let line = strip_comment(raw).trim_end();
-        if line.trim().is_empty() || line.trim() == "---" {
-            continue;
-        }
-        if line.contains('\t') {
-            return Err(invalid(format!(
-                "line {number}: tabs are not YAML indentation"
-            )));
-        }
-        let indent = line.len() - line.trim_start().len();
-        let (key, value) = line.trim_start().split_once(':').ok_or_else(|| {
-            invalid(format!(
-                "line {number}: `{}` is not `key: value` (big-ann runbooks are mappings)",
-                line.trim()
-            ))
-        })?;
-        let value = value.trim();
-        let unquoted = value
-            .strip_prefix('"')
-            .and_then(|v| v.strip_suffix('"'))
-            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-            .unwrap_or(value);
-        out.push(Line {
-            number,
-            indent,
-            key: key.trim().trim_matches('"'),
-            value: unquoted.to_string(),
-        });
+    let mut docs = YamlLoader::load_from_str(text).map_err(not_yaml)?;
+    if docs.len() > 1 {
+        return Err(invalid(format!(
+            "{} YAML documents; a big-ann runbook is one",
+            docs.len()
+        )));
     }
-    Ok(out)
+    match docs.pop() {
+        None | Some(Yaml::Null) => Ok(Hash::new()),
+        Some(Yaml::Hash(entries)) => Ok(entries),
+        Some(_) => Err(invalid(
+            "the file is not `key: value` mappings (a big-ann runbook maps each dataset to \
+             its operations)"
+                .into(),
+        )),
+    }
 }
 
-/// One operation as written.
-#[derive(Default)]
-struct Operation {
+/// A mapping key or scalar as text (big-ann's keys are names and step numbers).
+fn scalar_text(value: &Yaml) -> Option<String> {
+    match value {
+        Yaml::String(s) => Some(s.clone()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        Yaml::Real(r) => Some(r.clone()),
+        Yaml::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// One operation as written: its number and its fields.
+struct Operation<'a> {
     number: u64,
-    line: usize,
-    fields: Vec<(String, String, usize)>,
+    fields: &'a Hash,
 }
 
-impl Operation {
-    fn get(&self, name: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(k, _, _)| k == name)
-            .map(|(_, v, _)| v.as_str())
+impl Operation<'_> {
+    fn get(&self, name: &str) -> Option<&Yaml> {
+        self.fields.get(&Yaml::String(name.to_string()))
+    }
+
+    fn kind(&self) -> Result<String, RunbookError> {
+        self.get("operation").and_then(scalar_text).ok_or_else(|| {
+            invalid(format!(
+                "operation {} has no `operation` (insert, delete, replace or search)",
+                self.number
+            ))
+        })
     }
 
     fn number_field(&self, name: &str) -> Result<u64, RunbookError> {
         let value = self.get(name).ok_or_else(|| {
             invalid(format!(
-                "operation {} (line {}): `{}` needs `{name}`",
+                "operation {}: `{}` needs `{name}`",
                 self.number,
-                self.line,
-                self.get("operation").unwrap_or("?")
+                self.kind().unwrap_or_else(|_| "?".into())
             ))
         })?;
-        value.parse().map_err(|_| {
+        let parsed = match value {
+            Yaml::Integer(i) => u64::try_from(*i).ok(),
+            Yaml::String(s) => s.trim().parse().ok(),
+            _ => None,
+        };
+        parsed.ok_or_else(|| {
             invalid(format!(
-                "operation {} (line {}): `{name}: {value}` is not a whole number ≥ 0",
-                self.number, self.line
+                "operation {}: `{name}: {}` is not a whole number ≥ 0",
+                self.number,
+                scalar_text(value).unwrap_or_else(|| "(not a number)".into())
             ))
         })
     }
@@ -132,27 +132,32 @@ impl Operation {
 
 /// The entries (dataset names) of a big-ann runbook file.
 pub fn entries(text: &str) -> Result<Vec<String>, RunbookError> {
-    Ok(lines(text)?
-        .into_iter()
-        .filter(|l| l.indent == 0)
-        .map(|l| l.key.to_string())
-        .collect())
+    entry_names(&document(text)?)
+}
+
+fn entry_names(document: &Hash) -> Result<Vec<String>, RunbookError> {
+    document
+        .keys()
+        .map(|k| {
+            scalar_text(k).ok_or_else(|| invalid("an entry's name is not a plain name".into()))
+        })
+        .collect()
 }
 
 /// Reads entry `entry` of a big-ann runbook (the only one when `None` and the file has one).
 pub fn parse(text: &str, entry: Option<&str>) -> Result<Runbook, RunbookError> {
-    let lines = lines(text)?;
-    let chosen = choose_entry(&lines, entry)?;
-    // The lines of the chosen entry.
-    let start = lines
-        .iter()
-        .position(|l| l.indent == 0 && l.key == chosen)
-        .unwrap_or(0);
-    let body: Vec<&Line> = lines[start + 1..]
-        .iter()
-        .take_while(|l| l.indent > 0)
-        .collect();
-    let mut operations = operations(&body)?;
+    let document = document(text)?;
+    let names = entry_names(&document)?;
+    let chosen = choose_entry(&names, entry)?;
+    let body = match document.get(&Yaml::String(chosen.clone())) {
+        Some(Yaml::Hash(body)) => body,
+        _ => {
+            return Err(invalid(format!(
+                "entry `{chosen}` is not a mapping of numbered operations"
+            )));
+        }
+    };
+    let mut operations = operations(body)?;
     operations.sort_by_key(|o| o.number);
     if let Some(w) = operations.windows(2).find(|w| w[0].number == w[1].number) {
         return Err(invalid(format!("operation {} appears twice", w[0].number)));
@@ -162,37 +167,32 @@ pub fn parse(text: &str, entry: Option<&str>) -> Result<Runbook, RunbookError> {
         let step = step_of(op, steps.is_empty())?;
         if steps.is_empty() && !matches!(step, StepSpec::Build { .. }) {
             return Err(invalid(format!(
-                "operation {} (line {}): the first operation must be an insert",
-                op.number, op.line
+                "operation {}: the first operation must be an insert",
+                op.number
             )));
         }
         steps.push(step);
     }
     Ok(Runbook {
-        name: chosen.to_string(),
+        name: chosen,
         steps,
     })
 }
 
 /// The entry `entry` names (case aside), or the file's only one.
-fn choose_entry<'a>(lines: &[Line<'a>], entry: Option<&str>) -> Result<&'a str, RunbookError> {
-    let names: Vec<&str> = lines
-        .iter()
-        .filter(|l| l.indent == 0)
-        .map(|l| l.key)
-        .collect();
-    match (entry, names.as_slice()) {
+fn choose_entry(names: &[String], entry: Option<&str>) -> Result<String, RunbookError> {
+    match (entry, names) {
         (Some(e), _) => names
             .iter()
-            .copied()
             .find(|n| n.eq_ignore_ascii_case(e))
+            .cloned()
             .ok_or_else(|| {
                 invalid(format!(
                     "no entry `{e}` in this big-ann runbook; it has: {}",
                     names.join(", ")
                 ))
             }),
-        (None, [only]) => Ok(*only),
+        (None, [only]) => Ok(only.clone()),
         (None, []) => Err(invalid("the big-ann runbook has no entries".into())),
         (None, many) => Err(invalid(format!(
             "the big-ann runbook has {} entries ({}): name one as FILE.yaml#ENTRY",
@@ -202,45 +202,25 @@ fn choose_entry<'a>(lines: &[Line<'a>], entry: Option<&str>) -> Result<&'a str, 
     }
 }
 
-/// The numbered operations of an entry's lines, in file order.
-fn operations(body: &[&Line]) -> Result<Vec<Operation>, RunbookError> {
-    let step_indent = body.first().map_or(2, |l| l.indent);
-    let mut operations: Vec<Operation> = Vec::new();
-    for line in body {
-        if line.indent == step_indent {
-            if let Ok(number) = line.key.parse::<u64>() {
-                if !line.value.is_empty() {
-                    return Err(invalid(format!(
-                        "line {}: operation {number} must be a mapping (operation, start, end)",
-                        line.number
-                    )));
-                }
-                operations.push(Operation {
-                    number,
-                    line: line.number,
-                    fields: Vec::new(),
-                });
-            } else if !matches!(line.key, "max_pts" | "gt_url") {
-                return Err(invalid(format!(
-                    "line {}: unknown key `{}` (expected max_pts, gt_url or a step number)",
-                    line.number, line.key
-                )));
+/// The numbered operations of an entry, in file order.
+fn operations(body: &Hash) -> Result<Vec<Operation<'_>>, RunbookError> {
+    let mut operations = Vec::new();
+    for (key, value) in body {
+        let name = scalar_text(key).unwrap_or_default();
+        let Ok(number) = name.parse::<u64>() else {
+            if matches!(name.as_str(), "max_pts" | "gt_url") {
+                continue;
             }
-        } else if line.indent > step_indent {
-            let op = operations.last_mut().ok_or_else(|| {
-                invalid(format!(
-                    "line {}: a field outside any operation",
-                    line.number
-                ))
-            })?;
-            op.fields
-                .push((line.key.to_string(), line.value.clone(), line.number));
-        } else {
             return Err(invalid(format!(
-                "line {}: indentation does not match the entry's",
-                line.number
+                "unknown key `{name}` (expected max_pts, gt_url or a step number)"
             )));
-        }
+        };
+        let Yaml::Hash(fields) = value else {
+            return Err(invalid(format!(
+                "operation {number} must be a mapping (operation, start, end)"
+            )));
+        };
+        operations.push(Operation { number, fields });
     }
     Ok(operations)
 }
@@ -248,13 +228,8 @@ fn operations(body: &[&Line]) -> Result<Vec<Operation>, RunbookError> {
 /// The step an operation maps to; the first insert (`first`: no step yet) is the build.
 fn step_of(op: &Operation, first: bool) -> Result<StepSpec, RunbookError> {
     let row = |v: u64| Position::Row(v);
-    let kind = op.get("operation").ok_or_else(|| {
-        invalid(format!(
-            "operation {} (line {}) has no `operation`",
-            op.number, op.line
-        ))
-    })?;
-    Ok(match kind {
+    let kind = op.kind()?;
+    Ok(match kind.as_str() {
         "insert" if first => StepSpec::Build {
             start: row(op.number_field("start")?),
             end: row(op.number_field("end")?),
@@ -282,9 +257,9 @@ fn step_of(op: &Operation, first: bool) -> Result<StepSpec, RunbookError> {
             );
             if tags.1.checked_sub(tags.0) != ids.1.checked_sub(ids.0) {
                 return Err(invalid(format!(
-                    "operation {} (line {}): replace of {}..{} tags with {}..{} ids: the \
-                     ranges must have the same length",
-                    op.number, op.line, tags.0, tags.1, ids.0, ids.1
+                    "operation {}: replace of {}..{} tags with {}..{} ids: the ranges must \
+                     have the same length",
+                    op.number, tags.0, tags.1, ids.0, ids.1
                 )));
             }
             StepSpec::Update {
@@ -300,9 +275,9 @@ fn step_of(op: &Operation, first: bool) -> Result<StepSpec, RunbookError> {
         "search" => StepSpec::Search,
         other => {
             return Err(invalid(format!(
-                "operation {} (line {}): unknown operation `{other}` (big-ann's are \
-                 insert, delete, replace and search)",
-                op.number, op.line
+                "operation {}: unknown operation `{other}` (big-ann's are insert, delete, \
+                 replace and search)",
+                op.number
             )));
         }
     })
@@ -434,6 +409,11 @@ other-set:
         assert!(err(search_first, None).contains("must be an insert"));
         assert!(err("a:\n  foo: 3\n", None).contains("unknown key `foo`"));
         assert!(err("just text\n", None).contains("not `key: value`"));
+        assert!(err("a:\n\t1: 2\n", None).contains("not YAML"));
+        let dup = "a:\n  1:\n    operation: insert\n    start: 0\n    end: 5\n  1:\n    operation: search\n";
+        assert!(err(dup, None).contains("duplicated key"));
+        let alias = "a: &x\n  1: {operation: insert, start: 0, end: 5}\nb: *x\n";
+        assert!(err(alias, None).contains("aliases"));
     }
 
     #[test]

@@ -31,26 +31,30 @@ pub(super) fn stopped_by_signal(e: RunError) -> RunError {
 /// A server engine whose run Ctrl-C stopped drops its collection on the way out, so that the
 /// next run on the same dataset does not find it in its way (`already exists`); `--resume`
 /// rebuilds it in any case. An in-process engine's files go with the work directory.
-pub(super) struct CloseOnInterrupt(pub(super) Box<dyn VectorEngine>);
+pub(super) struct CloseOnInterrupt {
+    pub(super) engine: Box<dyn VectorEngine>,
+    /// From the registry: an engine without a server has no collection to drop.
+    pub(super) embedded: bool,
+}
 
 impl std::ops::Deref for CloseOnInterrupt {
     type Target = Box<dyn VectorEngine>;
     fn deref(&self) -> &Self::Target {
-        &self.0
+        &self.engine
     }
 }
 
 impl std::ops::DerefMut for CloseOnInterrupt {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
+        &mut self.engine
     }
 }
 
 impl Drop for CloseOnInterrupt {
     fn drop(&mut self) {
         // Closing twice is harmless: a closed engine has no collection left to drop.
-        if crate::interrupt::requested() && !self.0.in_process() {
-            let _ = self.0.close();
+        if crate::interrupt::requested() && !self.embedded {
+            let _ = self.engine.close();
         }
     }
 }

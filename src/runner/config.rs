@@ -93,10 +93,12 @@ pub(super) fn run_config(
 /// Opens the engine, records what it is, and rejects bad search parameters before any time
 /// is spent on a build.
 fn open_engine(plan: &BenchPlan, result: &mut RunResult) -> Result<CloseOnInterrupt, RunError> {
-    let mut engine =
-        CloseOnInterrupt((plan.entry.open)(&plan.connect).map_err(RunError::engine("open"))?);
+    let mut engine = CloseOnInterrupt {
+        engine: (plan.entry.open)(&plan.connect).map_err(RunError::engine("open"))?,
+        embedded: plan.entry.embedded(),
+    };
     result.engine.version = engine.version();
-    result.engine.in_process = engine.in_process();
+    result.engine.in_process = plan.entry.embedded();
     for params in &plan.searches {
         engine
             .set_search_params(params)

@@ -17,8 +17,8 @@ use crate::engine::PointId;
 use crate::eval::evaluate::{Averaging, EvalOptions, evaluate};
 use crate::eval::score::Gain;
 use crate::eval::{Hit, Run, RunQuery};
-use crate::export::trec::ranking_scores;
 use crate::groundtruth::GroundTruth;
+use crate::metrics::ranking::ranking_scores;
 use crate::results::EndTask;
 
 /// The metrics kept, at each depth.

@@ -38,7 +38,7 @@ pub(super) fn run_load(
             )?;
             level.histogram_log = Some(file.display().to_string());
         }
-        warn_of_level(engine, plan, level, result);
+        warn_of_level(plan, level, result);
     }
     step.load = levels;
     Ok(())
@@ -130,16 +130,11 @@ fn sweep_rates(
 
 /// The harness watches itself: a client near all-cores saturation, or an open loop that fell
 /// behind its schedule, makes the level's latency partly the harness's.
-fn warn_of_level(
-    engine: &dyn VectorEngine,
-    plan: &BenchPlan,
-    level: &LoadLevel,
-    result: &mut RunResult,
-) {
+fn warn_of_level(plan: &BenchPlan, level: &LoadLevel, result: &mut RunResult) {
     let lp = &plan.load;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     let cpu = level.resources.client.mean_cpu_percent;
-    if !engine.in_process() && cpu > 90.0 * cores {
+    if !plan.entry.embedded() && cpu > 90.0 * cores {
         push_warning(result, Warning::ClientSaturated { cpu_percent: cpu });
     }
     if let (Some(dropped @ 1..), Some(intended)) = (level.dropped, level.intended) {

@@ -86,8 +86,28 @@ pub struct RetrievalPlan {
     pub quiet: bool,
     pub progress: ProgressHandle,
     pub sample_interval: Duration,
-    /// `--trec-run`: each measurement's answers as a TREC run file (numbered when several).
-    pub trec_run: Option<std::path::PathBuf>,
+    /// Where each measurement's answers go (`--trec-run` writes them as TREC run files).
+    pub answers: Option<Box<dyn AnswerSink>>,
+}
+
+/// One measurement's answers, ranked by their exact distances.
+pub struct Measured<'a> {
+    /// Among every measurement of the run, from 1.
+    pub measurement: usize,
+    pub build: &'a ParamMap,
+    /// The search setting as the result records it.
+    pub search: &'a ParamMap,
+    /// `k` ids per query, the unused places `PointId::MAX`.
+    pub ids: &'a [crate::types::PointId],
+    /// The exact distance of each id (the same layout).
+    pub distances: &'a [f32],
+    pub k: usize,
+}
+
+/// Receives the answers of every measurement as it ends.
+pub trait AnswerSink {
+    /// A failure (a file that cannot be written) stops the run with its message.
+    fn take(&self, answers: &Measured<'_>) -> Result<(), String>;
 }
 
 impl RetrievalPlan {
@@ -176,7 +196,7 @@ fn run_config(
     let _cleanup = WorkDirGuard::new(work_dir.clone(), plan.keep_work_dir);
     let mut engine = (plan.entry.open)(&plan.connect).map_err(RunError::engine("open"))?;
     result.engine.version = engine.version();
-    result.engine.in_process = engine.in_process();
+    result.engine.in_process = plan.entry.embedded;
     check_capabilities(engine.as_ref(), scope)?;
     for s in &plan.searches {
         engine
@@ -206,7 +226,7 @@ fn run_config(
         let position = measure::Position {
             index: si,
             measurement: index * plan.searches.len() + si + 1,
-            tag: crate::export::trec::run_tag(plan.entry.name, build, &setting.recorded, None),
+            build,
         };
         let step = measure::search(engine.as_ref(), scope, setting, &truth, &position)?;
         push(result, Step::Search(step));

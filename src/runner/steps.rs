@@ -312,7 +312,7 @@ impl ConfigPass<'_, '_> {
                 self.result,
             )?;
         }
-        check_search_warnings(self.result, &step, self.engine.in_process());
+        check_search_warnings(self.result, &step, plan.entry.embedded());
         push_step(self.result, Step::Search(step));
         if let Some(files) = self.scope.files {
             files.save(self.result)?;

@@ -18,7 +18,7 @@ use super::filtered_truth::{FilteredTruths, filtered_truths};
 use super::ground_truth::{self, StepTruths};
 use super::search::LiveState;
 use crate::dataset::Dataset;
-use crate::filter::{Attributes, CompiledPredicate, FilterLevel, FilterSetup, FilterSpec};
+use crate::filter::{Attributes, CompiledPredicate, FilterLevel, FilterSetup};
 use crate::groundtruth::GroundTruth;
 use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::{QualitySummary, QueryInput, score_query, summarize};
@@ -65,13 +65,8 @@ struct Line {
 /// step's `k` and `relevant` gives the same figures.
 pub fn truth_depth(result: &RunResult) -> usize {
     // The run's own depth when recorded: the ground-truth cache is then shared with it.
-    if let Some(k) = result
-        .manifest
-        .settings
-        .get("ground_truth_k")
-        .and_then(|v| v.as_u64())
-    {
-        return (k as usize).max(1);
+    if let Some(k) = result.manifest.settings.ground_truth_k {
+        return k.max(1);
     }
     result
         .configs
@@ -133,16 +128,15 @@ fn invalid(message: String) -> VerifyError {
 
 /// The runbook the result's settings record, resolved on the dataset.
 fn recorded_steps(result: &RunResult, dataset: &Dataset) -> Result<Vec<Resolved>, VerifyError> {
-    let steps_value = result
+    let steps = result
         .manifest
         .settings
-        .get("runbook_steps")
-        .cloned()
+        .runbook_steps
+        .clone()
         .ok_or_else(|| invalid("the result's settings do not record its runbook".into()))?;
     let runbook = Runbook {
         name: String::new(),
-        steps: serde_json::from_value(steps_value)
-            .map_err(|e| invalid(format!("the recorded runbook cannot be read: {e}")))?,
+        steps,
     };
     runbook
         .resolve_on(&dataset.train)
@@ -159,10 +153,8 @@ fn filtered_truth(
     cache_dir: &Path,
     progress: &dyn Progress,
 ) -> Result<Option<(FilterSetup, FilteredTruths)>, VerifyError> {
-    Ok(match result.manifest.settings.get("filter") {
-        Some(v) if !v.is_null() => {
-            let spec: FilterSpec = serde_json::from_value(v.clone())
-                .map_err(|e| invalid(format!("the recorded filter settings: {e}")))?;
+    Ok(match &result.manifest.settings.filter {
+        Some(spec) => {
             let setup = spec
                 .setup(&dataset.train, &dataset.test, dataset.attributes.as_ref())
                 .map_err(|e| invalid(format!("the recorded filter: {e}")))?;
@@ -170,7 +162,7 @@ fn filtered_truth(
                 .map_err(|e| invalid(format!("computing the filtered ground truth: {e}")))?;
             Some((setup, t))
         }
-        _ => None,
+        None => None,
     })
 }
 

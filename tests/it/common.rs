@@ -151,7 +151,7 @@ pub fn empty_result() -> ragdbeval::results::RunResult {
             resumed: Vec::new(),
             invalid: Vec::new(),
         },
-        manifest: Manifest::new(serde_json::Map::new()),
+        manifest: Manifest::new(Default::default()),
         dataset: DatasetInfo {
             name: "t".into(),
             source: "t".into(),

@@ -55,6 +55,20 @@ fn the_registry_is_the_engine_folders() {
     }
 }
 
+/// An engine names itself (in its errors and through `name()`) as its folder's `config.toml`
+/// does: every in-process engine of this build, opened without a collection.
+#[test]
+fn in_process_engines_name_themselves_as_the_registry_does() {
+    let options = ragdbeval::engine::ConnectOptions::default();
+    for entry in ENGINES
+        .iter()
+        .filter(|e| e.embedded() && e.left_out.is_none())
+    {
+        let engine = (entry.open)(&options).unwrap_or_else(|e| panic!("{}: {e}", entry.name));
+        assert_eq!(engine.name(), entry.name);
+    }
+}
+
 /// The scripts read the same engines as the build: names, servers and features.
 #[test]
 fn the_scripts_see_the_registry() {

@@ -253,7 +253,7 @@ fn an_older_result_holding_a_password_is_redacted_as_it_is_read() {
     let loaded = RunResult::load(&path).unwrap();
     let masked = "postgresql://u:***@db.example:5432/x";
     assert_eq!(loaded.manifest.command_line.last().unwrap(), masked);
-    assert_eq!(loaded.manifest.settings["url"], masked);
+    assert_eq!(loaded.manifest.settings.url.as_deref(), Some(masked));
     let o = run(
         d,
         &["report", "results/r.json", "--format", "json"],

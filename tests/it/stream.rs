@@ -235,9 +235,6 @@ impl VectorEngine for Lagging {
     fn footprint(&self) -> EngineResult<Footprint> {
         self.inner.footprint()
     }
-    fn in_process(&self) -> bool {
-        true
-    }
     fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
         Some(self)
     }

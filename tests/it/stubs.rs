@@ -206,7 +206,4 @@ impl VectorEngine for Stub {
             |e| e.footprint(),
         )
     }
-    fn in_process(&self) -> bool {
-        true
-    }
 }

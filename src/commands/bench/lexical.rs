@@ -16,11 +16,13 @@ use crate::groundtruth::sparse::exact_sparse;
 use crate::params::{ParamMap, ParamMapExt, ParamValue, SweepTable, expand};
 use crate::results::lock::ResultLock;
 use crate::results::run_files::RunFiles;
-use crate::results::{EngineInfo, LexicalInfo, Manifest, RunResult, RunState, RunStatus, SCHEMA};
+use crate::results::settings::Settings;
+use crate::results::{LexicalInfo, RunResult};
 use crate::runner::retrieval::{
-    FusionSetting, RetrievalMode, RetrievalPlan, SearchSetting, Truths,
+    AnswerSink, FusionSetting, Measured, RetrievalMode, RetrievalPlan, SearchSetting, Truths,
 };
 use crate::sparse::fusion::Fusion;
+use crate::types::PointId;
 
 /// The runner's own search parameters of a hybrid run (the rest go to the engine).
 const FUSION_PARAMS: [&str; 5] = ["fusion", "rrf_k", "alpha", "depth", "fusion_in"];
@@ -83,6 +85,7 @@ pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             lexical.queries.rows
         );
     }
+    let (builds_len, searches_len) = (builds.len(), searches.len());
     let truths = Truths {
         dense: &ds.ground_truth,
         sparse: exact_sparse(&lexical.base, &lexical.queries, gt_k),
@@ -96,31 +99,20 @@ pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         k: args.k,
         relevant,
         warmup: args.warmup,
-        work_dir: args
-            .work_dir
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join("ragdbeval")),
+        work_dir: super::plan::work_dir(&args),
         keep_work_dir: args.keep_work_dir,
         quiet,
         progress: crate::output::progress::terminal(quiet),
         sample_interval: Duration::from_millis(args.sample_ms.max(1)),
-        trec_run: args.trec_run.clone(),
+        answers: args.trec_run.clone().map(|base| {
+            Box::new(TrecRuns {
+                numbered: builds_len * searches_len > 1,
+                engine: entry.name,
+                base,
+            }) as Box<dyn AnswerSink>
+        }),
     };
-    let stem = match &args.name {
-        Some(name) => name.clone(),
-        None => {
-            let made_up = format!(
-                "{}-{}-{}-{}",
-                chrono::Utc::now().format("%Y%m%dT%H%M%SZ"),
-                entry.name,
-                mode.name(),
-                ds.name
-            );
-            let (name, taken) = ResultLock::acquire_distinct(&args.out, &made_up)?;
-            lock = Some(taken);
-            name
-        }
-    };
+    let stem = super::result_stem(&args, &[entry.name, mode.name(), &ds.name], &mut lock)?;
     let paths = OutputPaths {
         result: args.out.join(format!("{stem}.json")),
         sidecar_name: String::new(),
@@ -304,20 +296,21 @@ fn new_result(
     warnings: Vec<crate::results::warnings::Warning>,
     gt_k: usize,
 ) -> RunResult {
-    let settings = serde_json::json!({
-        "k": args.k,
-        "relevant": plan.relevant,
-        "ground_truth_k": gt_k,
-        "warmup": args.warmup,
-        "mode": "single",
-        "batch_size": plan.connect.batch_size,
-        "retrieval": plan.mode.name(),
-        "runbook": "build-search",
-        "build_overrides": args.build_params,
-        "search_overrides": args.search_params,
-        "sample_interval_ms": args.sample_ms,
-        "url": args.url.as_deref().map(crate::secret::redact),
-    });
+    let settings = Settings {
+        k: Some(args.k),
+        relevant: Some(plan.relevant),
+        ground_truth_k: Some(gt_k),
+        warmup: Some(args.warmup),
+        mode: Some("single".into()),
+        batch_size: Some(plan.connect.batch_size),
+        retrieval: Some(plan.mode.name().into()),
+        runbook: Some("build-search".into()),
+        build_overrides: Some(args.build_params.clone()),
+        search_overrides: Some(args.search_params.clone()),
+        sample_interval_ms: Some(args.sample_ms),
+        url: args.url.as_deref().map(crate::secret::redact),
+        ..Settings::default()
+    };
     let mut dataset = super::dataset_info(ds);
     dataset.lexical = Some(LexicalInfo {
         dim: lexical.base.cols,
@@ -327,26 +320,39 @@ fn new_result(
         texts: lexical.base_texts.is_some(),
         files: lexical.files.clone(),
     });
-    RunResult {
-        schema: SCHEMA.to_string(),
-        status: RunStatus {
-            state: RunState::Running,
-            error: None,
-            resumed: Vec::new(),
-            invalid: Vec::new(),
-        },
-        manifest: Manifest::new(settings.as_object().cloned().unwrap_or_default()),
+    RunResult::start(
+        plan.entry.name,
+        plan.entry.embedded,
         dataset,
-        engine: EngineInfo {
-            name: plan.entry.name.to_string(),
-            version: String::new(),
-            in_process: true,
-            details: serde_json::Map::new(),
-        },
-        configs: Vec::new(),
+        settings,
         warnings,
-        curves: Vec::new(),
-        sidecar: None,
-        element_type: None,
+    )
+}
+
+/// `--trec-run`: each measurement's answers as a TREC run file (numbered when there are
+/// several), scored by their exact distances ([`crate::export::trec`]).
+struct TrecRuns {
+    base: std::path::PathBuf,
+    numbered: bool,
+    engine: &'static str,
+}
+
+impl AnswerSink for TrecRuns {
+    fn take(&self, a: &Measured<'_>) -> Result<(), String> {
+        let path = crate::export::trec::run_path(&self.base, a.measurement, self.numbered);
+        let failed = |e: std::io::Error| format!("--trec-run {}: {e}", path.display());
+        let tag = crate::export::trec::run_tag(self.engine, a.build, a.search, None);
+        let mut text: Vec<u8> = Vec::new();
+        let k = a.k.max(1);
+        for (q, row) in a.ids.chunks(k).enumerate() {
+            let n = row.iter().take_while(|id| **id != PointId::MAX).count();
+            let d: Vec<Option<f32>> = a.distances[q * k..q * k + n]
+                .iter()
+                .map(|d| Some(*d))
+                .collect();
+            crate::export::trec::write_run_query(&mut text, q, &row[..n], &d, &tag)
+                .map_err(failed)?;
+        }
+        crate::atomic::write_atomic(&path, &text).map_err(failed)
     }
 }

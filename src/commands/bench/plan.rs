@@ -244,10 +244,7 @@ pub(super) fn bench_plan(
         repeat: args.repeat,
         repeat_build: args.repeat_build,
         batch_mode: args.mode == QueryMode::Batch,
-        work_dir: args
-            .work_dir
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join("ragdbeval")),
+        work_dir: work_dir(args),
         keep_work_dir: args.keep_work_dir,
         quiet,
         progress: crate::output::progress::terminal(quiet),
@@ -312,4 +309,11 @@ fn password_from_env(entry: &EngineEntry, url: Option<&str>) -> Option<String> {
         return None;
     }
     std::env::var(var).ok().filter(|p| !p.is_empty())
+}
+
+/// Where in-process engines keep their files: `--work-dir`, else the system's temp directory.
+pub(super) fn work_dir(args: &BenchArgs) -> std::path::PathBuf {
+    args.work_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("ragdbeval"))
 }

@@ -301,9 +301,7 @@ pub fn groups<'a>(runs: &'a [(PathBuf, RunResult)]) -> Vec<Group<'a>> {
             .flat_map(|c| c.searches())
             .any(|s| s.load.iter().any(|l| l.kind == "open"));
         if has_open_loop {
-            g.slo_ms = g
-                .slo_ms
-                .or_else(|| run.manifest.settings.get("slo_ms").and_then(|v| v.as_f64()));
+            g.slo_ms = g.slo_ms.or(run.manifest.settings.slo_ms);
         }
         for row in rows(&run.configs) {
             g.points.push(point(path, run, &row));

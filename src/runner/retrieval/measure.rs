@@ -11,12 +11,13 @@ use rayon::prelude::*;
 
 use super::super::end_task;
 use super::super::search::{LiveState, warmup_settle};
-use super::{RetrievalMode, Scope, SearchSetting};
+use super::{Measured, RetrievalMode, Scope, SearchSetting};
 use crate::engine::hybrid::{HybridEngine, HybridQuery};
 use crate::engine::{Neighbor, PointId};
 use crate::groundtruth::GroundTruth;
 use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::{QueryInput, score_query, summarize};
+use crate::params::ParamMap;
 use crate::resources::{Sampler, Watch};
 use crate::results::SearchStep;
 use crate::runner::RunError;
@@ -38,13 +39,13 @@ struct Buffers {
 }
 
 /// Where a measurement sits in its run.
-pub(super) struct Position {
+pub(super) struct Position<'a> {
     /// Among its configuration's search settings, from 0.
     pub index: usize,
     /// Among every measurement of the run, from 1 (the TREC run file's number).
     pub measurement: usize,
-    /// The TREC run tag.
-    pub tag: String,
+    /// The configuration's build setting.
+    pub build: &'a ParamMap,
 }
 
 /// Measures `setting` on `engine` and scores it against `truth`.
@@ -53,7 +54,7 @@ pub(super) fn search(
     scope: Scope<'_>,
     setting: &SearchSetting,
     truth: &GroundTruth,
-    position: &Position,
+    position: &Position<'_>,
 ) -> Result<SearchStep, RunError> {
     let index = position.index;
     let plan = scope.plan;
@@ -75,10 +76,16 @@ pub(super) fn search(
     let (answers, wall) = timed?;
     let distances = exact_distances(scope, setting, &answers);
     let k = plan.k;
-    if let Some(base) = &plan.trec_run {
-        let numbered = plan.builds.len() * plan.searches.len() > 1;
-        let path = crate::export::trec::run_path(base, position.measurement, numbered);
-        write_trec(&path, &answers.ids, &distances, k, &position.tag)?;
+    if let Some(sink) = &plan.answers {
+        sink.take(&Measured {
+            measurement: position.measurement,
+            build: position.build,
+            search: &setting.recorded,
+            ids: &answers.ids,
+            distances: &distances,
+            k,
+        })
+        .map_err(RunError::Setup)?;
     }
     let per_query: Vec<_> = (0..nq)
         .map(|q| {
@@ -207,28 +214,6 @@ fn call(
             Ok(())
         }
     }
-}
-
-/// The answers as a TREC run file, ranked by their exact values (`export::trec`'s scores).
-fn write_trec(
-    path: &std::path::Path,
-    ids: &[PointId],
-    distances: &[f32],
-    k: usize,
-    tag: &str,
-) -> Result<(), RunError> {
-    let mut text: Vec<u8> = Vec::new();
-    for q in 0..ids.len() / k.max(1) {
-        let n = returned(&ids[q * k..(q + 1) * k]);
-        let d: Vec<Option<f32>> = distances[q * k..q * k + n]
-            .iter()
-            .map(|d| Some(*d))
-            .collect();
-        crate::export::trec::write_run_query(&mut text, q, &ids[q * k..q * k + n], &d, tag)
-            .map_err(|e| RunError::Setup(format!("--trec-run {}: {e}", path.display())))?;
-    }
-    crate::atomic::write_atomic(path, &text)
-        .map_err(|e| RunError::Setup(format!("--trec-run {}: {e}", path.display())))
 }
 
 /// Results of a padded answer row.
