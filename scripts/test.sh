@@ -93,8 +93,9 @@ browser_pid=$!
 features=(--features "$engine_features,embed")
 # Under --release, cargo builds the test harnesses (the library's unit tests, tests/it, the
 # benches run once in test mode) with its `bench` profile, and the library, the binary and
-# every dependency with `release`. The harnesses at opt-level 1 compile in about half the
-# time; what they test is compiled as released. `cargo bench` keeps the full optimisation.
+# every dependency with `release`. The harnesses build at opt-level 1: the integration tests
+# and benches call the library and the binary as released, the unit tests an opt-level 1 copy
+# of the library. `cargo bench` keeps the full optimisation.
 export CARGO_PROFILE_BENCH_OPT_LEVEL="${CARGO_PROFILE_BENCH_OPT_LEVEL:-1}"
 
 # The Python side, installed while cargo builds (the build is the longest step on a fresh
