@@ -38,14 +38,10 @@ ragdbeval_pick_toolchain() {
   return 1
 }
 
-# hdf5-metno links Debian's libhdf5 through pkg-config; the Chroma adapter reads its
-# collection's segment from chroma.sqlite3 with the sqlite3 command (read-only).
-ragdbeval_have_system_deps() {
-  pkg-config --exists hdf5 2>/dev/null && command -v sqlite3 >/dev/null 2>&1
-}
-
 ragdbeval_system_deps() {
-  if ragdbeval_have_system_deps; then return 0; fi
+  # hdf5-metno links Debian's libhdf5 through pkg-config; the Chroma adapter reads its
+  # collection's segment from chroma.sqlite3 with the sqlite3 command (read-only).
+  if pkg-config --exists hdf5 2>/dev/null && command -v sqlite3 >/dev/null 2>&1; then return 0; fi
   if ! command -v apt-get >/dev/null 2>&1; then
     echo "error: libhdf5 development files, pkg-config and sqlite3 are needed (e.g. libhdf5-dev)." >&2
     return 1
