@@ -6,8 +6,6 @@
 #   scripts/fuzz.sh --seconds 300        every target for 5 minutes
 #   scripts/fuzz.sh --runs 1000000 runbook texmex
 #                                        1M executions of two targets
-#   scripts/fuzz.sh --build-only         the instrumented build alone (scripts/test.sh starts
-#                                        it early, at low priority, beside its own build)
 #
 # New inputs go to a scratch corpus (under the build cache), seeded from fuzz/corpus/<target>,
 # which stays as committed, and for `params` from every engine folder's config.toml. A crashing input is written to fuzz/artifacts/<target>/ and the
@@ -21,13 +19,11 @@ ragdbeval_system_deps
 
 limit=(-max_total_time=20)
 targets=()
-build_only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) limit=(-max_total_time="$2"); shift 2 ;;
     --runs) limit=(-runs="$2"); shift 2 ;;
-    --build-only) build_only=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -36,8 +32,8 @@ if ! rustc --version | grep -q nightly; then
   echo "error: fuzzing needs a nightly toolchain (sanitizers); have $(rustc --version)" >&2
   exit 2
 fi
-# Its own target dir: the instrumented build must not evict the normal one's artifacts, nor
-# hold its lock (scripts/test.sh runs this beside its own build).
+# Its own target dir, for cargo-fuzz's install too: the instrumented build must not evict the
+# normal one's artifacts, nor hold its lock.
 export CARGO_TARGET_DIR="${RAGDBEVAL_FUZZ_TARGET_DIR:-$HOME/.cache/ragdbeval/fuzz-target}"
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "ragdbeval: installing cargo-fuzz" >&2
@@ -53,7 +49,6 @@ if ! cargo metadata --locked --format-version 1 >/dev/null; then
 fi
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
 cargo fuzz build -O >&2
-[ -z "$build_only" ] || exit 0
 scratch="$CARGO_TARGET_DIR/corpus"
 mkdir -p "$scratch/params"
 for config in "$RAGDBEVAL_ROOT"/adapters/*/config.toml; do

@@ -19,35 +19,6 @@ ragdbeval_system_deps
 cd "$RAGDBEVAL_ROOT"
 echo "ragdbeval: toolchain ${RUSTUP_TOOLCHAIN:-default} ($(rustc --version)), target dir $CARGO_TARGET_DIR" >&2
 
-# The fuzz pass (scripts/fuzz.sh, every target for 20 s) ends a full run when the toolchain
-# can build it (sanitizers need a nightly). Its instrumented build, in a target dir of its
-# own, starts now at the lowest CPU priority: it takes the cores only when the build and the
-# tests below leave one idle (the downloads, the build's serial tail, the tests' waits on the
-# servers). The pass itself runs beside the checks at the end.
-fuzz_pass=""
-if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
-  if rustc --version | grep -q nightly; then
-    fuzz_pass=1
-  else
-    echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
-  fi
-fi
-fuzz_pid=""
-fuzz_build_pid=""
-stop_fuzz() {
-  local pid
-  for pid in $fuzz_pid $fuzz_build_pid; do kill -- "-$pid" 2>/dev/null || true; done
-}
-trap stop_fuzz EXIT
-if [ -n "$fuzz_pass" ]; then
-  mkdir -p "$CARGO_TARGET_DIR"
-  # setsid: a session of its own, to stop it as a whole. The kernel's autogroup scheduling
-  # weighs sessions against each other before nice values, so the session gets nice 19 too.
-  setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$0" --build-only' \
-    "$here/fuzz.sh" >"$CARGO_TARGET_DIR/test-fuzz-build.log" 2>&1 &
-  fuzz_build_pid=$!
-fi
-
 # The servers this run can start: one script each in scripts/servers/ (common.sh is their shared
 # part). Each engine's adapters/<module>/config.toml declares its server, with the variable its
 # tests read, `<NAME>_URL` (build.rs holds the two to this convention). Qdrant has no script:
@@ -129,7 +100,7 @@ stop_servers() {
   local s
   for s in "${started[@]}"; do "$here/servers/$s.sh" stop >&2 || true; done
 }
-trap 'stop_servers; stop_fuzz' EXIT
+trap stop_servers EXIT
 
 # The servers start side by side (each script keeps its own state directory and lock); a
 # server that does not start fails the run with its script's message.
@@ -162,17 +133,27 @@ if ! wait "$browser_pid"; then
 fi
 cargo test --release --locked --all-targets "${features[@]}" --no-fail-fast "$@"
 
-# The fuzz pass runs beside the checks below (libFuzzer runs on one core; the checks use the
-# other), its output in a log of its own; it waits for its build if that is still going. The
-# run waits for the pass at the end and fails if it failed.
-if [ -n "$fuzz_pass" ]; then
-  stop_servers
-  started=()
-  fuzz_log="$CARGO_TARGET_DIR/test-fuzz.log"
-  echo "ragdbeval: fuzz pass running beside the checks (its log: $fuzz_log)" >&2
-  setsid "$here/fuzz.sh" >"$fuzz_log" 2>&1 &
-  fuzz_pid=$!
+# The short fuzz pass: every target in fuzz/ for 20 s, when the toolchain can build
+# it (sanitizers need a nightly) and the whole suite was asked for (not a filtered run). It
+# runs beside the checks below (libFuzzer runs on one core; the checks use the other), its
+# output in a log of its own; the run waits for it at the end and fails if it failed.
+fuzz_pid=""
+if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
+  if rustc --version | grep -q nightly; then
+    stop_servers
+    started=()
+    fuzz_log="$CARGO_TARGET_DIR/test-fuzz.log"
+    echo "ragdbeval: fuzz pass running beside the checks (its log: $fuzz_log)" >&2
+    setsid "$here/fuzz.sh" >"$fuzz_log" 2>&1 &
+    fuzz_pid=$!
+  else
+    echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
+  fi
 fi
+stop_fuzz() {
+  [ -z "$fuzz_pid" ] || kill -- "-$fuzz_pid" 2>/dev/null || true
+}
+trap 'stop_servers; stop_fuzz' EXIT
 
 # Calls and types go one way along the data path, functions and files stay short enough to
 # read (120 and 600 lines outside tests), the tree and --help speak of the software, never

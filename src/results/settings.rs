@@ -102,6 +102,41 @@ mod tests {
 
     #[test]
     fn fields_are_written_in_the_order_of_a_sorted_map() {
+        let every = Settings {
+            batch_size: Some(1),
+            build_overrides: Some(vec!["m=8".into()]),
+            concurrency: Some(vec![1]),
+            filter: None,
+            ground_truth_k: Some(100),
+            k: Some(10),
+            load_duration_s: Some(1.0),
+            mode: Some("single".into()),
+            param_set: Some("default".into()),
+            rate_sweep: Some(false),
+            rates: Some(vec![10.0]),
+            relevant: Some(10),
+            repeat: Some(1),
+            repeat_build: Some(false),
+            retrieval: Some("hybrid".into()),
+            runbook: Some("default".into()),
+            runbook_hash: Some("00".into()),
+            runbook_steps: Some(Vec::new()),
+            sample_interval_ms: Some(100),
+            search_overrides: Some(Vec::new()),
+            slo_ms: Some(10.0),
+            upload_parallel: Some(1),
+            url: Some("http://127.0.0.1:1".into()),
+            warmup: Some(0),
+            workers: Some(1),
+            other: serde_json::Map::new(),
+        };
+        let text = serde_json::to_string(&every).unwrap();
+        let sorted: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&text).unwrap();
+        assert_eq!(sorted.len(), 25);
+        assert_eq!(text, serde_json::to_string(&sorted).unwrap());
+        assert_eq!(serde_json::from_str::<Settings>(&text).unwrap(), every);
+
         let settings = Settings {
             k: Some(10),
             warmup: Some(0),
