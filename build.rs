@@ -40,6 +40,7 @@ fn main() {
     mount_cfg();
     duckdb_link();
     embed_model_cfg();
+    jeopardy_wheel_cfg();
 }
 
 /// With the `duckdb` feature: links the DuckDB library that `scripts/install/duckdb.sh`
@@ -186,6 +187,18 @@ fn server_cfgs(engines: &[engines::Engine]) {
         if runs {
             println!("cargo:rustc-cfg=engine_runs=\"{name}\"");
         }
+    }
+}
+
+/// Emits `jeopardy_wheel` when `RAGDBEVAL_JEOPARDY_WHEEL` names a file (scripts/install/
+/// jeopardy.sh prints the wheel's path): the test that loads the real set needs it.
+fn jeopardy_wheel_cfg() {
+    println!("cargo:rustc-check-cfg=cfg(jeopardy_wheel)");
+    println!("cargo:rerun-if-env-changed=RAGDBEVAL_JEOPARDY_WHEEL");
+    if std::env::var_os("RAGDBEVAL_JEOPARDY_WHEEL")
+        .is_some_and(|p| std::path::Path::new(&p).is_file())
+    {
+        println!("cargo:rustc-cfg=jeopardy_wheel");
     }
 }
 

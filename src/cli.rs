@@ -66,6 +66,38 @@ pub enum Command {
     /// the corpus' judgments mapped to the vectors (cargo feature `embed`).
     #[command(after_help = EMBED_EXAMPLES)]
     Embed(EmbedArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
+    /// Print the man page, or write one page per command into a directory.
+    #[command(after_help = MAN_EXAMPLES)]
+    Man(ManArgs),
+}
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  ragdbeval completions bash > ~/.local/share/bash-completion/completions/ragdbeval
+  ragdbeval completions zsh > ~/.zfunc/_ragdbeval
+  ragdbeval completions fish > ~/.config/fish/completions/ragdbeval.fish";
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  ragdbeval man | man -l -
+      Read the page now.
+  ragdbeval man --out ~/.local/share/man/man1
+      ragdbeval.1 and a page per command (ragdbeval-bench.1, ...), for `man ragdbeval-bench`.";
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `ragdbeval.1` and one page per command into this directory instead.
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
 }
 
 const REPORT_EXAMPLES: &str = "\

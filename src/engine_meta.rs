@@ -52,4 +52,7 @@ pub struct Conformance {
     pub search_params: &'static [&'static str],
     /// Recall the highest effort must reach at every step.
     pub min_recall: f64,
+    /// Why the engine refuses stream steps (writes while it is searched), if it does: the
+    /// conformance suite then checks the refusal instead of the streaming runbook.
+    pub no_stream: Option<&'static str>,
 }

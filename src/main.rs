@@ -14,6 +14,7 @@ fn main() -> ExitCode {
         // SAFETY: called first thing in main, before any other thread exists.
         unsafe { std::env::set_var("HDF5_USE_FILE_LOCKING", "FALSE") };
     }
+    quiet_on_closed_stdout();
     let cli = ragdbeval::cli::Cli::parse();
     match ragdbeval::commands::run(cli) {
         Ok(code) => code,
@@ -22,6 +23,26 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `ragdbeval engines | head` closes the pipe early, and `println!` panics on the broken
+/// pipe. Such a reader wants no more output, so the process ends at once with the exit status
+/// a shell gives a command killed by SIGPIPE (128 + 13), and says nothing. SIGPIPE itself
+/// stays ignored: a server engine's closed socket must be an error, not a kill.
+fn quiet_on_closed_stdout() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        previous(info);
+    }));
 }
 
 /// The error and its causes on one line, `: `-separated, each cause said once: an error that

@@ -1,6 +1,6 @@
 //! The engine's requests: connecting, collection lookup, writes in batches and queries.
 
-use super::http::{CallError, Http, engine_error};
+use crate::adapters::support::http::{self, CallError, Http};
 use super::server::{LOCAL_SERVER, normalize_url};
 use super::wire::{
     AnswerId, Collection, CollectionModel, Embeddings, PreFlight, QueryAnswer, QueryBody,
@@ -8,7 +8,12 @@ use super::wire::{
 };
 use super::*;
 use crate::adapters::support::rows;
-use crate::adapters::support::{process, server};
+use crate::adapters::support::{process, server, upload};
+
+/// A failed call as an [`EngineError`] that says what to do.
+pub(super) fn engine_error(url: &str, operation: &str, err: CallError) -> EngineError {
+    http::engine_error(&LOCAL_SERVER, url, operation, err)
+}
 
 impl ChromaEngine {
     pub(super) fn connect(opts: &ConnectOptions) -> EngineResult<ChromaEngine> {
@@ -27,34 +32,7 @@ impl ChromaEngine {
                 ),
             ));
         }
-        let timeout = if opts.timeout.is_zero() {
-            Duration::from_secs(60)
-        } else {
-            opts.timeout
-        };
-        let config = ureq::Agent::config_builder()
-            // Error statuses are read like any answer so that their JSON message is kept.
-            .http_status_as_error(false)
-            // Each read and each write has the limit, not the call or its phases: a phase
-            // limit is a deadline, so ureq 3.5 re-arms the socket's timeout from the time left
-            // before every read and write (a `setsockopt` each, 1.5 per query, and the deadline
-            // arithmetic: ~7 µs of client CPU per query in a profile of
-            // adapters/chroma/client_bench.rs; a global limit made a single client's QPS 0.6× of the
-            // same loop without it). A constant per-read limit is set once per connection and
-            // catches a stuck server as well: it sends nothing for that long.
-            .timeout_per_read(Some(timeout))
-            .timeout_per_write(Some(timeout))
-            .timeout_connect(Some(timeout.min(Duration::from_secs(5))))
-            // Many client threads search at once: keep their connections instead of opening
-            // (and leaving in TIME_WAIT) a new one per request.
-            .max_idle_connections(256)
-            .max_idle_connections_per_host(256)
-            .build();
-        let http = Http {
-            agent: config.new_agent(),
-            base: url.clone(),
-            api_key: opts.api_key.clone(),
-        };
+        let http = Http::new(&url, opts.timeout, "x-chroma-token", opts.api_key.clone());
 
         let _: Value = http
             .json("GET", "/api/v2/heartbeat", None::<&()>)
@@ -221,39 +199,7 @@ impl ChromaEngine {
             self.call::<Value>(operation, "POST", &path, Some(&body))
                 .map(|_| ())
         };
-        let workers = self.upload_parallel.min(chunks.len());
-        if workers <= 1 {
-            return chunks.iter().try_for_each(send);
-        }
-        let next = AtomicUsize::new(0);
-        let first_error: Mutex<Option<EngineError>> = Mutex::new(None);
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                s.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(chunk) = chunks.get(i) else { break };
-                        if let Err(e) = send(chunk) {
-                            // Stop handing out work; keep the first error for the caller.
-                            next.store(chunks.len(), Ordering::Relaxed);
-                            if let Ok(mut slot) = first_error.lock() {
-                                slot.get_or_insert(e);
-                            }
-                            break;
-                        }
-                    }
-                });
-            }
-        });
-        match first_error.into_inner() {
-            Ok(None) => Ok(()),
-            Ok(Some(e)) => Err(e),
-            Err(_) => Err(EngineError::op(
-                ENGINE,
-                operation,
-                "an upload thread panicked",
-            )),
-        }
+        upload::in_parallel(ENGINE, operation, self.upload_parallel, &chunks, send)
     }
 
     /// One `query` call for all rows of `queries`.

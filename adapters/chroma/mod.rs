@@ -24,14 +24,13 @@
 //! the URL it prints, so `ragdbeval bench --db chroma` needs no manual setup. The server is
 //! left running for the next run; `scripts/servers/chroma.sh stop` stops it.
 //!
-//! Files: `http` (requests and error mapping), `server` (the local server), `wire` (API bodies),
+//! Files: `server` (the local server), `wire` (API bodies),
 //! `calls` (the engine's requests), `footprint` (on-disk size); the trait impl is here.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -50,11 +49,10 @@ use crate::params::{ParamMap, ParamMapExt};
 mod calls;
 mod filter;
 mod footprint;
-mod http;
 mod server;
 mod wire;
 
-use http::Http;
+use crate::adapters::support::http::Http;
 use wire::{BuildSettings, Collection, CollectionModel, DeleteBody, effective_hnsw, space_of};
 
 const ENGINE: &str = "chroma";
@@ -77,10 +75,6 @@ const SEARCH_PARAMS: &[&str] = &["ef_search"];
 
 /// Chroma's own default `ef_search`, used when neither the build nor the search set names one.
 const DEFAULT_EF_SEARCH: u64 = 100;
-
-/// Largest response body accepted: a batch query of thousands of queries at large k returns
-/// tens of megabytes, well past ureq's 10 MB default.
-const MAX_RESPONSE_BYTES: u64 = 1 << 30;
 
 /// Connects to the Chroma server at `opts.url`, or starts the project's local one when no URL
 /// is given, and checks that it answers, so that a wrong address fails here rather than in
@@ -434,7 +428,7 @@ impl VectorEngine for ChromaEngine {
         out.insert("started_by_adapter".into(), json!(self.started_by_adapter));
         out.insert(
             "api_key".into(),
-            json!(if self.http.api_key.is_some() {
+            json!(if self.http.has_key() {
                 "set"
             } else {
                 "none"

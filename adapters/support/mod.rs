@@ -3,6 +3,7 @@
 //! and checking row shapes. Credentials are kept out of messages by [`crate::secret`].
 
 pub mod filter;
+pub mod http;
 pub mod poll;
 pub mod pool;
 pub mod process;
@@ -10,3 +11,4 @@ pub mod rows;
 pub mod server;
 #[cfg(test)]
 pub mod testing;
+pub mod upload;

@@ -27,7 +27,10 @@ Examples:
   ragdbeval compare results/A.json results/B.json
       The i-th search step of A against the i-th of B (B − A, α = 0.05).
   ragdbeval compare A.json B.json --pair 2:1 --format md --out compare.md
-      Search step 2 of A against step 1 of B, as Markdown.";
+      Search step 2 of A against step 1 of B, as Markdown.
+  ragdbeval compare base.json new.json --fail-on 'recall<-0.005,qps<-5%,p99>+10%'
+      A regression gate: one line per rule and step, exit 1 when a rule fails
+      (a change beyond its bound that is also significant; docs/ci.md).";
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -48,6 +51,22 @@ pub struct CompareArgs {
     /// Write to this file instead of stdout.
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Regression gate: rules METRIC<CHANGE or METRIC>CHANGE, comma-separated, on recall,
+    /// ndcg, mrr, latency (mean), qps, p50, p95, p99, p999; CHANGE is B − A, or with `%` a
+    /// share of A. Prints one line per rule and step pair and exits 1 when one fails.
+    #[arg(long, value_name = "RULES", value_parser = parse_rules)]
+    pub fail_on: Option<GateRules>,
+    /// Shorthand for `--format json`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The rules of `--fail-on`.
+#[derive(Debug, Clone)]
+pub struct GateRules(pub Vec<crate::results::gate::Rule>);
+
+fn parse_rules(text: &str) -> Result<GateRules, String> {
+    crate::results::gate::parse_rules(text).map(GateRules)
 }
 
 /// `I:J`, both at least 1.

@@ -11,6 +11,7 @@ mod filters;
 mod merge;
 mod report;
 mod resume;
+mod shell;
 mod verify;
 
 use std::process::ExitCode;
@@ -29,5 +30,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(args) => verify::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Embed(args) => embed::run(args),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(args),
     }
 }

@@ -235,6 +235,27 @@ fn finish(
             ))
         })?;
     }
+    if let Some(expected) = file.sha256 {
+        // Hashed with the cached digest beside it (`.part.sha256`), which moves with the
+        // file: loading it then reads the digest instead of hashing again.
+        let actual = super::file_sha256(part, &crate::types::Silent)?;
+        let sidecar = |p: &Path| {
+            let mut name = p.as_os_str().to_os_string();
+            name.push(".sha256");
+            PathBuf::from(name)
+        };
+        if actual.eq_ignore_ascii_case(expected) {
+            let _ = std::fs::rename(sidecar(part), sidecar(dest));
+        } else {
+            let _ = std::fs::remove_file(sidecar(part));
+            let _ = std::fs::remove_file(part);
+            return Err(fail(format!(
+                "checksum mismatch: the published SHA-256 is {expected}, the downloaded bytes' \
+                 is {actual}; the partial file {} was deleted, run again to download it afresh",
+                part.display()
+            )));
+        }
+    }
     std::fs::rename(part, dest).map_err(|e| DatasetError::io(dest, e))
 }
 

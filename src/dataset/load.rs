@@ -113,6 +113,9 @@ fn load_known(
             load_vdbbench(spec, &local, &files, opts)?
         }
         registry::Layout::BigAnn(_) => load_known_bigann(spec, known, local, opts)?,
+        registry::Layout::Wheel(set) => {
+            super::wheel::load(spec, known, set, &known.wheel_path(&opts.cache_dir), opts)?
+        }
     };
     ds.name = known.name.to_string();
     Ok(ds)

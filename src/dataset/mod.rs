@@ -21,6 +21,7 @@ pub mod texmex;
 pub mod text_sets;
 mod truth;
 pub mod vdbbench;
+pub mod wheel;
 
 pub use assemble::{DatasetArrays, assemble};
 use load::file_stem;

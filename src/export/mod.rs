@@ -6,6 +6,7 @@ pub mod csv;
 pub mod eval;
 pub mod eval_compare;
 pub mod eval_pairwise;
+pub mod gate;
 pub mod html;
 pub mod json;
 pub mod lines;

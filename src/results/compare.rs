@@ -55,6 +55,8 @@ pub struct StepComparison {
     pub outcomes: OutcomeCounts,
     /// The queries B lost most on (largest recall drop first), at most [`WORST_LISTED`].
     pub worst_regressions: Vec<QueryOutcome>,
+    /// QPS and the latency percentiles of the two steps ([`super::gate::figures`]).
+    pub figures: Vec<super::gate::FigureComparison>,
 }
 
 /// Regressions listed per pair.
@@ -392,13 +394,9 @@ pub fn compare(
                 vb.recall.len()
             )));
         }
-        out.pairs.push(compare_step(
-            step_label(i, step_a),
-            step_label(j, step_b),
-            va,
-            vb,
-            alpha,
-        ));
+        let mut pair = compare_step(step_label(i, step_a), step_label(j, step_b), va, vb, alpha);
+        pair.figures = super::gate::figures(step_a.1, step_b.1, va, vb, alpha);
+        out.pairs.push(pair);
     }
     Ok(out)
 }
@@ -474,6 +472,7 @@ pub fn compare_step(
         metrics,
         outcomes,
         worst_regressions: worst,
+        figures: Vec::new(),
     }
 }
 

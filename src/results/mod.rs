@@ -8,6 +8,7 @@ pub mod compare;
 pub mod eval_compare;
 pub mod eval_pairwise;
 mod file;
+pub mod gate;
 pub mod histlog;
 pub mod load;
 pub mod lock;

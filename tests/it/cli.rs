@@ -316,3 +316,33 @@ fn ground_truth_cache_is_not_reused_for_another_subset() {
     let cached = files_in(&dir.path().join("cache/groundtruth"));
     assert_eq!(cached.len(), 4, "{cached:?}");
 }
+
+#[test]
+fn completions_and_man_pages_cover_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = succeeds(dir.path(), &["completions", shell]);
+        let script = stdout(&out);
+        for word in ["bench", "compare", "fail-on", "dataset"] {
+            assert!(script.contains(word), "{shell}: no `{word}`");
+        }
+    }
+    let page = stdout(&succeeds(dir.path(), &["man"]));
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH ragdbeval"),
+        "{}",
+        &page[..page.len().min(200)]
+    );
+    succeeds(dir.path(), &["man", "--out", "man1"]);
+    for page in [
+        "ragdbeval.1",
+        "ragdbeval-bench.1",
+        "ragdbeval-compare.1",
+        "ragdbeval-dataset-make.1",
+    ] {
+        let text = std::fs::read_to_string(dir.path().join("man1").join(page)).unwrap();
+        assert!(text.contains(".TH"), "{page}");
+    }
+    let bad = ragdbeval(dir.path(), &["completions", "cmd.exe"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -158,3 +158,106 @@ fn runs_on_other_data_are_not_comparable() {
         c.not_comparable
     );
 }
+
+/// Scales the latency figures of every search step of result `name` by `factor`.
+fn scale_summary_latency(dir: &Path, name: &str, factor: f64) {
+    let path = dir.join("results").join(format!("{name}.json"));
+    let mut result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for config in result["configs"].as_array_mut().unwrap() {
+        for step in config["steps"].as_array_mut().unwrap() {
+            if step["phase"] != "search" {
+                continue;
+            }
+            for key in ["mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms"] {
+                let v = step["latency"][key].as_f64().unwrap();
+                step["latency"][key] = (v * factor).into();
+            }
+        }
+    }
+    std::fs::write(&path, serde_json::to_vec(&result).unwrap()).unwrap();
+}
+
+#[test]
+fn the_regression_gate_fails_a_worse_run_and_passes_an_unchanged_one() {
+    let dir = tempfile::tempdir().unwrap();
+    bench(dir.path(), "base", &["--db", "exact"]);
+    bench(
+        dir.path(),
+        "weak",
+        &argv!["--db qdrant-edge --build-param m=4 --search-param hnsw_ef=4"],
+    );
+    // A slower setting made on purpose: every latency of the base run doubled.
+    derive(dir.path(), "base", "slower", |_, v| {
+        v["latency_us"] = (v["latency_us"].as_f64().unwrap() * 2.0).into();
+    });
+    scale_summary_latency(dir.path(), "slower", 2.0);
+    let rules = "recall<-0.005,qps<-50%,p99>+10%";
+    let gate = |b: &str, extra: &[&str]| {
+        let mut args = argv!["compare results/base.json", b, "--fail-on", rules];
+        args.extend_from_slice(extra);
+        ragdbeval(dir.path(), &args)
+    };
+
+    let same = gate("results/base.json", &[]);
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&same),
+        stderr(&same)
+    );
+    assert_eq!(
+        stdout(&same).lines().count(),
+        3,
+        "one line per rule: {}",
+        stdout(&same)
+    );
+    assert!(
+        stdout(&same).lines().all(|l| l.starts_with("ok")),
+        "{}",
+        stdout(&same)
+    );
+
+    let weak = gate("results/weak.json", &[]);
+    assert_eq!(
+        weak.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&weak),
+        stderr(&weak)
+    );
+    let printed = stdout(&weak);
+    let failed: Vec<&str> = printed
+        .lines()
+        .filter(|l| l.starts_with("FAIL"))
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert!(failed.contains(&"recall<-0.005"), "{}", stdout(&weak));
+
+    let slower = gate("results/slower.json", &["--json"]);
+    assert_eq!(
+        slower.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&slower),
+        stderr(&slower)
+    );
+    let lines: Vec<serde_json::Value> = serde_json::from_str(&stdout(&slower)).unwrap();
+    let p99 = lines.iter().find(|l| l["rule"] == "p99>+10%").unwrap();
+    assert_eq!(p99["failed"], true);
+    assert_eq!(p99["significant"], true);
+    assert!(
+        (p99["change"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+        "{p99}"
+    );
+    let recall = lines.iter().find(|l| l["rule"] == "recall<-0.005").unwrap();
+    assert_eq!(recall["failed"], false, "{recall}");
+
+    let bad = ragdbeval(
+        dir.path(),
+        &argv!["compare results/base.json results/weak.json --fail-on speed<1"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("unknown metric"), "{}", stderr(&bad));
+}

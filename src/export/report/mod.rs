@@ -13,6 +13,7 @@ mod chart;
 mod fusion_plots;
 mod page;
 pub mod plots;
+pub mod ranking;
 mod series;
 mod table;
 
@@ -392,6 +393,15 @@ fn markdown(groups: &[Group<'_>], plots: &[Vec<plots::Plot>]) -> String {
                 .collect();
             let _ = writeln!(out, "| {} | {} |", e.engine, cells.join(" | "));
         }
+        let _ = writeln!(
+            out,
+            "\nRanking: each engine's fastest measured setting at each recall level:\n\n| {} |\n|{}",
+            ranking::HEADER.join(" | "),
+            "---|".repeat(ranking::HEADER.len())
+        );
+        for r in ranking::cells(&ranking::ranking(g)) {
+            let _ = writeln!(out, "| {} |", r.join(" | "));
+        }
         out.push('\n');
         for p in plots {
             let _ = writeln!(
@@ -467,6 +477,7 @@ pub fn write_dir(runs: &[(PathBuf, RunResult)], dir: &Path) -> Result<Written, E
     if let Some(streams) = super::streams_csv::render(&refs)? {
         write("streams.csv".into(), streams.as_bytes())?;
     }
+    write("ranking.csv".into(), ranking::csv(&groups)?.as_bytes())?;
     write("report.md".into(), markdown(&groups, &plots).as_bytes())?;
     write(
         "index.html".into(),

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use super::plots::Plot;
-use super::{Group, at_recall_cell, table_header, table_rows};
+use super::{Group, at_recall_cell, ranking, table_header, table_rows};
 use crate::export::html::{escape, table};
 
 const STYLE: &str = "body{font-family:sans-serif;margin:1.5em 2em;color:#222}\
@@ -55,7 +55,17 @@ pub fn render(groups: &[Group<'_>], plots: &[Vec<Plot>]) -> String {
             })
             .collect();
         table(&mut out, &header, &rows);
-        out.push_str("<div class=\"plots\">\n");
+        let _ = write!(
+            out,
+            "<h3>Ranking: the fastest measured setting at each recall level</h3><div id=\"{}\">",
+            ranking::html_id(g)
+        );
+        table(
+            &mut out,
+            &ranking::HEADER,
+            &ranking::cells(&ranking::ranking(g)),
+        );
+        out.push_str("</div><div class=\"plots\">\n");
         for p in ps {
             let (x, y) = (p.ranges.x, p.ranges.y);
             let _ = writeln!(

@@ -1,0 +1,169 @@
+//! One ranking per dataset: at each recall level (0.90, 0.95, 0.99), every engine's fastest
+//! measured setting that reaches it (QPS, its recall, the setting, p99, total bytes per
+//! vector), fastest first; an engine that never reaches the level says so, with its best
+//! recall. Measured points only (after a build, not flagged as possible full scans): no
+//! interpolation between settings, so every row is a run one can repeat.
+//!
+//! The same rows go to `report.md`, `index.html` (a table with `id="ranking-<dataset>"`) and
+//! `ranking.csv`.
+
+use super::{Group, SearchPoint, slug};
+use crate::export::ExportError;
+use crate::metrics::pareto::RECALL_TARGETS;
+
+/// An engine at one recall level.
+#[derive(Clone)]
+pub struct Ranked<'a> {
+    pub level: f64,
+    pub engine: &'a str,
+    /// The fastest point at or above the level; `None`: never reached.
+    pub best: Option<&'a SearchPoint<'a>>,
+    /// The engine's best recall over the points considered.
+    pub max_recall: f64,
+}
+
+/// The rows of `group`, level by level, fastest engine first, those that never reach a
+/// level after the others (by their best recall).
+pub fn ranking<'a>(group: &'a Group<'a>) -> Vec<Ranked<'a>> {
+    let mut out = Vec::new();
+    for level in RECALL_TARGETS {
+        let mut rows: Vec<Ranked<'a>> = group
+            .engines
+            .iter()
+            .map(|engine| {
+                let points = group
+                    .points
+                    .iter()
+                    .filter(|p| &p.engine == engine && p.after_build && !p.invalid);
+                let max_recall = points.clone().map(|p| p.recall).fold(0.0, f64::max);
+                let best = points
+                    .filter(|p| p.recall >= level)
+                    .max_by(|a, b| a.qps.total_cmp(&b.qps));
+                Ranked {
+                    level,
+                    engine,
+                    best,
+                    max_recall,
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| match (a.best, b.best) {
+            (Some(x), Some(y)) => y.qps.total_cmp(&x.qps),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => b.max_recall.total_cmp(&a.max_recall),
+        });
+        out.extend(rows);
+    }
+    out
+}
+
+/// The table's columns.
+pub const HEADER: [&str; 8] = [
+    "recall ≥",
+    "rank",
+    "engine",
+    "QPS",
+    "recall",
+    "setting",
+    "p99 ms",
+    "total B/vector",
+];
+
+/// The rows as table cells: rank 1, 2, … within a level; `-` for an engine that never
+/// reaches it, with its best recall in the QPS cell.
+pub fn cells(rows: &[Ranked<'_>]) -> Vec<Vec<String>> {
+    let mut rank = 0;
+    let mut level = f64::NAN;
+    rows.iter()
+        .map(|r| {
+            if r.level != level {
+                (level, rank) = (r.level, 0);
+            }
+            let head = format!("{:.2}", r.level);
+            match r.best {
+                Some(p) => {
+                    rank += 1;
+                    vec![
+                        head,
+                        rank.to_string(),
+                        r.engine.to_string(),
+                        format!("{:.0}", p.qps),
+                        format!("{:.4}", p.recall),
+                        p.setting.clone(),
+                        format!("{:.3}", p.p99_ms),
+                        p.total_bytes_per_vector
+                            .map_or_else(|| "-".into(), |b| format!("{b:.0}")),
+                    ]
+                }
+                None => vec![
+                    head,
+                    "-".into(),
+                    r.engine.to_string(),
+                    format!("not reached (max recall {:.3})", r.max_recall),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                ],
+            }
+        })
+        .collect()
+}
+
+/// `ranking.csv`: every dataset's rows, `dataset` first; empty fields where an engine never
+/// reaches a level (and `reached` false).
+pub fn csv(groups: &[Group<'_>]) -> Result<String, ExportError> {
+    let err = |e: &dyn std::fmt::Display| ExportError {
+        format: "ranking.csv",
+        message: e.to_string(),
+    };
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(CSV_HEADER).map_err(|e| err(&e))?;
+    for g in groups {
+        let rows = ranking(g);
+        for (r, cells) in rows.iter().zip(cells(&rows)) {
+            let reached = r.best.is_some();
+            let figure = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
+            let record = [
+                g.dataset.to_string(),
+                r.level.to_string(),
+                if reached {
+                    cells[1].clone()
+                } else {
+                    String::new()
+                },
+                r.engine.to_string(),
+                reached.to_string(),
+                figure(r.best.map(|p| p.qps)),
+                figure(r.best.map(|p| p.recall)),
+                r.best.map_or_else(String::new, |p| p.setting.clone()),
+                figure(r.best.map(|p| p.p99_ms)),
+                figure(r.best.and_then(|p| p.total_bytes_per_vector)),
+                r.max_recall.to_string(),
+            ];
+            w.write_record(&record).map_err(|e| err(&e))?;
+        }
+    }
+    let bytes = w.into_inner().map_err(|e| err(&e))?;
+    String::from_utf8(bytes).map_err(|e| err(&e))
+}
+
+const CSV_HEADER: [&str; 11] = [
+    "dataset",
+    "recall_level",
+    "rank",
+    "engine",
+    "reached",
+    "qps",
+    "recall",
+    "setting",
+    "p99_ms",
+    "total_bytes_per_vector",
+    "max_recall",
+];
+
+/// The HTML id of a dataset's ranking table.
+pub fn html_id(group: &Group<'_>) -> String {
+    format!("ranking-{}", slug(group.dataset))
+}
