@@ -1,14 +1,13 @@
 //! The engine's requests: connecting, collection lookup, writes in batches and queries.
 
 use crate::adapters::support::http::{self, CallError, Http};
-use super::server::{LOCAL_SERVER, normalize_url};
 use super::wire::{
     AnswerId, Collection, CollectionModel, Embeddings, PreFlight, QueryAnswer, QueryBody,
     RecordsBody,
 };
 use super::*;
 use crate::adapters::support::rows;
-use crate::adapters::support::{process, server, upload};
+use crate::adapters::support::{process, upload};
 
 /// A failed call as an [`EngineError`] that says what to do.
 pub(super) fn engine_error(url: &str, operation: &str, err: CallError) -> EngineError {
@@ -17,21 +16,7 @@ pub(super) fn engine_error(url: &str, operation: &str, err: CallError) -> Engine
 
 impl ChromaEngine {
     pub(super) fn connect(opts: &ConnectOptions) -> EngineResult<ChromaEngine> {
-        let (url, started_by_adapter) = match &opts.url {
-            Some(url) => (normalize_url(url), false),
-            None => (LOCAL_SERVER.start()?, true),
-        };
-        let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
-        if !scheme_ok || url.len() <= "https://".len() {
-            return Err(EngineError::bad_param(
-                ENGINE,
-                "url",
-                format!(
-                    "`{}` is not a URL: expected http://HOST:PORT",
-                    crate::secret::redact(&url)
-                ),
-            ));
-        }
+        let (url, started_by_adapter) = http::server_url(&LOCAL_SERVER, opts.url.as_deref())?;
         let http = Http::new(&url, opts.timeout, "x-chroma-token", opts.api_key.clone());
 
         let _: Value = http
@@ -53,11 +38,7 @@ impl ChromaEngine {
             )
             .map_err(|e| engine_error(&url, "connect", e))?;
 
-        let state = server::state_dir(ENGINE);
-        let script_url = fs::read_to_string(state.join("url"))
-            .ok()
-            .map(|u| normalize_url(&u));
-        let script_state = (script_url.as_deref() == Some(url.as_str())).then_some(state);
+        let script_state = http::script_state(ENGINE, &url);
         let release = script_state
             .as_ref()
             .and_then(|s| fs::read_to_string(s.join("version")).ok())

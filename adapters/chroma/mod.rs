@@ -24,7 +24,7 @@
 //! the URL it prints, so `ragdbeval bench --db chroma` needs no manual setup. The server is
 //! left running for the next run; `scripts/servers/chroma.sh stop` stops it.
 //!
-//! Files: `server` (the local server), `wire` (API bodies),
+//! Files: `wire` (API bodies),
 //! `calls` (the engine's requests), `footprint` (on-disk size); the trait impl is here.
 
 use std::fs;
@@ -49,13 +49,20 @@ use crate::params::{ParamMap, ParamMapExt};
 mod calls;
 mod filter;
 mod footprint;
-mod server;
 mod wire;
 
 use crate::adapters::support::http::Http;
 use wire::{BuildSettings, Collection, CollectionModel, DeleteBody, effective_hnsw, space_of};
 
 const ENGINE: &str = "chroma";
+
+/// The local server `scripts/servers/chroma.sh` starts.
+const LOCAL_SERVER: crate::adapters::support::server::LocalServer =
+    crate::adapters::support::server::LocalServer {
+        engine: ENGINE,
+        schemes: &["http://", "https://"],
+        url_example: "http://HOST:PORT",
+    };
 
 /// Collections of the default tenant and database (what the Python client uses).
 const COLLECTIONS: &str = "/api/v2/tenants/default_tenant/databases/default_database/collections";

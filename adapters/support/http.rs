@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::server::LocalServer;
-use crate::engine::{EngineError, worded_connection_failure};
+use crate::engine::{EngineError, EngineResult, worded_connection_failure};
 
 /// One pooled agent (shared by all search threads), the base URL and the API key's header.
 pub struct Http {
@@ -198,6 +198,41 @@ impl Http {
         let bytes = self.send_to(method, url, body)?;
         parse_answer(&bytes)
     }
+}
+
+/// The server's URL and whether the adapter started it: `given` (`--url`) without trailing
+/// slashes and checked to be http(s), or the URL the local server's script prints.
+pub fn server_url(server: &LocalServer, given: Option<&str>) -> EngineResult<(String, bool)> {
+    let (url, started) = match given {
+        Some(url) => (normalize_url(url), false),
+        None => (server.start()?, true),
+    };
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    if !scheme_ok || url.len() <= "https://".len() {
+        return Err(EngineError::bad_param(
+            server.engine,
+            "url",
+            format!(
+                "`{}` is not a URL: expected {}",
+                crate::secret::redact(&url),
+                server.url_example
+            ),
+        ));
+    }
+    Ok((url, started))
+}
+
+/// `url` without trailing slashes, for comparisons and joining paths.
+pub fn normalize_url(url: &str) -> String {
+    url.trim().trim_end_matches('/').to_string()
+}
+
+/// The state directory of `engine`'s script server when `url` is that server's (the script
+/// keeps its URL there, beside its pid, version and data).
+pub fn script_state(engine: &str, url: &str) -> Option<std::path::PathBuf> {
+    let state = super::server::state_dir(engine);
+    let script_url = std::fs::read_to_string(state.join("url")).ok()?;
+    (normalize_url(&script_url) == url).then_some(state)
 }
 
 /// `bytes` parsed as `T`, or an error quoting the start of the answer.

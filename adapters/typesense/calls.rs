@@ -8,7 +8,7 @@ use super::wire::{
 };
 use super::*;
 use crate::adapters::support::http::{self, CallError};
-use crate::adapters::support::{process, server, upload};
+use crate::adapters::support::{process, upload};
 use crate::engine::SourcedBytes;
 
 /// A failed call as an [`EngineError`] that says what to do.
@@ -16,33 +16,10 @@ fn engine_error(url: &str, operation: &str, err: CallError) -> EngineError {
     http::engine_error(&LOCAL_SERVER, url, operation, err)
 }
 
-/// The URL without trailing slashes, for comparisons and joining paths.
-fn normalize_url(url: &str) -> String {
-    url.trim().trim_end_matches('/').to_string()
-}
-
 impl TypesenseEngine {
     pub(super) fn connect(opts: &ConnectOptions) -> EngineResult<TypesenseEngine> {
-        let (url, started_by_adapter) = match &opts.url {
-            Some(url) => (normalize_url(url), false),
-            None => (LOCAL_SERVER.start()?, true),
-        };
-        let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
-        if !scheme_ok || url.len() <= "https://".len() {
-            return Err(EngineError::bad_param(
-                ENGINE,
-                "url",
-                format!(
-                    "`{}` is not a URL: expected http://HOST:PORT",
-                    crate::secret::redact(&url)
-                ),
-            ));
-        }
-        let state = server::state_dir(ENGINE);
-        let script_url = fs::read_to_string(state.join("url"))
-            .ok()
-            .map(|u| normalize_url(&u));
-        let script_state = (script_url.as_deref() == Some(url.as_str())).then_some(state);
+        let (url, started_by_adapter) = http::server_url(&LOCAL_SERVER, opts.url.as_deref())?;
+        let script_state = http::script_state(ENGINE, &url);
         // The script's server has the key the script made up; any other needs --api-key-env.
         let api_key = opts.api_key.clone().or_else(|| {
             let key = fs::read_to_string(script_state.as_ref()?.join("api_key")).ok()?;

@@ -62,7 +62,7 @@ cmd_start() {
   "$RAGDBEVAL_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("chromadb"))' \
     >"$state/version" 2>/dev/null || rm -f "$state/version"
 
-  local port url i
+  local port url
   port=$(servers_free_port)
   url="http://127.0.0.1:$port"
   mkdir -p "$state/data"
@@ -71,27 +71,7 @@ cmd_start() {
   setsid "$chroma" run --path "$state/data" --host 127.0.0.1 --port "$port" \
     >"$state/log" 2>&1 </dev/null &
   echo $! >"$pidfile"
-
-  if ! servers_wait_port "$port" 120; then
-    echo "chroma: server did not open its port; last lines of $state/log:" >&2
-    tail -n 20 "$state/log" >&2 || true
-    servers_stop_pidfile "$pidfile"
-    return 1
-  fi
-  # The port can open before the API is served: wait for the heartbeat too.
-  for ((i = 0; i < 300; i++)); do
-    if chroma_heartbeat "$url"; then
-      echo "$url" >"$urlfile"
-      echo "$url"
-      return 0
-    fi
-    if ! chroma_running; then break; fi
-    sleep 0.1
-  done
-  echo "chroma: no heartbeat from $url; last lines of $state/log:" >&2
-  tail -n 20 "$state/log" >&2 || true
-  servers_stop_pidfile "$pidfile"
-  return 1
+  servers_await chroma "$port" "$url" "$pidfile" chroma_heartbeat
 }
 
 cmd_url() {

@@ -58,6 +58,33 @@ servers_wait_port() {
   return 1
 }
 
+# Waits for a server just started with its pid in PIDFILE: its port open (at most 120 s), then
+# CHECK URL true (polled for at most 60 s while the process lives, since the port can open
+# before the server serves). Then writes URL beside PIDFILE (`url`) and prints it; otherwise
+# shows the end of its log, stops it and returns 1.
+#   servers_await NAME PORT URL PIDFILE CHECK
+servers_await() {
+  local name=$1 port=$2 url=$3 pidfile=$4 check=$5 state i
+  state=$(dirname "$pidfile")
+  if servers_wait_port "$port" 120; then
+    for ((i = 0; i < 600; i++)); do
+      if "$check" "$url"; then
+        echo "$url" >"$state/url"
+        echo "$url"
+        return 0
+      fi
+      kill -0 "$(cat "$pidfile")" 2>/dev/null || break
+      sleep 0.1
+    done
+    echo "$name: $url did not pass its check ($check); last lines of $state/log:" >&2
+  else
+    echo "$name: server did not open its port; last lines of $state/log:" >&2
+  fi
+  tail -n 20 "$state/log" >&2 || true
+  servers_stop_pidfile "$pidfile"
+  return 1
+}
+
 # The state directory of server $1 (created).
 servers_state() {
   mkdir -p "$RAGDBEVAL_SERVER_DIR/$1"

@@ -81,7 +81,7 @@ cmd_start() {
   if [ ! -s "$state/api_key" ]; then
     (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(16))' >"$state/api_key")
   fi
-  local port peer url i
+  local port peer url
   port=$(servers_free_port)
   peer=$(servers_free_port)
   url="http://127.0.0.1:$port"
@@ -97,27 +97,8 @@ cmd_start() {
     --peering-address 127.0.0.1 --peering-port "$peer" \
     --enable-cors=false >"$state/log" 2>&1 </dev/null &
   echo $! >"$pidfile"
-
-  if ! servers_wait_port "$port" 120; then
-    echo "typesense: server did not open its port; last lines of $state/log:" >&2
-    tail -n 20 "$state/log" >&2 || true
-    servers_stop_pidfile "$pidfile"
-    return 1
-  fi
   # The port opens before the node has elected itself leader: wait until it is healthy.
-  for ((i = 0; i < 600; i++)); do
-    if typesense_healthy "$url"; then
-      echo "$url" >"$urlfile"
-      echo "$url"
-      return 0
-    fi
-    if ! typesense_running; then break; fi
-    sleep 0.1
-  done
-  echo "typesense: $url never became healthy; last lines of $state/log:" >&2
-  tail -n 20 "$state/log" >&2 || true
-  servers_stop_pidfile "$pidfile"
-  return 1
+  servers_await typesense "$port" "$url" "$pidfile" typesense_healthy
 }
 
 cmd_url() {
