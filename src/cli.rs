@@ -106,7 +106,9 @@ Examples:
       index.html (open it from disk), plots/*.svg, results.csv and report.md.
   ragdbeval report results/run.json
       One run as a table on the terminal.
-  ragdbeval report results/*.json --format csv --out all.csv";
+  ragdbeval report results/*.json --format csv --out all.csv
+  ragdbeval report results/*.json --format ranking
+      Per dataset, each engine's fastest measured setting at recall 0.90, 0.95 and 0.99.";
 
 /// A significance level strictly between 0 and 1.
 pub fn parse_alpha(text: &str) -> Result<f64, String> {
@@ -270,7 +272,8 @@ pub struct ReportArgs {
     /// Result files (.json) written by `bench`.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// table, json, csv or markdown (for one file or stdout).
+    /// table, json, csv, markdown, or ranking (each engine's fastest measured setting at
+    /// recall 0.90/0.95/0.99, per dataset, as Markdown); for one file or stdout.
     #[arg(long, short = 'f', default_value = "table")]
     pub format: String,
     /// A directory (`report/`, or any path without an extension): write the whole report

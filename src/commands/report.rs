@@ -59,7 +59,7 @@ pub fn run(args: crate::cli::ReportArgs) -> anyhow::Result<ExitCode> {
     } else {
         let Some(exporter) = export::find(&args.format) else {
             bail!(
-                "unknown format `{}`: use table, json, csv or markdown",
+                "unknown format `{}`: use table, json, csv, markdown or ranking",
                 args.format
             );
         };

@@ -11,6 +11,7 @@ pub mod html;
 pub mod json;
 pub mod lines;
 pub mod markdown;
+pub mod ranking;
 pub mod registry;
 pub mod report;
 pub mod results_csv;
@@ -44,6 +45,7 @@ pub fn exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(json::JsonExporter),
         Box::new(csv::CsvExporter),
         Box::new(markdown::MarkdownExporter),
+        Box::new(ranking::RankingExporter),
     ]
 }
 

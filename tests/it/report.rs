@@ -182,6 +182,16 @@ fn the_report_has_every_artefact_and_agrees_with_the_results() {
     assert!(page.contains("data-plots=\"12\""));
     let dom = browser_check(&rep.join("index.html"), 12);
     check_ranking(&dom, &rep.join("ranking.csv"));
+    // The same ranking on the terminal.
+    let mut args: Vec<String> = vec!["report".into(), "--format".into(), "ranking".into()];
+    args.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let printed = stdout(&ragdbeval(d, &args));
+    assert!(
+        printed.contains("| recall ≥ | rank | engine |"),
+        "{printed}"
+    );
+    assert_eq!(printed.matches("\n| 0.9").count(), 6, "{printed}");
     // Recall axes, as the browser has the page: never below 0 nor above 1.
     for (plot, axis) in [
         ("recall-qps", "x"),

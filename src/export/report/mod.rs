@@ -393,15 +393,7 @@ fn markdown(groups: &[Group<'_>], plots: &[Vec<plots::Plot>]) -> String {
                 .collect();
             let _ = writeln!(out, "| {} | {} |", e.engine, cells.join(" | "));
         }
-        let _ = writeln!(
-            out,
-            "\nRanking: each engine's fastest measured setting at each recall level:\n\n| {} |\n|{}",
-            ranking::HEADER.join(" | "),
-            "---|".repeat(ranking::HEADER.len())
-        );
-        for r in ranking::cells(&ranking::ranking(g)) {
-            let _ = writeln!(out, "| {} |", r.join(" | "));
-        }
+        let _ = write!(out, "\n{}", ranking::markdown(g));
         out.push('\n');
         for p in plots {
             let _ = writeln!(

@@ -1,8 +1,9 @@
 //! One ranking per dataset: at each recall level (0.90, 0.95, 0.99), every engine's fastest
 //! measured setting that reaches it (QPS, its recall, the setting, p99, total bytes per
 //! vector), fastest first; an engine that never reaches the level says so, with its best
-//! recall. Measured points only (after a build, not flagged as possible full scans): no
-//! interpolation between settings, so every row is a run one can repeat.
+//! recall. Measured points only (unfiltered searches after a build, not flagged as possible
+//! full scans): no interpolation between settings, so every row is a run one can repeat, and
+//! a filtered search, which answers another question, never ranks beside an unfiltered one.
 //!
 //! The same rows go to `report.md`, `index.html` (a table with `id="ranking-<dataset>"`) and
 //! `ranking.csv`.
@@ -34,7 +35,8 @@ pub fn ranking<'a>(group: &'a Group<'a>) -> Vec<Ranked<'a>> {
                 let points = group
                     .points
                     .iter()
-                    .filter(|p| &p.engine == engine && p.after_build && !p.invalid);
+                    .filter(|p| &p.engine == engine && p.after_build && !p.invalid)
+                    .filter(|p| p.search.filter.is_none());
                 let max_recall = points.clone().map(|p| p.recall).fold(0.0, f64::max);
                 let best = points
                     .filter(|p| p.recall >= level)
@@ -162,6 +164,19 @@ const CSV_HEADER: [&str; 11] = [
     "total_bytes_per_vector",
     "max_recall",
 ];
+
+/// The group's ranking as a Markdown table (with a line saying what it is).
+pub fn markdown(group: &Group<'_>) -> String {
+    let mut out = format!(
+        "Ranking: each engine's fastest measured setting at each recall level:\n\n| {} |\n|{}\n",
+        HEADER.join(" | "),
+        "---|".repeat(HEADER.len())
+    );
+    for r in cells(&ranking(group)) {
+        out.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    out
+}
 
 /// The HTML id of a dataset's ranking table.
 pub fn html_id(group: &Group<'_>) -> String {
