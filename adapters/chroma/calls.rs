@@ -146,7 +146,7 @@ impl ChromaEngine {
             .and_then(|c| c.attributes.as_deref())
             .map(|a| {
                 ids.iter()
-                    .map(|id| super::filter::metadata(a, *id).unwrap_or_default())
+                    .map(|id| crate::adapters::support::filter::json_fields(a, *id))
                     .collect()
             });
         RecordsBody {

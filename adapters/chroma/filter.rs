@@ -3,26 +3,9 @@
 //! segment first and hands the HNSW search the ids that pass (a pre-filter); when few pass it
 //! answers by brute force over them.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::filter::{Attributes, Condition, Predicate, Value as AttrValue};
-use crate::types::PointId;
-
-/// The metadata of point `id` (`None` beyond the table).
-pub(super) fn metadata(attributes: &Attributes, id: PointId) -> Option<Map<String, Value>> {
-    attributes.covers(id).then(|| {
-        attributes
-            .values_of(id)
-            .map(|(field, value)| {
-                let v = match value {
-                    AttrValue::Keyword(s) => json!(s),
-                    AttrValue::Integer(x) => json!(x),
-                };
-                (field.name.clone(), v)
-            })
-            .collect()
-    })
-}
+use crate::filter::{Condition, Predicate};
 
 /// The `where` filter: `{"label": {"$eq": "3"}}` for one condition, `{"$and": [...]}` for
 /// more (a range is two: `$gte` and `$lt`). Chroma refuses `$and` with fewer than two

@@ -33,3 +33,25 @@ pub fn compile<'a>(
         .compile(attributes)
         .map_err(|e| EngineError::bad_param(engine, "filter", e))
 }
+
+/// The attributes of point `id` as a JSON object (keywords as strings, integers as numbers),
+/// for the engines that store them as a document's fields or metadata; empty beyond the
+/// table.
+pub fn json_fields(
+    attributes: &Attributes,
+    id: crate::types::PointId,
+) -> serde_json::Map<String, serde_json::Value> {
+    if !attributes.covers(id) {
+        return serde_json::Map::new();
+    }
+    attributes
+        .values_of(id)
+        .map(|(field, value)| {
+            let v = match value {
+                crate::filter::Value::Keyword(s) => serde_json::json!(s),
+                crate::filter::Value::Integer(x) => serde_json::json!(x),
+            };
+            (field.name.clone(), v)
+        })
+        .collect()
+}

@@ -152,7 +152,7 @@ impl TypesenseEngine {
             let attributes = col
                 .attributes
                 .as_deref()
-                .map(|a| filter::document_fields(a, *id))
+                .map(|a| crate::adapters::support::filter::json_fields(a, *id))
                 .unwrap_or_default();
             let document = Document {
                 id: id.to_string(),

@@ -4,10 +4,9 @@
 //! documents (a filtered graph search); with `flat_search_cutoff` set, a filter that passes
 //! fewer documents than that is scanned exactly instead.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::filter::{Attributes, Condition, FieldKind, Predicate, Value as AttrValue};
-use crate::types::PointId;
+use crate::filter::{Attributes, Condition, FieldKind, Predicate};
 
 use super::wire::VECTOR_FIELD;
 
@@ -35,23 +34,6 @@ pub(super) fn check_fields(attributes: &Attributes) -> Result<(), String> {
         )),
         None => Ok(()),
     }
-}
-
-/// The attribute fields of point `id` (empty beyond the table).
-pub(super) fn document_fields(attributes: &Attributes, id: PointId) -> Map<String, Value> {
-    if !attributes.covers(id) {
-        return Map::new();
-    }
-    attributes
-        .values_of(id)
-        .map(|(field, value)| {
-            let v = match value {
-                AttrValue::Keyword(s) => json!(s),
-                AttrValue::Integer(x) => json!(x),
-            };
-            (field.name.clone(), v)
-        })
-        .collect()
 }
 
 /// The `filter_by` expression of `predicate`: `label:=`3`` for a keyword, `n:>=10 && n:<20`
