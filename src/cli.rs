@@ -10,7 +10,7 @@ mod dataset;
 mod embed;
 mod eval;
 use bench::BENCH_EXAMPLES;
-pub use bench::{BenchArgs, QueryMode, Retrieval};
+pub use bench::{BenchArgs, QueryMode, Reproduces, Retrieval};
 use compare::COMPARE_EXAMPLES;
 pub use compare::{CompareArgs, VerifyArgs, parse_pair};
 use dataset::DATASET_EXAMPLES;
@@ -108,7 +108,22 @@ Examples:
       One run as a table on the terminal.
   ragdbeval report results/*.json --format csv --out all.csv
   ragdbeval report results/*.json --format ranking
-      Per dataset, each engine's fastest measured setting at recall 0.90, 0.95 and 0.99.";
+      Per dataset, each engine's fastest measured setting at recall 0.90, 0.95 and 0.99.
+  ragdbeval report results/ --history --out report/
+      Every result in results/, and each figure across the runs of one engine and setting.
+  ragdbeval report results/ --price-per-hour 0.77 --ram-price 3.2 --storage-price 0.08 --out report/
+      Adds USD per million queries and per month for memory and storage (cost.csv), and
+      ranks the cheapest settings at each recall level; --prices FILE sets them per engine.";
+
+/// A price in USD: zero or more.
+pub fn parse_price(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        _ => Err(format!(
+            "`{text}` is not a price in USD (a number, zero or more)"
+        )),
+    }
+}
 
 /// A significance level strictly between 0 and 1.
 pub fn parse_alpha(text: &str) -> Result<f64, String> {
@@ -269,7 +284,8 @@ pub struct DatasetSource {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Result files (.json) written by `bench`.
+    /// Result files (.json) written by `bench`, or directories of them (every `*.json`
+    /// result directly inside).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// table, json, csv, markdown, or ranking (each engine's fastest measured setting at
@@ -280,4 +296,25 @@ pub struct ReportArgs {
     /// there (index.html, plots/*.svg, results.csv, report.md). A file: write `--format` to it.
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// With `--out DIR/`: also plot each figure (recall, QPS, p50, p99, build time, size)
+    /// across the runs of one engine, dataset and setting, ordered by start time and engine
+    /// version, each point labelled with its engine version.
+    #[arg(long)]
+    pub history: bool,
+    /// With `--out DIR/`: the machine's price in USD per hour, for USD per million queries
+    /// at each setting's measured QPS.
+    #[arg(long, value_name = "USD", value_parser = parse_price)]
+    pub price_per_hour: Option<f64>,
+    /// With `--out DIR/`: memory's price in USD per GiB and month, for the memory the
+    /// engine holds once built.
+    #[arg(long, value_name = "USD", value_parser = parse_price)]
+    pub ram_price: Option<f64>,
+    /// With `--out DIR/`: storage's price in USD per GiB and month, for the collection's
+    /// total footprint.
+    #[arg(long, value_name = "USD", value_parser = parse_price)]
+    pub storage_price: Option<f64>,
+    /// A TOML file of prices: `per_hour`, `ram_gib_month`, `storage_gib_month` for every
+    /// engine, and the same in `[engine.NAME]` for one. Options given override its top level.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
 }

@@ -46,7 +46,10 @@ Examples:
       Dense + sparse fused by RRF in the client, one setting per RRF k; each scored against
       the same fusion of the exact dense and exact sparse lists.
   ragdbeval bench --resume results/20261124T101500Z-pgvector-sift-128-euclidean.json
-      Continue a run that stopped (server died, deadline, Ctrl-C) where it stopped.";
+      Continue a run that stopped (server died, deadline, Ctrl-C) where it stopped.
+  ragdbeval bench --from published/qdrant-edge-sift1m.json --name mine
+      Repeat a published run here (same dataset, checked by its SHA-256), then
+      `ragdbeval compare published/qdrant-edge-sift1m.json results/mine.json`.";
 
 /// What the searches of a run retrieve with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -66,6 +69,23 @@ pub enum QueryMode {
     Single,
     /// All queries in one batch call (where the engine has a batch API).
     Batch,
+}
+
+/// The run `bench --from` repeats, as its result file records it.
+#[derive(Debug, Clone, Default)]
+pub struct Reproduces {
+    /// The result file given.
+    pub result: PathBuf,
+    pub dataset_sha256: String,
+    pub train: usize,
+    pub queries: usize,
+    pub engine_version: String,
+    pub started_at: String,
+    /// Its settings, for those that differ now to be named.
+    pub settings: serde_json::Map<String, serde_json::Value>,
+    /// The command line run: the recorded one, with the options given again in place of
+    /// its own.
+    pub command_line: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -221,6 +241,17 @@ pub struct BenchArgs {
     /// give it again (`--url` with it, PGPASSWORD / REDISCLI_AUTH, or `--api-key-env`).
     #[arg(long, value_name = "RESULT.json")]
     pub resume: Option<PathBuf>,
+    /// Run again what a result file records, on this machine: its command line (engine,
+    /// dataset, runbook, parameters, settings) into a new result. The dataset must be the
+    /// same (its SHA-256 is checked); an engine version or a setting that differs is a warning
+    /// in the new result. Only `--out`, `--name`, `--url`, `--timeout`, `--api-key-env`,
+    /// `--data-dir`, `--offline`, `-q` and `--json` may be given with it. Then `ragdbeval
+    /// compare RESULT.json NEW.json` sets the two side by side.
+    #[arg(long, value_name = "RESULT.json", conflicts_with = "resume")]
+    pub from: Option<PathBuf>,
+    /// What `--from` repeats, read from its result file.
+    #[arg(skip)]
+    pub reproduces: Option<Reproduces>,
     /// Do not write the per-query sidecar.
     #[arg(long)]
     pub no_sidecar: bool,

@@ -19,6 +19,7 @@ use crate::results::{DatasetInfo, ElementTypes, JudgmentsInfo, RunResult};
 use crate::runbook::Runbook;
 use crate::runner::{self, BenchPlan};
 
+use super::reproduce;
 use super::resume::{self, Resume};
 
 mod lexical;
@@ -88,6 +89,10 @@ pub(crate) fn dataset_info(ds: &Dataset) -> DatasetInfo {
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let args = match &args.from {
+        Some(path) => reproduce::prepare(path)?,
+        None => args,
+    };
     if args.retrieval != crate::cli::Retrieval::Dense {
         return lexical::run(args);
     }
@@ -131,6 +136,9 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
     };
     let settings = settings(&args, relevant, gt_k, &plan, &runbook, filter_spec.as_ref());
     let mut result = new_result(&args, entry, &ds, settings, early_warnings, &paths);
+    if let Some(r) = &args.reproduces {
+        reproduce::record(r, &mut result);
+    }
     let sidecar = open_sidecar(&args, resume, &mut result, &mut plan, &ds, &paths)?;
     let files = RunFiles::new(&paths.result, sidecar, lock);
     if !quiet {
@@ -142,7 +150,7 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
     crate::interrupt::install().context("installing the Ctrl-C handler")?;
     crate::interrupt::on_forced_exit(files.stop_hook());
     let outcome = runner::run(&plan, &ds, &mut result, &files);
-    let outcome = finish_files(&files, &mut result, outcome)?;
+    let outcome = finish_files(&files, &mut result, outcome, args.reproduces.as_ref())?;
     let trec_runs = match &args.trec_run {
         Some(base) => write_trec_runs(&plan, &result, &paths.sidecar(&args), base)?,
         None => Vec::new(),
@@ -334,6 +342,9 @@ fn exit_code(
                 for path in trec_runs {
                     println!("TREC run: {}", path.display());
                 }
+                if let Some(r) = &args.reproduces {
+                    println!("{}", reproduce::next_step(r, result_path));
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -359,6 +370,7 @@ fn finish_files(
     files: &RunFiles,
     result: &mut RunResult,
     outcome: Result<(), runner::RunError>,
+    reproduces: Option<&crate::cli::Reproduces>,
 ) -> anyhow::Result<Result<(), runner::RunError>> {
     files.drop_unsaved_steps(result);
     let measured = result.configs.iter().any(|c| !c.steps.is_empty());
@@ -378,6 +390,9 @@ fn finish_files(
         Ok(()) => outcome,
         Err(e) => outcome.and(Err(runner::RunError::Results(e))),
     };
+    if let Some(r) = reproduces {
+        reproduce::check_engine(r, result);
+    }
     runner::finish(result, outcome.as_ref().map(|_| ()));
     files.save(result).map_err(|e| {
         anyhow!(

@@ -10,6 +10,7 @@ mod eval;
 mod filters;
 mod merge;
 mod report;
+mod reproduce;
 mod resume;
 mod shell;
 mod verify;

@@ -56,6 +56,25 @@ pub fn find(name: &str) -> Option<Box<dyn Exporter>> {
 }
 
 /// The identifying columns every tabular format starts with.
+/// A CSV text of `header` and `records`; `file` names it in an error.
+pub(crate) fn csv_text(
+    file: &'static str,
+    header: &[&str],
+    records: impl IntoIterator<Item = Vec<String>>,
+) -> Result<String, ExportError> {
+    let err = |e: &dyn std::fmt::Display| ExportError {
+        format: file,
+        message: e.to_string(),
+    };
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(header).map_err(|e| err(&e))?;
+    for record in records {
+        w.write_record(&record).map_err(|e| err(&e))?;
+    }
+    let bytes = w.into_inner().map_err(|e| err(&e))?;
+    String::from_utf8(bytes).map_err(|e| err(&e))
+}
+
 pub(crate) fn identity_columns(
     run: &RunResult,
     row: &crate::export::registry::Row<'_>,

@@ -55,6 +55,18 @@ pub struct Manifest {
     pub hardware: Hardware,
     /// Harness settings (k, relevant, warm-up, batch size, parameter set, ...).
     pub settings: super::settings::Settings,
+    /// The run this one repeats (`bench --from`), if it does.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reproduces: Option<Reproduced>,
+}
+
+/// The run a `bench --from` run repeats, as that run's result recorded it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reproduced {
+    /// Its result file, as given.
+    pub result: String,
+    pub started_at: String,
+    pub engine_version: String,
 }
 
 impl Manifest {
@@ -67,6 +79,7 @@ impl Manifest {
             finished_at: None,
             hardware: Hardware::detect(),
             settings,
+            reproduces: None,
         }
     }
 }

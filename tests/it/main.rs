@@ -32,6 +32,7 @@ mod load;
 mod make_text;
 mod registry;
 mod report;
+mod reproduce;
 mod resources;
 mod resume;
 mod runbooks;

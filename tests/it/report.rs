@@ -735,24 +735,8 @@ fn runs_of_different_collection_sizes_after_the_build_are_flagged() {
 /// The ranking table as the browser rendered it: three levels of two engines each, ranked by
 /// QPS within a level, every row the same as `ranking.csv`'s.
 fn check_ranking(dom: &str, csv: &Path) {
-    let start = dom
-        .find("id=\"ranking-clustered-3000x16-euclidean-s31\"")
-        .expect("the ranking table in the page");
-    let table = &dom[start..start + dom[start..].find("</table>").unwrap()];
-    let rows: Vec<Vec<String>> = table
-        .split("<tr>")
-        .skip(2)
-        .map(|row| {
-            row.split("<td")
-                .skip(1)
-                .map(|c| {
-                    let text = &c[c.find('>').unwrap() + 1..];
-                    text[..text.find("</td>").unwrap()].to_string()
-                })
-                .collect()
-        })
-        .collect();
-    assert_eq!(rows.len(), 6, "{table}");
+    let rows = dom_table(dom, "ranking-clustered-3000x16-euclidean-s31");
+    assert_eq!(rows.len(), 6, "{rows:?}");
     let (header, lines) = csv_rows(csv);
     assert_eq!(header[..4], ["dataset", "recall_level", "rank", "engine"]);
     assert_eq!(lines.len(), 6);
@@ -780,6 +764,160 @@ fn check_ranking(dom: &str, csv: &Path) {
         if line[4] == "true" {
             let qps: f64 = line[5].parse().unwrap();
             assert_eq!(page[3], format!("{qps:.0}"));
+        }
+    }
+}
+
+/// The body rows of the table in the element with `id`, as the browser rendered them.
+fn dom_table(dom: &str, id: &str) -> Vec<Vec<String>> {
+    let start = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id} in the page"));
+    let table = &dom[start..start + dom[start..].find("</table>").unwrap()];
+    table
+        .split("<tr>")
+        .skip(2)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|c| {
+                    let text = &c[c.find('>').unwrap() + 1..];
+                    text[..text.find("</td>").unwrap()].to_string()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Two runs of the same qdrant-edge settings and one exact run, reported from their
+/// directory with `--history` and prices: the page headless Chromium renders holds the
+/// history plots, the runs in start order with their engine versions, and the ranking; every
+/// cost figure equals the one recomputed here from the result files.
+#[test]
+fn history_and_cost_of_repeated_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = argv!["--db qdrant-edge --runbook build-search --search-param hnsw_ef=8,64"];
+    let names = ["first", "second", "exact"];
+    bench(d, names[0], &sweep);
+    bench(d, names[1], &sweep);
+    bench(d, names[2], &argv!["--db exact --runbook build-search"]);
+    std::fs::write(d.join("results/notes.json"), "{}").unwrap();
+    let out = ragdbeval(
+        d,
+        &argv![
+            "report results/ --history --price-per-hour 0.5 --ram-price 3 --storage-price 0.1 --out rep/"
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("passed over results/notes.json"),
+        "{}",
+        stderr(&out)
+    );
+    let rep = d.join("rep");
+    let html = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    let claimed: usize = html
+        .split("data-plots=\"")
+        .nth(1)
+        .and_then(|t| t.split('"').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    let dom = browser_check(&rep.join("index.html"), claimed);
+    for plot in [
+        "history-recall",
+        "history-qps",
+        "history-p50",
+        "history-p99",
+        "history-build",
+        "history-total-size",
+    ] {
+        assert!(dom.contains(&format!("data-plot=\"{plot}\"")), "{plot}");
+        assert!(
+            rep.join(format!("plots/clustered-3000x16-euclidean-s31-{plot}.png"))
+                .exists()
+        );
+    }
+    // The runs table: in the order they were started, each with its engine version.
+    let runs = dom_table(&dom, "history-clustered-3000x16-euclidean-s31");
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    for (i, (row, name)) in runs.iter().zip(names).enumerate() {
+        let result = RunResult::load(&d.join(format!("results/{name}.json"))).unwrap();
+        assert_eq!(row[0], (i + 1).to_string());
+        assert_eq!(row[1], name);
+        assert_eq!(row[2], result.manifest.started_at);
+        assert_eq!(row[4], result.engine.version);
+    }
+    // The qdrant-edge settings are drawn as two lines of two runs each.
+    let qps_svg =
+        std::fs::read_to_string(rep.join("plots/clustered-3000x16-euclidean-s31-history-qps.svg"))
+            .unwrap();
+    assert!(svg_texts(&qps_svg).iter().any(|t| t.contains("hnsw_ef=64")));
+    check_ranking(&dom, &rep.join("ranking.csv"));
+    check_costs(d, &rep, &dom);
+}
+
+/// Each `cost.csv` row recomputed from its result file: USD per million queries from the
+/// step's QPS, memory from the search's peak client memory (in-process engines), storage from
+/// the build's total footprint; and the page's cost ranking shows those figures, cheapest
+/// first within each recall level.
+fn check_costs(d: &Path, rep: &Path, dom: &str) {
+    let (header, lines) = csv_rows(&rep.join("cost.csv"));
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-300);
+    assert_eq!(lines.len(), 5, "two settings in two runs, one exact");
+    let gib = (1u64 << 30) as f64;
+    for line in &lines {
+        let run: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(d.join(format!("results/{}.json", line[col("run")]))).unwrap(),
+        )
+        .unwrap();
+        let qps: f64 = line[col("qps")].parse().unwrap();
+        let steps = run["configs"][0]["steps"].as_array().unwrap();
+        let search = steps
+            .iter()
+            .find(|s| s["phase"] == "search" && s["qps"].as_f64() == Some(qps))
+            .expect("the row's search step");
+        let build = steps.iter().find(|s| s["phase"] == "build").unwrap();
+        let memory = search["resources"]["client"]["peak_rss_bytes"]
+            .as_f64()
+            .unwrap();
+        let total = build["footprint"]["total"]["bytes"].as_f64().unwrap();
+        let figure = |name: &str| line[col(name)].parse::<f64>().unwrap();
+        assert!(
+            close(
+                figure("usd_per_million_queries"),
+                0.5 / (qps * 3600.0) * 1e6
+            ),
+            "{line:?}"
+        );
+        assert!(
+            close(figure("memory_usd_per_month"), memory / gib * 3.0),
+            "{line:?}"
+        );
+        assert!(
+            close(figure("storage_usd_per_month"), total / gib * 0.1),
+            "{line:?}"
+        );
+    }
+    let ranked = dom_table(dom, "cost-clustered-3000x16-euclidean-s31");
+    assert_eq!(ranked.len(), 6, "{ranked:?}");
+    for level in ranked.chunks(2) {
+        let cost = |r: &Vec<String>| r[3].parse::<f64>().unwrap();
+        assert!(cost(&level[0]) <= cost(&level[1]), "{level:?}");
+        for r in level {
+            let level: f64 = r[0].parse().unwrap();
+            let cheapest = lines
+                .iter()
+                .filter(|l| l[col("engine")] == r[2] && l[col("setting")] == r[6])
+                .filter(|l| l[col("recall")].parse::<f64>().unwrap() >= level)
+                .map(|l| l[col("usd_per_million_queries")].parse::<f64>().unwrap())
+                .fold(f64::INFINITY, f64::min);
+            let shown = cost(r);
+            assert!(
+                (shown - cheapest).abs() <= 5e-4 * cheapest,
+                "{r:?}: {cheapest}"
+            );
         }
     }
 }

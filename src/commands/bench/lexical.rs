@@ -118,11 +118,14 @@ pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         sidecar_name: String::new(),
     };
     let mut result = new_result(&args, &plan, &ds, lexical, warnings, gt_k);
+    if let Some(r) = &args.reproduces {
+        crate::commands::reproduce::record(r, &mut result);
+    }
     let files = RunFiles::new(&paths.result, None, lock);
     crate::interrupt::install().context("installing the Ctrl-C handler")?;
     crate::interrupt::on_forced_exit(files.stop_hook());
     let outcome = crate::runner::retrieval::run(&plan, &ds, lexical, &truths, &mut result, &files);
-    let outcome = finish_files(&files, &mut result, outcome)?;
+    let outcome = finish_files(&files, &mut result, outcome, args.reproduces.as_ref())?;
     print_result(&args, &ds, &result)?;
     exit_code(&args, outcome, &paths.result, &[])
 }

@@ -89,6 +89,9 @@ pub(super) fn load_dataset(
     let opts = load_options(&args.source, gt_k, args.quiet || args.json)?;
     let ds = dataset::load(&args.source.dataset, &opts)
         .with_context(|| format!("loading dataset `{}`", args.source.dataset))?;
+    if let Some(r) = &args.reproduces {
+        crate::commands::reproduce::check_dataset(r, &ds)?;
+    }
     let mut warnings = early;
     for detail in &ds.warnings {
         let warning = Warning::Note {

@@ -61,6 +61,15 @@ fn tick(v: f64) -> String {
     }
 }
 
+/// An x axis label: [`tick`], or on an axis of whole things none between them.
+fn x_tick(v: f64, whole: bool) -> String {
+    if whole && (v - v.round()).abs() > 1e-9 {
+        String::new()
+    } else {
+        tick(v)
+    }
+}
+
 /// The finite extremes of `values`, if any.
 fn extremes(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -247,6 +256,11 @@ pub(super) struct Axes<'a> {
     pub(super) x_within: Option<(f64, f64)>,
     pub(super) y_within: Option<(f64, f64)>,
     pub(super) hline: Option<(f64, &'a str)>,
+    /// A linear y axis that starts at zero, so that a change between points is seen against
+    /// the figure's size (history plots).
+    pub(super) y_from_zero: bool,
+    /// The x axis counts things (runs): only whole values are labelled.
+    pub(super) x_whole: bool,
 }
 
 /// Recall's bounds: an axis of recall never shows less than 0 or more than 1.
@@ -262,6 +276,8 @@ impl<'a> Axes<'a> {
             x_within: None,
             y_within: None,
             hline: None,
+            y_from_zero: false,
+            x_whole: false,
         }
     }
 
@@ -314,7 +330,8 @@ pub(super) fn ranges(axes: &Axes<'_>, series: &[Series]) -> Ranges {
     let ys = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
-        .chain(axes.hline.map(|h| h.0));
+        .chain(axes.hline.map(|h| h.0))
+        .chain(axes.y_from_zero.then_some(0.0));
     Ranges {
         x: axis_range(xs, axes.x_log, axes.x_within),
         y: axis_range(ys, axes.y_log, axes.y_within),
@@ -422,14 +439,15 @@ fn place_labels(
 
 /// Draws the mesh, the series and the legend on a built chart (any pair of coordinates).
 macro_rules! draw_on {
-    ($chart:expr, $x_desc:expr, $y_desc:expr, $x_range:expr, $hline:expr, $series:expr) => {{
+    ($chart:expr, $x_desc:expr, $y_desc:expr, $x_range:expr, $hline:expr, $series:expr, $x_whole:expr) => {{
         let mut chart = $chart;
+        let x_whole: bool = $x_whole;
         chart
             .configure_mesh()
             .x_desc($x_desc)
             .y_desc($y_desc)
             .light_line_style(RGBColor(235, 235, 235))
-            .x_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&|v| x_tick(*v, x_whole))
             .y_label_formatter(&|v| tick(*v))
             .draw()
             .map_err(fail)?;
@@ -535,7 +553,8 @@ fn draw<DB: DrawingBackend>(
             &y_desc,
             (x0, x1),
             hline,
-            series
+            series,
+            axes.x_whole
         ),
         (true, true) => draw_on!(
             builder.build_cartesian_2d(x_log(), y_log()).map_err(fail)?,
@@ -543,7 +562,8 @@ fn draw<DB: DrawingBackend>(
             &y_desc,
             (x0, x1),
             hline,
-            series
+            series,
+            axes.x_whole
         ),
         (true, false) => draw_on!(
             builder.build_cartesian_2d(x_log(), y0..y1).map_err(fail)?,
@@ -551,7 +571,8 @@ fn draw<DB: DrawingBackend>(
             &y_desc,
             (x0, x1),
             hline,
-            series
+            series,
+            axes.x_whole
         ),
         (false, false) => draw_on!(
             builder.build_cartesian_2d(x0..x1, y0..y1).map_err(fail)?,
@@ -559,7 +580,8 @@ fn draw<DB: DrawingBackend>(
             &y_desc,
             (x0, x1),
             hline,
-            series
+            series,
+            axes.x_whole
         ),
     }
     root.present().map_err(fail)?;

@@ -10,7 +10,9 @@
 //! [`crate::export::results_csv`]) and `report.md`.
 
 mod chart;
+pub mod cost;
 mod fusion_plots;
+pub mod history;
 mod page;
 pub mod plots;
 pub mod ranking;
@@ -59,10 +61,21 @@ pub const TASK_METRICS: &[&str] = &[
     "task_recall_at_k_exact",
 ];
 
+/// What a report holds beyond what every report has.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--history`: each figure across the runs of one engine, dataset and setting.
+    pub history: bool,
+    /// The prices of the cost figures, when any was given.
+    pub prices: Option<cost::Prices>,
+}
+
 /// One search step of one run, as the report uses it.
 pub struct SearchPoint<'a> {
     /// The result file's stem.
     pub run: String,
+    /// Its run's place in [`Group::runs`].
+    pub run_index: usize,
     pub engine: String,
     /// Build and search parameters.
     pub setting: String,
@@ -76,6 +89,8 @@ pub struct SearchPoint<'a> {
     pub build_s: Option<f64>,
     /// Total footprint ÷ live points.
     pub total_bytes_per_vector: Option<f64>,
+    /// The total footprint itself, bytes.
+    pub total_bytes: Option<u64>,
     /// What the engine's index figure holds, if it said (`graph only`, ...).
     pub index_holds: Option<&'static str>,
     /// The engine reported an index figure.
@@ -165,7 +180,7 @@ fn cells(keys: &[&str], row: &Row<'_>) -> Vec<String> {
         .collect()
 }
 
-fn point<'a>(path: &Path, run: &'a RunResult, row: &Row<'a>) -> SearchPoint<'a> {
+fn point<'a>(path: &Path, run: &'a RunResult, row: &Row<'a>, run_index: usize) -> SearchPoint<'a> {
     let value = |key: &str| metric(key).and_then(|m| (m.value)(row));
     let invalid = run
         .warnings
@@ -173,6 +188,7 @@ fn point<'a>(path: &Path, run: &'a RunResult, row: &Row<'a>) -> SearchPoint<'a> 
         .any(|w| matches!(w, Warning::PossibleFullScan { .. }));
     SearchPoint {
         run: stem(path),
+        run_index,
         engine: run.series_name(),
         setting: match &row.search.filter {
             Some(f) => format!(
@@ -195,6 +211,7 @@ fn point<'a>(path: &Path, run: &'a RunResult, row: &Row<'a>) -> SearchPoint<'a> 
         p99_ms: row.search.latency.p99_ms,
         build_s: value("build_s"),
         total_bytes_per_vector: value("total_bytes_per_vector"),
+        total_bytes: row.footprint().total.map(|t| t.bytes),
         index_holds: sizes::index_holds(row),
         has_index: row.footprint().index.is_some(),
         memory: sizes::memory_after_build(run, row),
@@ -304,8 +321,9 @@ pub fn groups<'a>(runs: &'a [(PathBuf, RunResult)]) -> Vec<Group<'a>> {
         if has_open_loop {
             g.slo_ms = g.slo_ms.or(run.manifest.settings.slo_ms);
         }
+        let run_index = g.runs.len() - 1;
         for row in rows(&run.configs) {
-            g.points.push(point(path, run, &row));
+            g.points.push(point(path, run, &row, run_index));
         }
     }
     for g in &mut out {
@@ -315,8 +333,11 @@ pub fn groups<'a>(runs: &'a [(PathBuf, RunResult)]) -> Vec<Group<'a>> {
 }
 
 impl Group<'_> {
-    /// QPS at the recall targets, per engine, from the frontier of its after-build points.
+    /// QPS at the recall targets, per engine, from the frontier of its after-build points;
+    /// when the searches ran under several filter levels, of its unfiltered ones (as the
+    /// recall-vs-QPS plot draws them: a filtered search answers another question).
     pub fn at_recall(&self) -> Vec<EngineAtRecall> {
+        let mixed_filters = plots::mixed_filter_levels(self);
         self.engines
             .iter()
             .map(|engine| {
@@ -324,6 +345,7 @@ impl Group<'_> {
                     .points
                     .iter()
                     .filter(|p| &p.engine == engine && p.after_build)
+                    .filter(|p| !mixed_filters || p.search.filter.is_none())
                     .map(|p| CurvePoint {
                         recall: p.recall,
                         qps: p.qps,
@@ -359,7 +381,7 @@ impl Group<'_> {
     }
 }
 
-fn markdown(groups: &[Group<'_>], plots: &[Vec<plots::Plot>]) -> String {
+fn markdown(groups: &[Group<'_>], plots: &[Vec<plots::Plot>], options: &Options) -> String {
     let mut out = String::from("# ragdbeval report\n");
     for (g, plots) in groups.iter().zip(plots) {
         let _ = writeln!(
@@ -394,6 +416,12 @@ fn markdown(groups: &[Group<'_>], plots: &[Vec<plots::Plot>]) -> String {
             let _ = writeln!(out, "| {} | {} |", e.engine, cells.join(" | "));
         }
         let _ = write!(out, "\n{}", ranking::markdown(g));
+        if let Some(prices) = &options.prices {
+            let _ = write!(out, "\n{}", cost::markdown(g, prices));
+        }
+        if options.history {
+            let _ = write!(out, "\n{}", history_markdown(g));
+        }
         out.push('\n');
         for p in plots {
             let _ = writeln!(
@@ -404,6 +432,19 @@ fn markdown(groups: &[Group<'_>], plots: &[Vec<plots::Plot>]) -> String {
                 p.name
             );
         }
+    }
+    out
+}
+
+/// The runs of a group in history order, as a Markdown table.
+fn history_markdown(group: &Group<'_>) -> String {
+    let mut out = format!(
+        "History: the runs in the order of the history plots' x axis:\n\n| {} |\n|{}\n",
+        history::HEADER.join(" | "),
+        "---|".repeat(history::HEADER.len())
+    );
+    for r in history::cells(&history::runs(group)) {
+        let _ = writeln!(out, "| {} |", r.join(" | "));
     }
     out
 }
@@ -433,7 +474,11 @@ pub struct Written {
 /// Writes the whole report into `dir` (created if needed). Every file is written into a
 /// temporary directory first and moved into `dir` only once all of them are: a write error (a
 /// full disk) leaves `dir` as it was, without a partial set of plots.
-pub fn write_dir(runs: &[(PathBuf, RunResult)], dir: &Path) -> Result<Written, ExportError> {
+pub fn write_dir(
+    runs: &[(PathBuf, RunResult)],
+    dir: &Path,
+    options: &Options,
+) -> Result<Written, ExportError> {
     let fail = |what: &Path, e: std::io::Error| ExportError {
         format: "report",
         message: format!("writing {}: {e}", what.display()),
@@ -442,7 +487,16 @@ pub fn write_dir(runs: &[(PathBuf, RunResult)], dir: &Path) -> Result<Written, E
     let plots_dir = staging.path().join("plots");
     std::fs::create_dir_all(&plots_dir).map_err(|e| fail(&dir.join("plots"), e))?;
     let groups = groups(runs);
-    let plots: Vec<Vec<plots::Plot>> = groups.iter().map(plots::plots).collect::<Result<_, _>>()?;
+    let plots: Vec<Vec<plots::Plot>> = groups
+        .iter()
+        .map(|g| {
+            let mut ps = plots::plots(g)?;
+            if options.history {
+                history::plots(&mut ps, g)?;
+            }
+            Ok(ps)
+        })
+        .collect::<Result<_, ExportError>>()?;
     let mut files = Vec::new();
     let mut write = |rel: PathBuf, bytes: &[u8]| -> Result<(), ExportError> {
         std::fs::write(staging.path().join(&rel), bytes).map_err(|e| fail(&dir.join(&rel), e))?;
@@ -470,10 +524,16 @@ pub fn write_dir(runs: &[(PathBuf, RunResult)], dir: &Path) -> Result<Written, E
         write("streams.csv".into(), streams.as_bytes())?;
     }
     write("ranking.csv".into(), ranking::csv(&groups)?.as_bytes())?;
-    write("report.md".into(), markdown(&groups, &plots).as_bytes())?;
+    if let Some(prices) = &options.prices {
+        write("cost.csv".into(), cost::csv(&groups, prices)?.as_bytes())?;
+    }
+    write(
+        "report.md".into(),
+        markdown(&groups, &plots, options).as_bytes(),
+    )?;
     write(
         "index.html".into(),
-        page::render(&groups, &plots).as_bytes(),
+        page::render(&groups, &plots, options).as_bytes(),
     )?;
     sync_all(staging.path()).map_err(|e| fail(dir, e))?;
     staging.commit().map_err(|e| fail(dir, e))?;

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use super::plots::Plot;
-use super::{Group, at_recall_cell, ranking, table_header, table_rows};
+use super::{Group, Options, at_recall_cell, cost, history, ranking, table_header, table_rows};
 use crate::export::html::{escape, table};
 
 const STYLE: &str = "body{font-family:sans-serif;margin:1.5em 2em;color:#222}\
@@ -19,8 +19,31 @@ td:nth-child(-n+4),th:nth-child(-n+4){text-align:left}\
 figure{margin:0}figcaption{font-size:.85em;color:#555}\
 details{margin:.4em 0}pre{white-space:pre-wrap;font-size:.8em;background:#f6f6f6;padding:.5em}";
 
+/// The cost ranking, with the prices it was made with.
+fn cost_table(out: &mut String, g: &Group<'_>, prices: &cost::Prices) {
+    let _ = write!(
+        out,
+        "<h3>Cost: the cheapest measured setting at each recall level</h3><p>{}</p><div id=\"{}\">",
+        escape(&cost::describe(prices)),
+        cost::html_id(g)
+    );
+    table(out, &cost::HEADER, &cost::cells(&cost::ranking(g, prices)));
+    out.push_str("</div>");
+}
+
+/// The runs in the order of the history plots' x axis.
+fn history_table(out: &mut String, g: &Group<'_>) {
+    let _ = write!(
+        out,
+        "<h3>History: the runs in the order of the history plots</h3><div id=\"{}\">",
+        history::html_id(g)
+    );
+    table(out, &history::HEADER, &history::cells(&history::runs(g)));
+    out.push_str("</div>");
+}
+
 /// The page.
-pub fn render(groups: &[Group<'_>], plots: &[Vec<Plot>]) -> String {
+pub fn render(groups: &[Group<'_>], plots: &[Vec<Plot>], options: &Options) -> String {
     let total: usize = plots.iter().map(Vec::len).sum();
     let mut out = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -65,7 +88,14 @@ pub fn render(groups: &[Group<'_>], plots: &[Vec<Plot>]) -> String {
             &ranking::HEADER,
             &ranking::cells(&ranking::ranking(g)),
         );
-        out.push_str("</div><div class=\"plots\">\n");
+        out.push_str("</div>");
+        if let Some(prices) = &options.prices {
+            cost_table(&mut out, g, prices);
+        }
+        if options.history {
+            history_table(&mut out, g);
+        }
+        out.push_str("<div class=\"plots\">\n");
         for p in ps {
             let (x, y) = (p.ranges.x, p.ranges.y);
             let _ = writeln!(

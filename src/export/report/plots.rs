@@ -40,7 +40,7 @@ impl Plot {
 /// True when the group's searches ran under more than one filter level (or some filtered,
 /// some not): their recall and QPS describe different problems and share no frontier, so the
 /// recall plots keep the unfiltered points only, and the selectivity plots show the rest.
-fn mixed_filter_levels(group: &Group<'_>) -> bool {
+pub(super) fn mixed_filter_levels(group: &Group<'_>) -> bool {
     let mut levels = group
         .points
         .iter()

@@ -72,62 +72,73 @@ pub const HEADER: [&str; 8] = [
     "total B/vector",
 ];
 
+/// Table rows of a ranking: `recall ≥`, rank (1, 2, … within a level), engine, then
+/// `figures` of a row that reaches its level; for one that does not, `-` and "not reached"
+/// with its best recall, the other `width` − 4 cells `-`.
+pub fn level_rows<T>(
+    rows: &[T],
+    width: usize,
+    head: impl Fn(&T) -> (f64, &str, f64),
+    figures: impl Fn(&T) -> Option<Vec<String>>,
+) -> Vec<Vec<String>> {
+    let mut rank = 0;
+    let mut current = f64::NAN;
+    rows.iter()
+        .map(|r| {
+            let (level, engine, max_recall) = head(r);
+            if level != current {
+                (current, rank) = (level, 0);
+            }
+            let mut row = vec![format!("{level:.2}")];
+            match figures(r) {
+                Some(figures) => {
+                    rank += 1;
+                    row.extend([rank.to_string(), engine.to_string()]);
+                    row.extend(figures);
+                }
+                None => {
+                    row.extend(["-".to_string(), engine.to_string()]);
+                    row.push(format!("not reached (max recall {max_recall:.3})"));
+                    row.resize(width, "-".into());
+                }
+            }
+            row
+        })
+        .collect()
+}
+
 /// The rows as table cells: rank 1, 2, … within a level; `-` for an engine that never
 /// reaches it, with its best recall in the QPS cell.
 pub fn cells(rows: &[Ranked<'_>]) -> Vec<Vec<String>> {
-    let mut rank = 0;
-    let mut level = f64::NAN;
-    rows.iter()
-        .map(|r| {
-            if r.level != level {
-                (level, rank) = (r.level, 0);
-            }
-            let head = format!("{:.2}", r.level);
-            match r.best {
-                Some(p) => {
-                    rank += 1;
-                    vec![
-                        head,
-                        rank.to_string(),
-                        r.engine.to_string(),
-                        format!("{:.0}", p.qps),
-                        format!("{:.4}", p.recall),
-                        p.setting.clone(),
-                        format!("{:.3}", p.p99_ms),
-                        p.total_bytes_per_vector
-                            .map_or_else(|| "-".into(), |b| format!("{b:.0}")),
-                    ]
-                }
-                None => vec![
-                    head,
-                    "-".into(),
-                    r.engine.to_string(),
-                    format!("not reached (max recall {:.3})", r.max_recall),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                ],
-            }
-        })
-        .collect()
+    level_rows(
+        rows,
+        HEADER.len(),
+        |r| (r.level, r.engine, r.max_recall),
+        |r| {
+            r.best.map(|p| {
+                vec![
+                    format!("{:.0}", p.qps),
+                    format!("{:.4}", p.recall),
+                    p.setting.clone(),
+                    format!("{:.3}", p.p99_ms),
+                    p.total_bytes_per_vector
+                        .map_or_else(|| "-".into(), |b| format!("{b:.0}")),
+                ]
+            })
+        },
+    )
 }
 
 /// `ranking.csv`: every dataset's rows, `dataset` first; empty fields where an engine never
 /// reaches a level (and `reached` false).
 pub fn csv(groups: &[Group<'_>]) -> Result<String, ExportError> {
-    let err = |e: &dyn std::fmt::Display| ExportError {
-        format: "ranking.csv",
-        message: e.to_string(),
-    };
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(CSV_HEADER).map_err(|e| err(&e))?;
+    let figure = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
+    let mut records = Vec::new();
     for g in groups {
         let rows = ranking(g);
         for (r, cells) in rows.iter().zip(cells(&rows)) {
             let reached = r.best.is_some();
-            let figure = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
-            let record = [
+            records.push(vec![
                 g.dataset.to_string(),
                 r.level.to_string(),
                 if reached {
@@ -143,12 +154,10 @@ pub fn csv(groups: &[Group<'_>]) -> Result<String, ExportError> {
                 figure(r.best.map(|p| p.p99_ms)),
                 figure(r.best.and_then(|p| p.total_bytes_per_vector)),
                 r.max_recall.to_string(),
-            ];
-            w.write_record(&record).map_err(|e| err(&e))?;
+            ]);
         }
     }
-    let bytes = w.into_inner().map_err(|e| err(&e))?;
-    String::from_utf8(bytes).map_err(|e| err(&e))
+    crate::export::csv_text("ranking.csv", &CSV_HEADER, records)
 }
 
 const CSV_HEADER: [&str; 11] = [
