@@ -136,27 +136,68 @@ fn run_bench(args: BenchArgs, resume: Option<Resume>) -> anyhow::Result<ExitCode
     };
     let settings = settings(&args, relevant, gt_k, &plan, &runbook, filter_spec.as_ref());
     let mut result = new_result(&args, entry, &ds, settings, early_warnings, &paths);
-    if let Some(r) = &args.reproduces {
-        reproduce::record(r, &mut result);
-    }
     let sidecar = open_sidecar(&args, resume, &mut result, &mut plan, &ds, &paths)?;
-    let files = RunFiles::new(&paths.result, sidecar, lock);
     if !quiet {
         print_dataset(&ds, &result);
     }
-
-    // From here on Ctrl-C stops the run between queries and keeps what finished; before,
-    // nothing is measured yet and the default (exit at once) loses nothing.
-    crate::interrupt::install().context("installing the Ctrl-C handler")?;
-    crate::interrupt::on_forced_exit(files.stop_hook());
-    let outcome = runner::run(&plan, &ds, &mut result, &files);
-    let outcome = finish_files(&files, &mut result, outcome, args.reproduces.as_ref())?;
-    let trec_runs = match &args.trec_run {
-        Some(base) => write_trec_runs(&plan, &result, &paths.sidecar(&args), base)?,
-        None => Vec::new(),
+    let run = Run {
+        args: &args,
+        dataset: &ds,
+        paths: &paths,
     };
-    print_result(&args, &ds, &result)?;
-    exit_code(&args, outcome, &paths.result, &trec_runs)
+    run.execute(result, sidecar, lock, |result, files| {
+        runner::run(&plan, &ds, result, files)
+    })
+    .and_then(|(outcome, result)| {
+        let trec_runs = match &args.trec_run {
+            Some(base) => write_trec_runs(&plan, &result, &paths.sidecar(&args), base)?,
+            None => Vec::new(),
+        };
+        run.report(&result, outcome, &trec_runs)
+    })
+}
+
+/// A run once planned, whatever it retrieves with: its files, the measurement, their end,
+/// and what is printed. Dense, sparse and hybrid runs all end through it.
+pub(super) struct Run<'a> {
+    pub args: &'a BenchArgs,
+    pub dataset: &'a Dataset,
+    pub paths: &'a OutputPaths,
+}
+
+impl Run<'_> {
+    /// Runs `measure` with the result saved through its files, and ends them: the outcome,
+    /// and the result as saved.
+    pub fn execute(
+        &self,
+        mut result: RunResult,
+        sidecar: Option<Sidecar>,
+        lock: Option<ResultLock>,
+        measure: impl FnOnce(&mut RunResult, &RunFiles) -> Result<(), runner::RunError>,
+    ) -> anyhow::Result<(Result<(), runner::RunError>, RunResult)> {
+        if let Some(r) = &self.args.reproduces {
+            reproduce::record(r, &mut result);
+        }
+        let files = RunFiles::new(&self.paths.result, sidecar, lock);
+        // From here on Ctrl-C stops the run between queries and keeps what finished;
+        // before, nothing is measured yet and the default (exit at once) loses nothing.
+        crate::interrupt::install().context("installing the Ctrl-C handler")?;
+        crate::interrupt::on_forced_exit(files.stop_hook());
+        let outcome = measure(&mut result, &files);
+        let outcome = finish_files(&files, &mut result, outcome, self.args.reproduces.as_ref())?;
+        Ok((outcome, result))
+    }
+
+    /// The result on standard output, then where its files are, and the exit code.
+    pub fn report(
+        &self,
+        result: &RunResult,
+        outcome: Result<(), runner::RunError>,
+        trec_runs: &[PathBuf],
+    ) -> anyhow::Result<ExitCode> {
+        print_result(self.args, self.dataset, result)?;
+        exit_code(self.args, outcome, &self.paths.result, trec_runs)
+    }
 }
 
 /// The result's file stem: the name given, or a made-up one (a timestamp, the engine, a
@@ -183,7 +224,7 @@ fn result_stem(
 }
 
 /// Where the run's files go.
-struct OutputPaths {
+pub(super) struct OutputPaths {
     result: PathBuf,
     /// The sidecar's file name, beside the result.
     sidecar_name: String,

@@ -68,6 +68,21 @@ pub(super) struct WorkDirGuard {
 }
 
 impl WorkDirGuard {
+    /// Creates the working directory of configuration `index` of an engine's run,
+    /// `PARENT/ENGINE-PID-INDEX`, guarded: removed when the guard drops unless kept.
+    pub(super) fn create(
+        parent: &std::path::Path,
+        engine: &str,
+        index: usize,
+        keep: bool,
+    ) -> Result<(PathBuf, WorkDirGuard), super::RunError> {
+        let path = parent.join(format!("{engine}-{}-{index}", std::process::id()));
+        std::fs::create_dir_all(&path).map_err(|e| {
+            super::RunError::Setup(format!("cannot create {}: {e}", path.display()))
+        })?;
+        Ok((path.clone(), WorkDirGuard::new(path, keep)))
+    }
+
     /// Guards `path`; unless it is kept, a forced exit removes it too.
     pub(super) fn new(path: PathBuf, keep: bool) -> WorkDirGuard {
         let forced_exit = (!keep).then(|| crate::interrupt::scratch_dir(&path));

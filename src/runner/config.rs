@@ -52,15 +52,12 @@ pub(super) fn run_config(
     slot: ConfigSlot<'_>,
 ) -> Result<(), RunError> {
     let plan = scope.plan;
-    let work_dir = plan.work_dir.join(format!(
-        "{}-{}-{}",
+    let (work_dir, _cleanup) = WorkDirGuard::create(
+        &plan.work_dir,
         plan.entry.name,
-        std::process::id(),
-        slot.index
-    ));
-    std::fs::create_dir_all(&work_dir)
-        .map_err(|e| RunError::Setup(format!("cannot create {}: {e}", work_dir.display())))?;
-    let _cleanup = WorkDirGuard::new(work_dir.clone(), plan.keep_work_dir);
+        slot.index,
+        plan.keep_work_dir,
+    )?;
 
     let engine = open_engine(plan, result)?;
     let spec = collection_spec(scope, slot.build_params, work_dir);

@@ -13,26 +13,22 @@ mod measure;
 
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
-
-use super::build::per_vector;
+use super::build::{Phase, TimedWrite, timed_build};
 use super::cleanup::{WorkDirGuard, check_interrupt};
 use super::{RunError, collection_name};
 use crate::dataset::Dataset;
 use crate::dataset::lexical::LexicalSet;
+use crate::engine::ConnectOptions;
 use crate::engine::hybrid::{
     DenseSide, HybridData, HybridEngine, HybridSpec, LexicalEntry, LexicalInput,
 };
-use crate::engine::{ConnectOptions, IndexReport};
 use crate::groundtruth::GroundTruth;
 use crate::groundtruth::sparse::exact_fused;
-use crate::metrics::latency::{LatencySummary, new_histogram, record};
 use crate::params::{ParamMap, ParamValue};
-use crate::resources::{Sampler, Watch};
 use crate::results::run_files::RunFiles;
 use crate::results::{BuildStep, ConfigRun, RunResult, Step};
 use crate::sparse::fusion::Fusion;
-use crate::types::{Progress, ProgressHandle, ProgressUnit, Silent};
+use crate::types::{Progress, ProgressHandle, Silent};
 
 /// What a run retrieves with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +98,25 @@ pub struct Measured<'a> {
     /// The exact distance of each id (the same layout).
     pub distances: &'a [f32],
     pub k: usize,
+}
+
+impl Measured<'_> {
+    /// Query `q`'s answer: the ids it returned and their exact distances, without the
+    /// padding of a short answer.
+    pub fn answer(&self, q: usize) -> (&[crate::types::PointId], &[f32]) {
+        let k = self.k.max(1);
+        let row = &self.ids[q * k..(q + 1) * k];
+        let n = row
+            .iter()
+            .take_while(|id| **id != crate::types::PointId::MAX)
+            .count();
+        (&row[..n], &self.distances[q * k..q * k + n])
+    }
+
+    /// Queries answered.
+    pub fn queries(&self) -> usize {
+        self.ids.len() / self.k.max(1)
+    }
 }
 
 /// Receives the answers of every measurement as it ends.
@@ -186,14 +201,8 @@ fn run_config(
     files: &RunFiles,
 ) -> Result<(), RunError> {
     let plan = scope.plan;
-    let work_dir = plan.work_dir.join(format!(
-        "{}-{}-{index}",
-        plan.entry.name,
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&work_dir)
-        .map_err(|e| RunError::Setup(format!("cannot create {}: {e}", work_dir.display())))?;
-    let _cleanup = WorkDirGuard::new(work_dir.clone(), plan.keep_work_dir);
+    let (work_dir, _cleanup) =
+        WorkDirGuard::create(&plan.work_dir, plan.entry.name, index, plan.keep_work_dir)?;
     let mut engine = (plan.entry.open)(&plan.connect).map_err(RunError::engine("open"))?;
     result.engine.version = engine.version();
     result.engine.in_process = plan.entry.embedded;
@@ -287,62 +296,26 @@ fn build_collection(
         texts: scope.lexical.base_texts.as_deref(),
         dense: spec.dense.map(|_| &*scope.dataset.train),
     };
-    let n = scope.lexical.base.rows;
-    let chunk = plan.connect.batch_size.max(1);
-    let sampler = Sampler::start(
-        Watch::with_engine(engine.server_pid()),
-        plan.sample_interval,
-    );
-    let bar = plan
-        .observer()
-        .task("build", Some(n as u64), ProgressUnit::Items);
-    let mut batches: Histogram<u64> = new_histogram();
-    let load_start = Instant::now();
-    let mut start = 0;
-    while start < n {
-        check_interrupt()?;
-        let end = (start + chunk).min(n);
-        let t = Instant::now();
-        engine
-            .insert(&data, start..end)
-            .map_err(RunError::engine("bulk insert"))?;
-        record(&mut batches, t.elapsed());
-        bar.set(end as u64);
-        start = end;
-    }
-    let insert = load_start.elapsed();
-    drop(bar);
-    let ready_start = Instant::now();
-    let index: IndexReport = engine
-        .wait_until_ready()
-        .map_err(RunError::engine("wait for index"))?;
-    let ready = ready_start.elapsed();
-    let resources = sampler.stop();
-    let footprint = engine.footprint().map_err(RunError::engine("footprint"))?;
-    let total = insert + ready;
-    let rate = |d: Duration| {
-        if d.as_secs_f64() > 0.0 {
-            n as f64 / d.as_secs_f64()
-        } else {
-            f64::NAN
-        }
+    let phase = Phase {
+        observer: plan.observer(),
+        quiet: plan.quiet,
+        sample_interval: plan.sample_interval,
     };
-    Ok(BuildStep {
-        points: n,
-        batch_size: chunk,
-        total_s: total.as_secs_f64(),
-        insert_s: insert.as_secs_f64(),
-        ready_wait_s: ready.as_secs_f64(),
-        vectors_per_s: rate(total),
-        write_vectors_per_s: rate(insert),
-        batch_latency: LatencySummary::from_histogram(&batches),
-        total_bytes_per_vector: per_vector(footprint.total.as_ref(), n),
-        index_bytes_per_vector: per_vector(footprint.index.as_ref(), n),
-        footprint,
-        index_size: None,
-        bytes_per_vector: None,
-        index,
-        resources,
-        rebuild_s: Vec::new(),
-    })
+    let chunk = plan.connect.batch_size.max(1);
+    timed_build(
+        engine,
+        phase,
+        scope.lexical.base.rows,
+        chunk,
+        |engine, rows| {
+            let t = Instant::now();
+            engine
+                .insert(&data, rows)
+                .map_err(RunError::engine("bulk insert"))?;
+            Ok(TimedWrite {
+                call: t.elapsed(),
+                untimed: Duration::ZERO,
+            })
+        },
+    )
 }

@@ -8,21 +8,19 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 
 use super::plan::{apply_overrides, check_depths, connect_options, load_dataset, parameters};
-use super::{OutputPaths, exit_code, finish_files, print_result};
+use super::{OutputPaths, Run};
 use crate::adapters;
 use crate::cli::{BenchArgs, Retrieval};
 use crate::engine::ConnectOptions;
 use crate::groundtruth::sparse::exact_sparse;
 use crate::params::{ParamMap, ParamMapExt, ParamValue, SweepTable, expand};
 use crate::results::lock::ResultLock;
-use crate::results::run_files::RunFiles;
 use crate::results::settings::Settings;
 use crate::results::{LexicalInfo, RunResult};
 use crate::runner::retrieval::{
     AnswerSink, FusionSetting, Measured, RetrievalMode, RetrievalPlan, SearchSetting, Truths,
 };
 use crate::sparse::fusion::Fusion;
-use crate::types::PointId;
 
 /// The runner's own search parameters of a hybrid run (the rest go to the engine).
 const FUSION_PARAMS: [&str; 5] = ["fusion", "rrf_k", "alpha", "depth", "fusion_in"];
@@ -117,17 +115,16 @@ pub(super) fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         result: args.out.join(format!("{stem}.json")),
         sidecar_name: String::new(),
     };
-    let mut result = new_result(&args, &plan, &ds, lexical, warnings, gt_k);
-    if let Some(r) = &args.reproduces {
-        crate::commands::reproduce::record(r, &mut result);
-    }
-    let files = RunFiles::new(&paths.result, None, lock);
-    crate::interrupt::install().context("installing the Ctrl-C handler")?;
-    crate::interrupt::on_forced_exit(files.stop_hook());
-    let outcome = crate::runner::retrieval::run(&plan, &ds, lexical, &truths, &mut result, &files);
-    let outcome = finish_files(&files, &mut result, outcome, args.reproduces.as_ref())?;
-    print_result(&args, &ds, &result)?;
-    exit_code(&args, outcome, &paths.result, &[])
+    let result = new_result(&args, &plan, &ds, lexical, warnings, gt_k);
+    let run = Run {
+        args: &args,
+        dataset: &ds,
+        paths: &paths,
+    };
+    let (outcome, result) = run.execute(result, None, lock, |result, files| {
+        crate::runner::retrieval::run(&plan, &ds, lexical, &truths, result, files)
+    })?;
+    run.report(&result, outcome, &[])
 }
 
 /// Options of dense runs that a lexical run does not do: refused by name rather than ignored.
@@ -346,15 +343,10 @@ impl AnswerSink for TrecRuns {
         let failed = |e: std::io::Error| format!("--trec-run {}: {e}", path.display());
         let tag = crate::export::trec::run_tag(self.engine, a.build, a.search, None);
         let mut text: Vec<u8> = Vec::new();
-        let k = a.k.max(1);
-        for (q, row) in a.ids.chunks(k).enumerate() {
-            let n = row.iter().take_while(|id| **id != PointId::MAX).count();
-            let d: Vec<Option<f32>> = a.distances[q * k..q * k + n]
-                .iter()
-                .map(|d| Some(*d))
-                .collect();
-            crate::export::trec::write_run_query(&mut text, q, &row[..n], &d, &tag)
-                .map_err(failed)?;
+        for q in 0..a.queries() {
+            let (ids, distances) = a.answer(q);
+            let d: Vec<Option<f32>> = distances.iter().map(|d| Some(*d)).collect();
+            crate::export::trec::write_run_query(&mut text, q, ids, &d, &tag).map_err(failed)?;
         }
         crate::atomic::write_atomic(&path, &text).map_err(failed)
     }

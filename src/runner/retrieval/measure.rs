@@ -5,35 +5,26 @@
 //! for a row neither exact list holds), against the setting's exact counterpart.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use super::super::end_task;
-use super::super::search::{LiveState, warmup_settle};
+use super::super::search::timed::{Answers, Queries, timed_calls};
+use super::super::search::{LiveState, Measurement, timed_step};
 use super::{Measured, RetrievalMode, Scope, SearchSetting};
 use crate::engine::hybrid::{HybridEngine, HybridQuery};
 use crate::engine::{Neighbor, PointId};
 use crate::groundtruth::GroundTruth;
-use crate::metrics::latency::LatencySummary;
 use crate::metrics::quality::{QueryInput, score_query, summarize};
 use crate::params::ParamMap;
 use crate::resources::{Sampler, Watch};
 use crate::results::SearchStep;
 use crate::runner::RunError;
 use crate::sparse::fusion::fuse;
-use crate::types::ProgressUnit;
 
-/// Answers of the timed loop, `queries × k`, padded with `PointId::MAX`.
-struct Answers {
-    ids: Vec<PointId>,
-    latencies: Vec<Duration>,
-}
-
-/// Buffers one query's calls reuse.
+/// The two lists a client-side fusion reads, reused from query to query.
 #[derive(Default)]
-struct Buffers {
-    out: Vec<Neighbor>,
+struct Scratch {
     dense: Vec<Neighbor>,
     lexical: Vec<Neighbor>,
 }
@@ -59,43 +50,47 @@ pub(super) fn search(
     let index = position.index;
     let plan = scope.plan;
     let nq = scope.lexical.queries.rows;
-    let mut buffers = Buffers::default();
+    let mut scratch = Scratch::default();
     let mut warmup = Vec::with_capacity(plan.warmup);
-    for i in 0..plan.warmup {
-        let t = Instant::now();
-        call(engine, scope, setting, i % nq.max(1), &mut buffers)
-            .map_err(RunError::engine("warm-up search"))?;
-        warmup.push(t.elapsed());
-    }
     let sampler = Sampler::start(
         Watch::with_engine(engine.server_pid()),
         plan.sample_interval,
     );
-    let timed = timed_loop(engine, scope, setting, &mut buffers);
+    let queries = Queries {
+        count: nq,
+        k: plan.k,
+        warmup: plan.warmup,
+    };
+    let timed = timed_calls(
+        queries,
+        |q, out| call(engine, scope, setting, q, out, &mut scratch),
+        plan.observer(),
+        &mut warmup,
+    );
     let resources = sampler.stop();
     let (answers, wall) = timed?;
     let distances = exact_distances(scope, setting, &answers);
     let k = plan.k;
+    let measured = Measured {
+        measurement: position.measurement,
+        build: position.build,
+        search: &setting.recorded,
+        ids: &answers.ids,
+        distances: &distances,
+        k,
+    };
     if let Some(sink) = &plan.answers {
-        sink.take(&Measured {
-            measurement: position.measurement,
-            build: position.build,
-            search: &setting.recorded,
-            ids: &answers.ids,
-            distances: &distances,
-            k,
-        })
-        .map_err(RunError::Setup)?;
+        sink.take(&measured).map_err(RunError::Setup)?;
     }
     let per_query: Vec<_> = (0..nq)
         .map(|q| {
-            let n = returned(&answers.ids[q * k..(q + 1) * k]);
+            let (returned_ids, returned_distances) = measured.answer(q);
             score_query(
                 &QueryInput {
                     gt_ids: truth.ids_of(q),
                     gt_distances: truth.distances_of(q),
-                    returned_ids: &answers.ids[q * k..q * k + n],
-                    returned_distances: &distances[q * k..q * k + n],
+                    returned_ids,
+                    returned_distances,
                 },
                 k,
                 plan.relevant,
@@ -103,87 +98,38 @@ pub(super) fn search(
         })
         .collect();
     let live = all_live(scope.lexical.base.rows);
-    let end_task = scope.dataset.judgments.as_ref().map(|j| {
-        end_task::score(j, k, &live, truth, |q| {
-            let n = returned(&answers.ids[q * k..(q + 1) * k]);
-            (&answers.ids[q * k..q * k + n], &distances[q * k..q * k + n])
-        })
-    });
-    let latency = LatencySummary::of(answers.latencies.iter().copied());
-    let sequence: Vec<Duration> = warmup.iter().chain(&answers.latencies).copied().collect();
-    let secs = wall.as_secs_f64();
-    Ok(SearchStep {
-        runbook_step: 2,
-        after: "build".into(),
-        search_params: setting.recorded.clone(),
-        mode: "single".into(),
+    let end_task = scope
+        .dataset
+        .judgments
+        .as_ref()
+        .map(|j| end_task::score(j, k, &live, truth, |q| measured.answer(q)));
+    let measurement = Measurement {
+        queries: nq,
+        batch: false,
         warmup_queries: plan.warmup,
-        quality: summarize(&per_query, k, plan.relevant),
-        qps: if secs > 0.0 { nq as f64 / secs } else { 0.0 },
-        qps_from_mean_latency: if latency.mean_ms > 0.0 {
-            1000.0 / latency.mean_ms
-        } else {
-            0.0
-        },
-        latency,
-        wall_s: secs,
+        runbook_step: 2,
+        after: "build",
+        params: &setting.recorded,
         live_points: live.live,
-        stale_hits: 0,
-        ghost_hits: 0,
-        truth_mismatches: None,
-        resources,
         sidecar_step: index,
-        cold_start_ms: (index == 0)
-            .then(|| sequence.first().map(|d| d.as_secs_f64() * 1000.0))
-            .flatten(),
-        warmup_settle: warmup_settle(&sequence),
-        load: Vec::new(),
-        max_rate_within_slo: None,
-        repeats: None,
-        filter: None,
-        difficulty_bands: None,
+        first_after_change: index == 0,
+    };
+    Ok(SearchStep {
+        quality: summarize(&per_query, k, plan.relevant),
+        resources,
         end_task,
+        ..timed_step(&measurement, &answers, wall, &warmup)
     })
 }
 
-/// The timed loop over every query, answers copied into preallocated rows.
-fn timed_loop(
-    engine: &dyn HybridEngine,
-    scope: Scope<'_>,
-    setting: &SearchSetting,
-    buffers: &mut Buffers,
-) -> Result<(Answers, Duration), RunError> {
-    let (nq, k) = (scope.lexical.queries.rows, scope.plan.k);
-    let mut ids = vec![PointId::MAX; nq * k];
-    let mut latencies = vec![Duration::ZERO; nq];
-    let bar = scope
-        .plan
-        .observer()
-        .task("queries", Some(nq as u64), ProgressUnit::Items);
-    let loop_start = Instant::now();
-    for q in 0..nq {
-        let t = Instant::now();
-        call(engine, scope, setting, q, buffers).map_err(RunError::engine("search"))?;
-        latencies[q] = t.elapsed();
-        for (slot, nb) in ids[q * k..(q + 1) * k].iter_mut().zip(&buffers.out) {
-            *slot = nb.id;
-        }
-        if q % 256 == 255 {
-            bar.set(q as u64 + 1);
-            crate::runner::check_interrupt()?;
-        }
-    }
-    let wall = loop_start.elapsed();
-    Ok((Answers { ids, latencies }, wall))
-}
-
-/// One query of `setting`, its answer left in `buffers.out`.
+/// One query of `setting`, its answer left in `out`.
 fn call(
     engine: &dyn HybridEngine,
     scope: Scope<'_>,
     setting: &SearchSetting,
     q: usize,
-    b: &mut Buffers,
+    out: &mut Vec<Neighbor>,
+    b: &mut Scratch,
 ) -> crate::engine::EngineResult<()> {
     let lexical = scope.lexical;
     let query = HybridQuery {
@@ -194,10 +140,10 @@ fn call(
     let k = scope.plan.k;
     match (scope.plan.mode, setting.fusion) {
         (RetrievalMode::Sparse, _) | (RetrievalMode::Hybrid, None) => {
-            engine.search_lexical(&query, k, &mut b.out)
+            engine.search_lexical(&query, k, out)
         }
         (RetrievalMode::Hybrid, Some(f)) if f.in_engine => {
-            engine.search_fused(&query, f.depth, f.fusion, k, &mut b.out)
+            engine.search_fused(&query, f.depth, f.fusion, k, out)
         }
         (RetrievalMode::Hybrid, Some(f)) => {
             engine.search_dense(scope.dataset.test.row(q), f.depth, &mut b.dense)?;
@@ -206,19 +152,14 @@ fn call(
                 v.iter().map(|n| (n.id, n.score)).collect()
             };
             let fused = fuse(&as_list(&b.dense), &as_list(&b.lexical), f.fusion, k);
-            b.out.clear();
-            b.out.extend(fused.into_iter().map(|(id, score)| Neighbor {
+            out.clear();
+            out.extend(fused.into_iter().map(|(id, score)| Neighbor {
                 id,
                 score: score as f32,
             }));
             Ok(())
         }
     }
-}
-
-/// Results of a padded answer row.
-fn returned(row: &[PointId]) -> usize {
-    row.iter().take_while(|id| **id != PointId::MAX).count()
 }
 
 /// Every base row live, as an id = row (build-search) run leaves them.

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 mod score;
-mod timed;
+pub(crate) mod timed;
 
 use score::{
     Scored, answer_distances, check_filter, count_truth_mismatches, difficulty_bands, ghost_hits,
@@ -225,9 +225,50 @@ fn timing(
     warmup_latencies: &[Duration],
 ) -> SearchStep {
     let nq = dataset.test.len();
+    let measured = Measurement {
+        queries: nq,
+        batch: plan.batch_mode,
+        warmup_queries: if plan.batch_mode {
+            plan.warmup.min(nq * 4)
+        } else {
+            plan.warmup
+        },
+        runbook_step: target.position.runbook_step,
+        after: target.position.after,
+        params: target.params,
+        live_points: target.live.live,
+        sidecar_step: target.position.step_index,
+        first_after_change: target.position.first_after_change,
+    };
+    timed_step(&measured, answers, wall, warmup_latencies)
+}
+
+/// What a timed search measurement was, whatever it searched with.
+pub(crate) struct Measurement<'a> {
+    pub queries: usize,
+    /// One batch call (else one call per query).
+    pub batch: bool,
+    pub warmup_queries: usize,
+    pub runbook_step: usize,
+    pub after: &'a str,
+    pub params: &'a ParamMap,
+    pub live_points: usize,
+    pub sidecar_step: usize,
+    /// The first search since the index changed: its first call is the cold start.
+    pub first_after_change: bool,
+}
+
+/// A search step's record from its timed loop: throughput, latency, cold start, settling and
+/// where it sits; the quality figures are left at their defaults for the caller to fill.
+pub(crate) fn timed_step(
+    m: &Measurement<'_>,
+    answers: &Answers,
+    wall: Duration,
+    warmup_latencies: &[Duration],
+) -> SearchStep {
     let latency = LatencySummary::of(answers.latencies.iter().copied());
     // Cold start and settling, over the whole sequence of calls (warm-up then timed).
-    let (cold_start_ms, warmup_settle) = if plan.batch_mode {
+    let (cold_start_ms, warmup_settle) = if m.batch {
         (None, None)
     } else {
         let sequence: Vec<Duration> = warmup_latencies
@@ -236,39 +277,33 @@ fn timing(
             .copied()
             .collect();
         (
-            target
-                .position
-                .first_after_change
+            m.first_after_change
                 .then(|| sequence.first().map(|d| d.as_secs_f64() * 1000.0))
                 .flatten(),
             warmup_settle(&sequence),
         )
     };
     SearchStep {
-        runbook_step: target.position.runbook_step,
-        after: target.position.after.to_string(),
-        search_params: target.params.clone(),
-        mode: if plan.batch_mode { "batch" } else { "single" }.into(),
-        warmup_queries: if plan.batch_mode {
-            plan.warmup.min(nq * 4)
-        } else {
-            plan.warmup
-        },
+        runbook_step: m.runbook_step,
+        after: m.after.to_string(),
+        search_params: m.params.clone(),
+        mode: if m.batch { "batch" } else { "single" }.into(),
+        warmup_queries: m.warmup_queries,
         quality: Default::default(),
-        qps: per_second(nq, wall),
-        qps_from_mean_latency: if plan.batch_mode || latency.mean_ms <= 0.0 {
-            per_second(nq, wall)
+        qps: per_second(m.queries, wall),
+        qps_from_mean_latency: if m.batch || latency.mean_ms <= 0.0 {
+            per_second(m.queries, wall)
         } else {
             1000.0 / latency.mean_ms
         },
         latency,
         wall_s: wall.as_secs_f64(),
-        live_points: target.live.live,
+        live_points: m.live_points,
         stale_hits: 0,
         ghost_hits: 0,
         truth_mismatches: None,
         resources: Default::default(),
-        sidecar_step: target.position.step_index,
+        sidecar_step: m.sidecar_step,
         cold_start_ms,
         warmup_settle,
         load: Vec::new(),

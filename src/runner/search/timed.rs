@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::super::{BenchPlan, RunError};
 use super::per_second;
 use crate::dataset::Dataset;
-use crate::engine::{Neighbor, PointId, VectorEngine};
+use crate::engine::{EngineResult, Neighbor, PointId, VectorEngine};
 use crate::filter::Predicate;
 use crate::metrics::latency::LatencySummary;
 use crate::results::{Repeats, SearchStep, Trial};
@@ -39,16 +39,47 @@ fn timed_single(
     progress: &dyn Progress,
     warmup_latencies: &mut Vec<Duration>,
 ) -> Result<(Answers, Duration), RunError> {
-    let nq = dataset.test.len();
-    let mut out: Vec<Neighbor> = Vec::with_capacity(k * 2);
     // One call, filtered or not: the branch is outside the timed call.
     let call = |q: usize, out: &mut Vec<Neighbor>| match filters {
         Some(f) => engine.search_filtered(dataset.test.row(q), k, &f[q], out),
         None => engine.search(dataset.test.row(q), k, out),
     };
+    let queries = Queries {
+        count: dataset.test.len(),
+        k,
+        warmup,
+    };
+    timed_calls(queries, call, progress, warmup_latencies)
+}
+
+/// How many queries a loop runs, how many answers each keeps, and how many warm-up calls
+/// come first.
+#[derive(Clone, Copy)]
+pub(crate) struct Queries {
+    pub count: usize,
+    pub k: usize,
+    pub warmup: usize,
+}
+
+/// Warm-up calls (cycling over the queries, each timed into `warmup_latencies`), then one
+/// timed `call` per query, its answer (left in the buffer it is given) copied into
+/// preallocated rows. Every kind of search (dense, filtered, sparse, hybrid) runs in it: only
+/// the call differs.
+pub(crate) fn timed_calls(
+    queries: Queries,
+    mut call: impl FnMut(usize, &mut Vec<Neighbor>) -> EngineResult<()>,
+    progress: &dyn Progress,
+    warmup_latencies: &mut Vec<Duration>,
+) -> Result<(Answers, Duration), RunError> {
+    let Queries {
+        count: nq,
+        k,
+        warmup,
+    } = queries;
+    let mut out: Vec<Neighbor> = Vec::with_capacity(k * 2);
     for i in 0..warmup {
         let t = Instant::now();
-        call(i % nq, &mut out).map_err(RunError::engine("warm-up search"))?;
+        call(i % nq.max(1), &mut out).map_err(RunError::engine("warm-up search"))?;
         warmup_latencies.push(t.elapsed());
     }
     let mut ids = vec![PointId::MAX; nq * k];
