@@ -57,8 +57,9 @@ pub fn figures(
         ("p99_ms", 0.99, a.latency.p99_ms, b.latency.p99_ms),
         ("p999_ms", 0.999, a.latency.p999_ms, b.latency.p999_ms),
     ];
-    for (name, q, fa, fb) in percentiles {
-        let interval = percentile_interval(&paired, q, alpha);
+    let quantiles: Vec<f64> = percentiles.iter().map(|p| p.1).collect();
+    let intervals = percentile_intervals(&paired, &quantiles, alpha);
+    for ((name, _, fa, fb), interval) in percentiles.into_iter().zip(intervals) {
         out.push(figure(name, false, fa, fb, interval));
     }
     out
@@ -90,32 +91,41 @@ fn figure(
     }
 }
 
-/// The `1 − alpha` percentile interval of `quantile(B) / quantile(A) − 1` over paired
-/// resamples of the queries; `None` with fewer than two pairs.
-fn percentile_interval(paired: &[(f64, f64)], q: f64, alpha: f64) -> Option<[f64; 2]> {
+/// For each quantile `q`, the `1 − alpha` percentile interval of `quantile(B) / quantile(A)
+/// − 1` over paired resamples of the queries (the same resamples for every `q`); `None` with
+/// fewer than two pairs.
+fn percentile_intervals(paired: &[(f64, f64)], qs: &[f64], alpha: f64) -> Vec<Option<[f64; 2]>> {
     if paired.len() < 2 {
-        return None;
+        return vec![None; qs.len()];
     }
     let mut rng = SplitMix64::new(SEED);
     let n = paired.len();
     let (mut xa, mut xb) = (vec![0.0; n], vec![0.0; n]);
-    let mut changes: Vec<f64> = (0..RESAMPLES)
-        .map(|_| {
-            for i in 0..n {
-                let (x, y) = paired[rng.below(n as u64) as usize];
-                xa[i] = x;
-                xb[i] = y;
+    let mut changes: Vec<Vec<f64>> = vec![Vec::with_capacity(RESAMPLES); qs.len()];
+    for _ in 0..RESAMPLES {
+        for i in 0..n {
+            let (x, y) = paired[rng.below(n as u64) as usize];
+            xa[i] = x;
+            xb[i] = y;
+        }
+        for (q, out) in qs.iter().zip(&mut changes) {
+            let change = quantile(&mut xb, *q) / quantile(&mut xa, *q) - 1.0;
+            if change.is_finite() {
+                out.push(change);
             }
-            quantile(&mut xb, q) / quantile(&mut xa, q) - 1.0
-        })
-        .filter(|c| c.is_finite())
-        .collect();
-    if changes.is_empty() {
-        return None;
+        }
     }
-    changes.sort_by(f64::total_cmp);
-    let at = |p: f64| changes[((p * changes.len() as f64) as usize).min(changes.len() - 1)];
-    Some([at(alpha / 2.0), at(1.0 - alpha / 2.0)])
+    changes
+        .into_iter()
+        .map(|mut c| {
+            if c.is_empty() {
+                return None;
+            }
+            c.sort_by(f64::total_cmp);
+            let at = |p: f64| c[((p * c.len() as f64) as usize).min(c.len() - 1)];
+            Some([at(alpha / 2.0), at(1.0 - alpha / 2.0)])
+        })
+        .collect()
 }
 
 /// The nearest-rank `q` quantile of `values` (reordered in place).
@@ -300,11 +310,19 @@ mod tests {
     fn percentile_bootstrap_sees_a_shift_and_not_noise() {
         let base: Vec<f64> = (0..400).map(|i| 1.0 + (i % 40) as f64 * 0.01).collect();
         let slower: Vec<(f64, f64)> = base.iter().map(|x| (*x, x * 1.3)).collect();
-        let [lo, hi] = percentile_interval(&slower, 0.99, 0.05).unwrap();
-        assert!(lo > 0.25 && hi < 0.35, "{lo} {hi}");
+        let both = percentile_intervals(&slower, &[0.5, 0.99], 0.05);
+        for interval in &both {
+            let [lo, hi] = interval.unwrap();
+            assert!(lo > 0.25 && hi < 0.35, "{lo} {hi}");
+        }
+        // Each quantile's interval is the one it gets alone: the resamples are shared.
+        assert_eq!(percentile_intervals(&slower, &[0.99], 0.05)[0], both[1]);
         let same: Vec<(f64, f64)> = base.iter().map(|x| (*x, *x)).collect();
-        assert_eq!(percentile_interval(&same, 0.99, 0.05), Some([0.0, 0.0]));
-        assert_eq!(percentile_interval(&same[..1], 0.99, 0.05), None);
+        assert_eq!(
+            percentile_intervals(&same, &[0.99], 0.05),
+            vec![Some([0.0, 0.0])]
+        );
+        assert_eq!(percentile_intervals(&same[..1], &[0.99], 0.05), vec![None]);
     }
 
     #[test]

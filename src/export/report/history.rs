@@ -26,6 +26,8 @@ pub struct HistoryRun<'a> {
     pub engine: String,
     pub engine_version: &'a str,
     pub git_revision: &'a str,
+    /// The machine it ran on: CPU model and logical cores.
+    pub machine: String,
 }
 
 /// The group's runs ordered by start time, then by engine version, then by file name; with
@@ -71,19 +73,27 @@ pub fn runs<'a>(group: &Group<'a>) -> Vec<HistoryRun<'a>> {
                 engine: run.series_name(),
                 engine_version: &run.engine.version,
                 git_revision: &run.manifest.git_revision,
+                machine: machine(run),
             }
         })
         .collect()
 }
 
+/// The machine a run measured on, as the runs table names it.
+fn machine(run: &crate::results::RunResult) -> String {
+    let h = &run.manifest.hardware;
+    format!("{}, {} logical cores", h.cpu_model, h.logical_cores)
+}
+
 /// The runs table's columns.
-pub const HEADER: [&str; 6] = [
+pub const HEADER: [&str; 7] = [
     "run",
     "result file",
     "started (UTC)",
     "engine",
     "engine version",
     "ragdbeval revision",
+    "machine",
 ];
 
 /// The runs as table cells.
@@ -97,6 +107,7 @@ pub fn cells(runs: &[HistoryRun<'_>]) -> Vec<Vec<String>> {
                 r.engine.clone(),
                 r.engine_version.to_string(),
                 r.git_revision.to_string(),
+                r.machine.clone(),
             ]
         })
         .collect()
@@ -184,6 +195,19 @@ fn series(group: &Group<'_>, figure: fn(&SearchPoint) -> Option<f64>) -> Vec<Ser
 /// The history plots of the group (none where no setting was measured twice).
 pub fn plots(out: &mut Vec<Plot>, group: &Group<'_>) -> Result<(), ExportError> {
     let name = group.dataset;
+    // Timings of two machines are not one series: the caption says so where they mix.
+    let mut machines: Vec<String> = group.runs.iter().map(|(_, r)| machine(r)).collect();
+    machines.sort();
+    machines.dedup();
+    let mixed = if machines.len() > 1 {
+        format!(
+            "; the runs were made on {} machines (see the History table): timings compare \
+             only within one",
+            machines.len()
+        )
+    } else {
+        String::new()
+    };
     for (file, what, unit, figure) in FIGURES {
         let axes = Axes {
             x_whole: true,
@@ -202,7 +226,7 @@ pub fn plots(out: &mut Vec<Plot>, group: &Group<'_>) -> Result<(), ExportError> 
             file,
             format!(
                 "{name}: {what} of each engine and setting across runs (points labelled with the \
-                 engine version)"
+                 engine version){mixed}"
             ),
             format!("{name}: {what} across runs"),
             axes,
