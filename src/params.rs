@@ -81,6 +81,8 @@ pub enum ParamError {
 /// Typed reads from a [`ParamMap`] with clear errors.
 pub trait ParamMapExt {
     fn get_u64(&self, name: &str) -> Result<Option<u64>, ParamError>;
+    /// A count that cannot be 0 (`ef`, `threads`, `rerank`).
+    fn get_count(&self, name: &str) -> Result<Option<u64>, ParamError>;
     fn get_f64(&self, name: &str) -> Result<Option<f64>, ParamError>;
     fn get_bool(&self, name: &str) -> Result<Option<bool>, ParamError>;
     fn get_str(&self, name: &str) -> Result<Option<&str>, ParamError>;
@@ -100,6 +102,17 @@ impl ParamMapExt for ParamMap {
                 expected: "a non-negative integer",
                 got: v.to_string(),
             }),
+        }
+    }
+
+    fn get_count(&self, name: &str) -> Result<Option<u64>, ParamError> {
+        match self.get_u64(name)? {
+            Some(0) => Err(ParamError::WrongType {
+                name: name.to_string(),
+                expected: "a whole number of at least 1",
+                got: "0".into(),
+            }),
+            n => Ok(n),
         }
     }
 
@@ -256,6 +269,17 @@ pub fn expand(table: &SweepTable) -> Vec<ParamMap> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_zero_is_refused_by_name() {
+        let mut m = ParamMap::new();
+        m.insert("ef".into(), ParamValue::Int(0));
+        m.insert("m".into(), ParamValue::Int(16));
+        let e = m.get_count("ef").unwrap_err().to_string();
+        assert!(e.contains("`ef`") && e.contains("at least 1"), "{e}");
+        assert_eq!(m.get_count("m").unwrap(), Some(16));
+        assert_eq!(m.get_count("absent").unwrap(), None);
+    }
 
     #[test]
     fn expand_is_cartesian_and_ordered() {

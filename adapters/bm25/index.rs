@@ -85,10 +85,9 @@ impl WriterSettings {
             .map_err(|e| bad_param("writer_heap_mb", e))?
             .unwrap_or(DEFAULT_HEAP_MB);
         let threads = match params
-            .get_u64("threads")
+            .get_count("threads")
             .map_err(|e| bad_param("threads", e))?
         {
-            Some(0) => return Err(bad_param("threads", "must be at least 1")),
             Some(t) => t,
             // What `Index::writer` picks: a thread per core, at most 8, as many as the memory
             // gives each its minimum.

@@ -284,15 +284,8 @@ impl VectorEngine for ChromaEngine {
             .reject_unknown(SEARCH_PARAMS)
             .map_err(|e| EngineError::bad_param(ENGINE, "search", e))?;
         let wanted = params
-            .get_u64("ef_search")
+            .get_count("ef_search")
             .map_err(|e| EngineError::bad_param(ENGINE, "ef_search", e))?;
-        if wanted == Some(0) {
-            return Err(EngineError::bad_param(
-                ENGINE,
-                "ef_search",
-                "must be at least 1",
-            ));
-        }
         match (&self.collection, wanted) {
             (Some(col), Some(w)) if w != col.settings.ef_search => {
                 Err(self.unsupported_ef_change(col.settings.ef_search, w))

@@ -51,8 +51,7 @@ fn bad(param: &str, message: impl std::fmt::Display) -> EngineError {
 
 /// A positive integer parameter, at most `max` (vss stores them in narrower integers).
 fn positive(params: &ParamMap, name: &str, max: u64) -> EngineResult<Option<u64>> {
-    match params.get_u64(name).map_err(|e| bad(name, e))? {
-        Some(0) => Err(bad(name, "must be at least 1")),
+    match params.get_count(name).map_err(|e| bad(name, e))? {
         Some(v) if v > max => Err(bad(name, format!("must be at most {max}, got {v}"))),
         v => Ok(v),
     }

@@ -226,10 +226,9 @@ impl SearchParams {
                 "must be between 1 and 2147483647",
             ));
         }
-        let rerank = get_u64("rerank")?;
-        if rerank == Some(0) {
-            return Err(bad_param("rerank", "must be at least 1"));
-        }
+        let rerank = params
+            .get_count("rerank")
+            .map_err(|e| bad_param("rerank", e))?;
         let seqscan = params
             .get_bool("seqscan")
             .map_err(|e| bad_param("seqscan", e))?;

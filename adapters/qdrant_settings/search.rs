@@ -21,9 +21,8 @@ impl SearchSettings {
         quantized: Option<bool>,
     ) -> Result<SearchSettings, SettingsError> {
         params.reject_unknown(SEARCH_PARAMS)?;
-        let hnsw_ef = match params.get_u64("hnsw_ef")? {
+        let hnsw_ef = match params.get_count("hnsw_ef")? {
             None => None,
-            Some(0) => return Err(SettingsError::new("hnsw_ef", "must be at least 1")),
             Some(ef) => {
                 Some(usize::try_from(ef).map_err(|_| SettingsError::new("hnsw_ef", "too large"))?)
             }

@@ -253,24 +253,13 @@ impl VectorEngine for RedisEngine {
         params
             .reject_unknown(SEARCH_PARAMS)
             .map_err(|e| EngineError::bad_param(ENGINE, "search", e))?;
-        let ef = params
-            .get_u64("ef")
-            .map_err(|e| EngineError::bad_param(ENGINE, "ef", e))?;
-        if ef == Some(0) {
-            return Err(EngineError::bad_param(ENGINE, "ef", "must be at least 1"));
-        }
-        let filter_ef = params
-            .get_u64("filter_ef")
-            .map_err(|e| EngineError::bad_param(ENGINE, "filter_ef", e))?;
-        if filter_ef == Some(0) {
-            return Err(EngineError::bad_param(
-                ENGINE,
-                "filter_ef",
-                "must be at least 1",
-            ));
-        }
-        self.ef = ef;
-        self.filter_ef = filter_ef;
+        let count = |name: &str| {
+            params
+                .get_count(name)
+                .map_err(|e| EngineError::bad_param(ENGINE, name, e))
+        };
+        self.ef = count("ef")?;
+        self.filter_ef = count("filter_ef")?;
         Ok(())
     }
 

@@ -229,10 +229,9 @@ impl VectorEngine for TypesenseEngine {
                 .get_u64(name)
                 .map_err(|e| EngineError::bad_param(ENGINE, name, e))
         };
-        let ef = get("ef")?;
-        if ef == Some(0) {
-            return Err(EngineError::bad_param(ENGINE, "ef", "must be at least 1"));
-        }
+        let ef = params
+            .get_count("ef")
+            .map_err(|e| EngineError::bad_param(ENGINE, "ef", e))?;
         self.search = SearchSettings {
             ef,
             flat_search_cutoff: get("flat_search_cutoff")?,
