@@ -5,6 +5,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::axis::{bounded_span, log_span, log_ticks, span, tick, x_tick};
 use crate::export::ExportError;
 
 pub(super) const SIZE: (u32, u32) = (760, 460);
@@ -40,159 +41,6 @@ pub(super) fn fail(e: impl std::fmt::Display) -> ExportError {
         format: "plot",
         message: e.to_string(),
     }
-}
-
-/// An axis label: whole numbers from 1000 up, else at most 4 significant digits without
-/// trailing zeros (log axes otherwise print 0.7000000000000001).
-fn tick(v: f64) -> String {
-    if v.abs() >= 1000.0 {
-        return format!("{v:.0}");
-    }
-    let digits = if v == 0.0 {
-        0
-    } else {
-        (3 - v.abs().log10().floor() as i32).clamp(0, 8) as usize
-    };
-    let text = format!("{v:.digits$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
-}
-
-/// An x axis label: [`tick`], or on an axis of whole things none between them.
-fn x_tick(v: f64, whole: bool) -> String {
-    if whole && (v - v.round()).abs() > 1e-9 {
-        String::new()
-    } else {
-        tick(v)
-    }
-}
-
-/// The finite extremes of `values`, if any.
-fn extremes(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in values.filter(|v| v.is_finite()) {
-        lo = lo.min(v);
-        hi = hi.max(v);
-    }
-    lo.is_finite().then_some((lo, hi))
-}
-
-/// A padded range of `values` (linear), never empty.
-fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let Some((lo, hi)) = extremes(values) else {
-        return (0.0, 1.0);
-    };
-    if hi - lo < 1e-9 {
-        return (
-            lo - 0.5_f64.max(lo.abs() * 0.1),
-            hi + 0.5_f64.max(hi.abs() * 0.1),
-        );
-    }
-    let pad = (hi - lo) * 0.05;
-    (lo - pad, hi + pad)
-}
-
-/// The range of a linear axis for a quantity that cannot leave `[min, max]` (recall: [0, 1]):
-/// the values' span padded by 5 % (a lone value by 5 % of the bounds' width), never past a
-/// bound. Where padding would cross a bound, the axis stops at the bound and the padding moves
-/// to the other end, so that all points at recall 1.0 give 0.9–1.0, not 0.5–1.5.
-pub(super) fn bounded_span(
-    values: impl Iterator<Item = f64>,
-    (min, max): (f64, f64),
-) -> (f64, f64) {
-    let Some((lo, hi)) = extremes(values.map(|v| v.clamp(min, max))) else {
-        return (min, max);
-    };
-    let pad = if hi - lo < 1e-9 {
-        (max - min) * 0.05
-    } else {
-        (hi - lo) * 0.05
-    };
-    let width = hi - lo + 2.0 * pad;
-    if lo - pad < min && hi + pad > max {
-        (min, max)
-    } else if lo - pad < min {
-        (min, (min + width).min(max))
-    } else if hi + pad > max {
-        ((max - width).max(min), max)
-    } else {
-        (lo - pad, hi + pad)
-    }
-}
-
-/// A positive range for a log axis.
-fn log_span(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    match extremes(values.filter(|v| *v > 0.0)) {
-        Some((lo, hi)) => (lo / 1.5, hi * 1.5),
-        None => (0.1, 10.0),
-    }
-}
-
-/// Most labels an axis carries.
-const MAX_TICKS: usize = 10;
-
-/// The values `mantissa × 10^e` within `[lo, hi]`, ascending.
-fn decade_multiples(lo: f64, hi: f64, mantissas: &[f64]) -> Vec<f64> {
-    let mut out = Vec::new();
-    let first = lo.log10().floor() as i32;
-    let last = hi.log10().ceil() as i32;
-    for e in first..=last {
-        for m in mantissas {
-            let v = m * 10f64.powi(e);
-            if v >= lo * (1.0 - 1e-12) && v <= hi * (1.0 + 1e-12) {
-                out.push(v);
-            }
-        }
-    }
-    out
-}
-
-/// Evenly spaced round values (steps of 1, 2 or 5 × 10^e) within `[lo, hi]`, at least two.
-fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let rough = (hi - lo) / 4.0;
-    if !rough.is_finite() || rough <= 0.0 {
-        return vec![lo, hi];
-    }
-    let decade = 10f64.powf(rough.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * decade)
-        .find(|s| (hi - lo) / s <= 6.0)
-        .unwrap_or(10.0 * decade);
-    let mut out = Vec::new();
-    let mut v = (lo / step).ceil() * step;
-    while v <= hi * (1.0 + 1e-12) {
-        out.push(v);
-        v += step;
-    }
-    if out.len() < 2 { vec![lo, hi] } else { out }
-}
-
-/// Labelled values of a log axis over `[lo, hi]`: the powers of ten when the range holds at
-/// least three, else 1-2-5 steps, else every multiple of a decade, else round linear steps,
-/// so that an axis over less than a decade still carries labels (plotters' own log ticks are
-/// powers of ten only, none at all within a decade).
-pub(super) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    if !(lo > 0.0 && hi > lo) {
-        return vec![lo.max(f64::MIN_POSITIVE)];
-    }
-    let mantissas: [&[f64]; 3] = [
-        &[1.0],
-        &[1.0, 2.0, 5.0],
-        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
-    ];
-    for m in mantissas {
-        let ticks = decade_multiples(lo, hi, m);
-        if ticks.len() >= 3 {
-            // Many decades: every n-th power of ten.
-            let every = ticks.len().div_ceil(MAX_TICKS);
-            return ticks.into_iter().step_by(every).collect();
-        }
-    }
-    linear_ticks(lo, hi)
 }
 
 /// A series of one engine or setting: markers at `points` (joined by a line when `line`), an
@@ -261,6 +109,11 @@ pub(super) struct Axes<'a> {
     pub(super) y_from_zero: bool,
     /// The x axis counts things (runs): only whole values are labelled.
     pub(super) x_whole: bool,
+    /// The legend in the upper right corner instead of the lower left (where the data
+    /// leaves that corner free).
+    pub(super) legend_upper: bool,
+    /// The share of a linear y axis left empty above the data (room for the legend).
+    pub(super) y_headroom: f64,
 }
 
 /// Recall's bounds: an axis of recall never shows less than 0 or more than 1.
@@ -278,6 +131,8 @@ impl<'a> Axes<'a> {
             hline: None,
             y_from_zero: false,
             x_whole: false,
+            legend_upper: false,
+            y_headroom: 0.0,
         }
     }
 
@@ -332,9 +187,13 @@ pub(super) fn ranges(axes: &Axes<'_>, series: &[Series]) -> Ranges {
         .flat_map(|s| s.points.iter().map(|p| p.1))
         .chain(axes.hline.map(|h| h.0))
         .chain(axes.y_from_zero.then_some(0.0));
+    let mut y = axis_range(ys, axes.y_log, axes.y_within);
+    if !axes.y_log && axes.y_within.is_none() && (0.0..0.9).contains(&axes.y_headroom) {
+        y.1 = y.0 + (y.1 - y.0) / (1.0 - axes.y_headroom);
+    }
     Ranges {
         x: axis_range(xs, axes.x_log, axes.x_within),
-        y: axis_range(ys, axes.y_log, axes.y_within),
+        y,
     }
 }
 
@@ -439,9 +298,10 @@ fn place_labels(
 
 /// Draws the mesh, the series and the legend on a built chart (any pair of coordinates).
 macro_rules! draw_on {
-    ($chart:expr, $x_desc:expr, $y_desc:expr, $x_range:expr, $hline:expr, $series:expr, $x_whole:expr) => {{
+    ($chart:expr, $x_desc:expr, $y_desc:expr, $x_range:expr, $hline:expr, $series:expr, $axes:expr) => {{
         let mut chart = $chart;
-        let x_whole: bool = $x_whole;
+        let axes: &Axes<'_> = $axes;
+        let x_whole = axes.x_whole;
         chart
             .configure_mesh()
             .x_desc($x_desc)
@@ -509,7 +369,11 @@ macro_rules! draw_on {
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerLeft)
+            .position(if axes.legend_upper {
+                SeriesLabelPosition::UpperRight
+            } else {
+                SeriesLabelPosition::LowerLeft
+            })
             .draw()
             .map_err(fail)?;
     }};
@@ -554,7 +418,7 @@ fn draw<DB: DrawingBackend>(
             (x0, x1),
             hline,
             series,
-            axes.x_whole
+            axes
         ),
         (true, true) => draw_on!(
             builder.build_cartesian_2d(x_log(), y_log()).map_err(fail)?,
@@ -563,7 +427,7 @@ fn draw<DB: DrawingBackend>(
             (x0, x1),
             hline,
             series,
-            axes.x_whole
+            axes
         ),
         (true, false) => draw_on!(
             builder.build_cartesian_2d(x_log(), y0..y1).map_err(fail)?,
@@ -572,7 +436,7 @@ fn draw<DB: DrawingBackend>(
             (x0, x1),
             hline,
             series,
-            axes.x_whole
+            axes
         ),
         (false, false) => draw_on!(
             builder.build_cartesian_2d(x0..x1, y0..y1).map_err(fail)?,
@@ -581,7 +445,7 @@ fn draw<DB: DrawingBackend>(
             (x0, x1),
             hline,
             series,
-            axes.x_whole
+            axes
         ),
     }
     root.present().map_err(fail)?;

@@ -1,12 +1,13 @@
 //! `report --history`: each figure of one engine, dataset and setting across the runs that
 //! measured it, in the order the runs were made (their start time, then the engine version),
-//! one plot per figure, each point labelled with the engine version it was measured on. The
-//! x axis counts runs; the page lists them in that order (`id="history-<dataset>"`), so that
+//! one plot per figure, one line per engine and setting. The x axis counts runs; the page lists them in that order (`id="history-<dataset>"`), so that
 //! run 3 of a plot is row 3 of the table. Only settings measured in more than one run are
-//! drawn, after a build: a later runbook step holds another collection.
+//! drawn, after a build: a later runbook step holds another collection. A line's first point,
+//! and each point whose engine version differs from the one before, carries the version.
 //!
-//! The figures' axes start at zero (recall's at its [0, 1] bounds), so that a change reads
-//! against the figure's size rather than filling the picture.
+//! The axes of QPS, latency, build time and size start at zero, so that a change reads
+//! against the figure's size rather than filling the picture; recall's span its values within
+//! [0, 1]. The legend takes the corner the lines leave freer.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -152,44 +153,97 @@ const FIGURES: [Figure; 7] = [
     ),
 ];
 
-/// One line per engine and setting measured in more than one run: (run number, figure),
-/// each point labelled with the run's engine version. Per run, the setting's first search
-/// after a build counts.
+/// One line per engine and setting measured in more than one run: (run number, figure).
+/// A point is labelled with its run's engine version where that changes along the line (the
+/// first point always). Per run, the setting's first search after a build counts. Lines are
+/// named by their engine and the parameters that tell its settings apart, in the order of
+/// those values (numbers as numbers).
 fn series(group: &Group<'_>, figure: fn(&SearchPoint) -> Option<f64>) -> Vec<Series> {
     let number: BTreeMap<usize, usize> = ordered(group)
         .into_iter()
         .enumerate()
         .map(|(i, r)| (r, i + 1))
         .collect();
-    let mut lines: BTreeMap<(String, String), BTreeMap<usize, (f64, String)>> = BTreeMap::new();
+    type Line<'p> = (&'p SearchPoint<'p>, BTreeMap<usize, (f64, String)>);
+    let mut lines: BTreeMap<(String, String), Line<'_>> = BTreeMap::new();
     for p in group.points.iter().filter(|p| p.after_build) {
-        let Some(y) = figure(p).filter(|y| y.is_finite()) else {
-            continue;
-        };
-        let Some(&n) = number.get(&p.run_index) else {
+        let (Some(y), Some(&n)) = (
+            figure(p).filter(|y| y.is_finite()),
+            number.get(&p.run_index),
+        ) else {
             continue;
         };
         let version = group.runs[p.run_index].1.engine.version.clone();
         lines
             .entry((p.engine.clone(), p.setting.clone()))
-            .or_default()
+            .or_insert_with(|| (p, BTreeMap::new()))
+            .1
             .entry(n)
             .or_insert((y, version));
     }
-    lines
+    let lines: Vec<((String, String), Line<'_>)> =
+        lines.into_iter().filter(|(_, l)| l.1.len() > 1).collect();
+    let mut named: Vec<(String, Series)> = Vec::new();
+    for engine in &group.engines {
+        let own: Vec<&Line<'_>> = lines
+            .iter()
+            .filter(|(k, _)| &k.0 == engine)
+            .map(|(_, l)| l)
+            .collect();
+        let points: Vec<&SearchPoint> = own.iter().map(|l| l.0).collect();
+        for (label, (_, runs)) in super::plots::setting_labels(&points).into_iter().zip(own) {
+            let mut previous = None;
+            let point_labels = runs
+                .values()
+                .map(|(_, v)| {
+                    let changed = previous != Some(v);
+                    previous = Some(v);
+                    if changed { v.clone() } else { String::new() }
+                })
+                .collect();
+            let series = Series {
+                label: format!("{engine} {label}").trim_end().to_string(),
+                colour: colour(0),
+                hollow: false,
+                points: runs.iter().map(|(n, (y, _))| (*n as f64, *y)).collect(),
+                line: true,
+                frontier: Vec::new(),
+                point_labels,
+            };
+            named.push((series.label.clone(), series));
+        }
+    }
+    named.sort_by(|a, b| version_order(&a.0, &b.0));
+    named
         .into_iter()
-        .filter(|(_, runs)| runs.len() > 1)
         .enumerate()
-        .map(|(i, ((engine, setting), runs))| Series {
-            label: format!("{engine} {setting}"),
+        .map(|(i, (_, s))| Series {
             colour: colour(i),
-            hollow: false,
-            points: runs.iter().map(|(n, (y, _))| (*n as f64, *y)).collect(),
-            line: true,
-            frontier: Vec::new(),
-            point_labels: runs.into_values().map(|(_, version)| version).collect(),
+            ..s
         })
         .collect()
+}
+
+/// The legend's height as a share of the plot area: about 16 px a line and 12 of padding, in
+/// some 370 px of plot.
+fn legend_share(lines: usize) -> f64 {
+    ((lines * 16 + 12) as f64 / 370.0).min(0.8)
+}
+
+/// The legend goes where the lines leave more room: the upper right corner when fewer points
+/// lie in the top band the legend would cover than in the bottom one.
+fn legend_upper(axes: &Axes<'_>, series: &[Series]) -> bool {
+    let r = super::chart::ranges(axes, series);
+    let (y0, y1) = r.y;
+    let band = legend_share(series.len()) * (y1 - y0);
+    let count = |lo: f64, hi: f64| {
+        series
+            .iter()
+            .flat_map(|s| &s.points)
+            .filter(|p| p.1 >= lo && p.1 <= hi)
+            .count()
+    };
+    count(y1 - band, y1) < count(y0, y0 + band)
 }
 
 /// The history plots of the group (none where no setting was measured twice).
@@ -221,16 +275,31 @@ pub fn plots(out: &mut Vec<Plot>, group: &Group<'_>) -> Result<(), ExportError> 
                 ..axes
             }
         };
+        let lines = series(group, figure);
+        // An axis from zero has room above the data for the legend; a recall axis takes the
+        // freer corner.
+        let axes = if axes.y_from_zero {
+            Axes {
+                legend_upper: true,
+                y_headroom: legend_share(lines.len()),
+                ..axes
+            }
+        } else {
+            Axes {
+                legend_upper: legend_upper(&axes, &lines),
+                ..axes
+            }
+        };
         add_plot(
             out,
             file,
             format!(
-                "{name}: {what} of each engine and setting across runs (points labelled with the \
-                 engine version){mixed}"
+                "{name}: {what} of each engine and setting across runs (labelled with the engine \
+                 version where it changes){mixed}"
             ),
             format!("{name}: {what} across runs"),
             axes,
-            &series(group, figure),
+            &lines,
         )?;
     }
     Ok(())

@@ -9,6 +9,7 @@
 //! inline SVG, no script, no network request), `results.csv` (see
 //! [`crate::export::results_csv`]) and `report.md`.
 
+mod axis;
 mod chart;
 pub mod cost;
 mod fusion_plots;

@@ -100,7 +100,7 @@ fn per_selectivity(group: &Group<'_>, y: fn(&SearchPoint) -> f64) -> Vec<Series>
 
 /// The parameters that tell an engine's settings apart (those whose value differs between
 /// them), per setting: `hnsw_ef=16`. A lone setting is labelled with its search parameters.
-fn setting_labels(points: &[&SearchPoint]) -> Vec<String> {
+pub(super) fn setting_labels(points: &[&SearchPoint]) -> Vec<String> {
     let pairs: Vec<Vec<(String, String)>> = points
         .iter()
         .map(|p| {
