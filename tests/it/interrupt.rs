@@ -129,7 +129,7 @@ pub fn ctrl_c_mid_search_is_interrupted(engine: &str) {
             url,
             "--recreate -q --name r --warmup 0 --runbook build-search --dataset",
             &long,
-            "--concurrency 1,2,1,2 --duration 4s"
+            "--concurrency 1,2 --duration 2s"
         ])
         .current_dir(dir.path())
         .env("RAGDBEVAL_DATA_DIR", dir.path().join("cache"))

@@ -195,7 +195,7 @@ fn a_run_whose_server_died_after_the_build_resumes() {
     let server = crate::common::ScriptServer::start("pgvector");
     let url = server.url.clone();
     let args = |name: &'static str, url: &str| {
-        argv!["bench --db pgvector --url", url, "--recreate -q --warmup 0 --timeout 10 --dataset gen:clustered:n=5000,dim=32,queries=200,seed=4 --runbook default --concurrency 1 --duration 3s --name", name]
+        argv!["bench --db pgvector --url", url, "--recreate -q --warmup 0 --timeout 10 --dataset gen:clustered:n=5000,dim=32,queries=200,seed=4 --runbook default --concurrency 1 --duration 1s --name", name]
         .into_iter()
         .map(String::from)
         .collect::<Vec<_>>()

@@ -38,7 +38,11 @@ fn check_exact_run(dir: &Path, runbook: &str, dataset: &str) -> RunResult {
             "--runbook",
             runbook,
             "-q --name",
-            &name
+            &name,
+            // Exactness is checked here, not read-after-write: a sampled write that a
+            // self-query cannot find (a point under dot product, one expired before it was
+            // probed) stops being polled after 1 s instead of the default 10.
+            "--visibility-timeout 1s"
         ],
     );
     assert!(out.status.success(), "{runbook}: {}", stderr(&out));
