@@ -6,6 +6,7 @@
 #   scripts/fuzz.sh --dev                the same, built without optimisation (what
 #                                        scripts/test.sh runs: the build takes half the CPU,
 #                                        which a 20 s pass gains more from than from speed)
+#   scripts/fuzz.sh --jobs 2             two targets at a time (one core each)
 #   scripts/fuzz.sh --seconds 300        every target for 5 minutes
 #   scripts/fuzz.sh --runs 1000000 runbook texmex
 #                                        1M executions of two targets
@@ -22,13 +23,15 @@ ragdbeval_system_deps
 
 limit=(-max_total_time=20)
 build=(-O)
+jobs=1
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) limit=(-max_total_time="$2"); shift 2 ;;
     --runs) limit=(-runs="$2"); shift 2 ;;
     --dev) build=(--dev); shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -59,7 +62,9 @@ mkdir -p "$scratch/params"
 for config in "$RAGDBEVAL_ROOT"/adapters/*/config.toml; do
   cp "$config" "$scratch/params/$(basename "$(dirname "$config")").toml"
 done
-for t in "${targets[@]}"; do
+# One target: libFuzzer on one core, its output to stderr or, beside other targets, to a log.
+fuzz_one() {
+  local t=$1
   mkdir -p "$scratch/$t" "corpus/$t"
   echo "ragdbeval: fuzzing $t (${limit[*]})" >&2
   # -rss_limit_mb: an input that makes a parser allocate beyond what its bytes justify is a
@@ -67,5 +72,25 @@ for t in "${targets[@]}"; do
   cargo fuzz run "${build[@]}" "$t" "$scratch/$t" "corpus/$t" -- \
     "${limit[@]}" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len=65536 \
     -print_final_stats=1 >&2
-done
+}
+if [ "$jobs" -le 1 ]; then
+  for t in "${targets[@]}"; do fuzz_one "$t"; done
+else
+  # Targets side by side, each with its own log; a failed one's log is printed at the end.
+  for t in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    (set +e; fuzz_one "$t" 2>"$scratch/$t.log"; echo $? >"$scratch/$t.status") &
+  done
+  wait
+  failed=()
+  for t in "${targets[@]}"; do
+    echo "ragdbeval: $t: $(grep -m1 '^Done ' "$scratch/$t.log" || echo 'no run summary')" >&2
+    [ "$(cat "$scratch/$t.status")" = 0 ] || failed+=("$t")
+  done
+  for t in "${failed[@]}"; do
+    echo "ragdbeval: fuzz target $t failed; the end of its log:" >&2
+    tail -n 40 "$scratch/$t.log" >&2
+  done
+  [ ${#failed[@]} -eq 0 ] || exit 1
+fi
 echo "ragdbeval: fuzzing passed: ${targets[*]}" >&2

@@ -66,9 +66,9 @@ ragdbeval_test_browser >"$browser_log" 2>&1 &
 browser_pid=$!
 features=(--features "$engine_features,embed")
 # The test build leaves out one step of the release build: ThinLTO across each crate's
-# code-generation units (what `lto = false` means in a release profile). The code is the
-# same, optimised the same, with less inlining between units; the build takes about 30 % less
-# CPU (docs/performance.md, "Build"). Its artefacts live beside the release build's in the
+# code-generation units (what a release profile's default, `lto = false`, does). The code is
+# the same, optimised the same, with less inlining between units; the build takes a quarter
+# less CPU (docs/performance.md, "Build"). Its artefacts live beside the release build's in the
 # same target dir, so the first `scripts/ragdbeval` after it compiles its crates once more.
 export CARGO_PROFILE_RELEASE_LTO="${CARGO_PROFILE_RELEASE_LTO:-off}"
 
@@ -147,7 +147,7 @@ if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
     started=()
     fuzz_log="$CARGO_TARGET_DIR/test-fuzz.log"
     echo "ragdbeval: fuzz pass running beside the checks (its log: $fuzz_log)" >&2
-    setsid "$here/fuzz.sh" --dev >"$fuzz_log" 2>&1 &
+    setsid "$here/fuzz.sh" --dev --jobs 2 >"$fuzz_log" 2>&1 &
     fuzz_pid=$!
   else
     echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
