@@ -35,6 +35,10 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
+if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
+  echo "error: --jobs takes a whole number of targets at a time (1 or more), got '$jobs'" >&2
+  exit 2
+fi
 
 if ! rustc --version | grep -q nightly; then
   echo "error: fuzzing needs a nightly toolchain (sanitizers); have $(rustc --version)" >&2
@@ -73,7 +77,7 @@ fuzz_one() {
     "${limit[@]}" -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len=65536 \
     -print_final_stats=1 >&2
 }
-if [ "$jobs" -le 1 ]; then
+if [ "$jobs" -eq 1 ]; then
   for t in "${targets[@]}"; do fuzz_one "$t"; done
 else
   # Targets side by side, each with its own log; a failed one's log is printed at the end.
