@@ -354,8 +354,17 @@ pub trait VectorEngine: Send + Sync {
         Ok(())
     }
 
-    /// Top-`k` search for one query. Results go into `out` (cleared first), best first.
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()>;
+    /// Top-`k` search for one query, among the points that satisfy `filter` when one is
+    /// given: with the engine's own filtering mechanism, never a post-filter in the adapter
+    /// (the runner has had the predicate through [`VectorEngine::check_filter`] first).
+    /// Results go into `out` (cleared first), best first.
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()>;
 
     /// Checks that the engine can express `predicate` over `attributes` natively, before
     /// anything is built. An engine that cannot must refuse with
@@ -368,56 +377,17 @@ pub trait VectorEngine: Send + Sync {
         })
     }
 
-    /// Top-`k` among the points that satisfy `filter`, with the engine's own filtering
-    /// mechanism (never a post-filter in the adapter). Results go into `out` (cleared first).
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: &Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let _ = (query, k, filter, out);
-        Err(EngineError::Unsupported {
-            engine: self.name().to_string(),
-            what: "filtered search".into(),
-        })
-    }
-
-    /// [`VectorEngine::search_filtered`] for many queries, `filters[i]` for query `i`.
-    /// Engines with a batch API override this; the default loops.
-    fn batch_search_filtered(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: &[Predicate],
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        queries
-            .chunks_exact(dim)
-            .zip(filters)
-            .map(|(q, f)| {
-                let mut out = Vec::with_capacity(k);
-                self.search_filtered(q, k, f, &mut out).map(|()| out)
-            })
-            .collect()
-    }
-
-    /// Search many queries at once (`queries` holds rows of `dim` floats). Engines with a batch
-    /// API override this; the default loops over [`VectorEngine::search`].
+    /// [`VectorEngine::search`] for many queries at once (`queries` holds rows of `dim`
+    /// floats; with `filters`, `filters[i]` for query `i`). Engines with a batch API override
+    /// this; the default loops.
     fn batch_search(
         &self,
         queries: &[f32],
         dim: usize,
         k: usize,
+        filters: Option<&[Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        queries
-            .chunks_exact(dim)
-            .map(|q| {
-                let mut out = Vec::with_capacity(k);
-                self.search(q, k, &mut out).map(|()| out)
-            })
-            .collect()
+        search_each(self, queries, dim, k, filters)
     }
 
     /// The collection's two size figures, the index structure and the total footprint (see
@@ -469,6 +439,29 @@ pub trait VectorEngine: Send + Sync {
     fn close(&mut self) -> EngineResult<()> {
         Ok(())
     }
+}
+
+/// [`VectorEngine::batch_search`] as one [`VectorEngine::search`] per query: the default, and
+/// what an engine whose batch path covers only some searches falls back to.
+pub fn search_each<E: VectorEngine + ?Sized>(
+    engine: &E,
+    queries: &[f32],
+    dim: usize,
+    k: usize,
+    filters: Option<&[Predicate]>,
+) -> EngineResult<Vec<Vec<Neighbor>>> {
+    let rows = filters.map_or(usize::MAX, <[Predicate]>::len);
+    queries
+        .chunks_exact(dim)
+        .take(rows)
+        .enumerate()
+        .map(|(i, q)| {
+            let mut out = Vec::with_capacity(k);
+            engine
+                .search(q, k, filters.map(|f| &f[i]), &mut out)
+                .map(|()| out)
+        })
+        .collect()
 }
 
 /// How to reach and drive an engine: the command-line options that are not index parameters.

@@ -38,6 +38,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use crate::adapters::support::filter as support_filter;
 use crate::adapters::support::{poll, rows};
 use crate::distance::Distance;
 use crate::engine::{
@@ -307,36 +308,41 @@ impl VectorEngine for ChromaEngine {
         }
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        let col = self.collection("search")?;
-        rows::check(ENGINE, "search", col.dim, 1, query.len())?;
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&crate::filter::Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        let op = support_filter::operation(filter, false);
+        let col = self.collection(op)?;
+        rows::check(ENGINE, op, col.dim, 1, query.len())?;
         out.clear();
-        let answer = self.query_answer(query, k, None, "search")?;
-        self.answer_row(&answer, 0, out, "search")
+        let where_json = filter.map(filter::where_json);
+        let answer = self.query_answer(query, k, where_json.as_ref(), op)?;
+        self.answer_row(&answer, 0, out, op)
     }
 
-    /// One `query` call carrying many query embeddings (split only past the server's
-    /// maximum batch size).
+    /// A `query` call takes many embeddings but one `where`: the queries that share a
+    /// predicate (a label, a tenant; all of them when unfiltered) go in one call, split only
+    /// past the server's maximum batch size; the answers are put back in query order.
     fn batch_search(
         &self,
         queries: &[f32],
         dim: usize,
         k: usize,
+        filters: Option<&[crate::filter::Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let col = self.collection("batch search")?;
-        if dim != col.dim {
-            return Err(EngineError::op(
-                ENGINE,
-                "batch search",
-                format!("queries have dimension {dim}, collection {}", col.dim),
-            ));
-        }
-        let per_call = self.max_batch_size.unwrap_or(usize::MAX).max(1);
-        let mut all = Vec::with_capacity(queries.len() / dim.max(1));
-        for chunk in queries.chunks(per_call.saturating_mul(dim)) {
-            all.extend(self.query(chunk, k, None, "batch search")?);
-        }
-        Ok(all)
+        let op = support_filter::operation(filters.and_then(<[_]>::first), true);
+        let col = self.collection(op)?;
+        let nq = filters.map_or(queries.len() / dim.max(1), <[_]>::len);
+        rows::check_batch(ENGINE, op, col.dim, dim, nq, queries.len())?;
+        let per_call = self.max_batch_size.unwrap_or(usize::MAX);
+        support_filter::by_predicate(queries, dim, nq, filters, per_call, |rows, predicate| {
+            let where_json = predicate.map(filter::where_json);
+            self.query(rows, k, where_json.as_ref(), op)
+        })
     }
 
     /// Chroma's `where` expresses equality and ranges (`$eq`, `$gte`, `$lt`, `$and`).
@@ -349,56 +355,6 @@ impl VectorEngine for ChromaEngine {
             .compile(attributes)
             .map(|_| ())
             .map_err(|e| EngineError::bad_param(ENGINE, "filter", e))
-    }
-
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: &crate::filter::Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let col = self.collection("filtered search")?;
-        rows::check(ENGINE, "filtered search", col.dim, 1, query.len())?;
-        out.clear();
-        let filter = filter::where_json(filter);
-        let answer = self.query_answer(query, k, Some(&filter), "filtered search")?;
-        self.answer_row(&answer, 0, out, "filtered search")
-    }
-
-    /// A `query` call takes many embeddings but one `where`: the queries that share a
-    /// predicate (a label, a tenant) go in one call, split only past the server's maximum
-    /// batch size; the answers are put back in query order.
-    fn batch_search_filtered(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: &[crate::filter::Predicate],
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let col = self.collection("filtered batch search")?;
-        rows::check_batch(ENGINE, "filtered batch search", col.dim, dim, filters.len(), queries.len())?;
-        let mut groups: std::collections::BTreeMap<&crate::filter::Predicate, Vec<usize>> =
-            std::collections::BTreeMap::new();
-        for (q, f) in filters.iter().enumerate() {
-            groups.entry(f).or_default().push(q);
-        }
-        let per_call = self.max_batch_size.unwrap_or(usize::MAX).max(1);
-        let mut out = vec![Vec::new(); filters.len()];
-        for (predicate, members) in groups {
-            let filter = filter::where_json(predicate);
-            for part in members.chunks(per_call) {
-                let mut rows = Vec::with_capacity(part.len() * dim);
-                for q in part {
-                    rows.extend_from_slice(&queries[q * dim..(q + 1) * dim]);
-                }
-                let answers = self.query(&rows, k, Some(&filter), "filtered batch search")?;
-                for (q, answer) in part.iter().zip(answers) {
-                    out[*q] = answer;
-                }
-            }
-        }
-        Ok(out)
     }
 
     /// From the server's persist directory (`--server-storage`, or the script's

@@ -337,25 +337,21 @@ impl VectorEngine for DiskAnn {
         Ok(())
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        self.search_index("search", query, k, None, out)
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        let compiled = filter::compile_optional(NAME, self.attributes.as_deref(), filter)?;
+        self.search_index(filter::operation(filter, false), query, k, compiled.as_ref(), out)
     }
 
     /// DiskANN filters with a label callback on its ids during the graph search, in memory
     /// and on disk: any predicate over the points' attributes can be one.
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
         filter::check(NAME, attributes, predicate)
-    }
-
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        predicate: &Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let compiled = filter::compile(NAME, self.attributes.as_deref(), predicate)?;
-        self.search_index("filtered search", query, k, Some(&compiled), out)
     }
 
     /// In memory, the index as DiskANN saves it: the graph file is the index, graph and

@@ -177,10 +177,10 @@ fn searches_before_the_build_and_dimension_errors() {
     let (ids, vectors) = line(0..10);
     engine.insert_batch(&ids, &vectors).unwrap();
     let mut out = Vec::new();
-    let err = engine.search(&[1.0; 4], 3, &mut out).unwrap_err();
+    let err = engine.search(&[1.0; 4], 3, None, &mut out).unwrap_err();
     assert!(err.to_string().contains("wait_until_ready"), "{err}");
     engine.wait_until_ready().unwrap();
-    let err = engine.search(&[1.0; 3], 3, &mut out).unwrap_err();
+    let err = engine.search(&[1.0; 3], 3, None, &mut out).unwrap_err();
     assert!(err.to_string().contains("dimension mismatch"), "{err}");
     let err = engine.insert_batch(&[60], &[1.0; 5]).unwrap_err();
     assert!(err.to_string().contains("dimension mismatch"), "{err}");
@@ -210,7 +210,7 @@ fn filtered_search_returns_only_passing_points() {
     };
     let mut out = Vec::new();
     engine
-        .search_filtered(&[40.2, 0.0, 0.0, 0.0], 5, &odd, &mut out)
+        .search(&[40.2, 0.0, 0.0, 0.0], 5, Some(&odd), &mut out)
         .unwrap();
     let got: Vec<PointId> = out.iter().map(|n| n.id).collect();
     assert_eq!(got, [41, 39, 43, 37, 45]);
@@ -360,7 +360,7 @@ fn the_on_disk_index_is_built_searched_and_measured() {
     let (mut found, mut asked) = (0, 0);
     let mut out = Vec::new();
     for q in queries.chunks_exact(dim) {
-        engine.search(q, 10, &mut out).unwrap();
+        engine.search(q, 10, None, &mut out).unwrap();
         let truth = exact(&rows, dim, q, 10);
         found += out.iter().filter(|n| truth.contains(&n.id)).count();
         asked += truth.len();
@@ -447,7 +447,7 @@ fn the_on_disk_index_refuses_writes_and_filters_searches() {
         }],
     };
     let mut out = Vec::new();
-    engine.search_filtered(&rows[..dim], 10, &odd, &mut out).unwrap();
+    engine.search(&rows[..dim], 10, Some(&odd), &mut out).unwrap();
     assert_eq!(out.len(), 10);
     assert!(out.iter().all(|n| n.id % 2 == 1), "{out:?}");
     let truth: Vec<PointId> = exact(&rows, dim, &rows[..dim], 40)

@@ -331,25 +331,21 @@ impl VectorEngine for DuckDb {
         Ok(())
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        self.run("search", query, k, None, out)
+    /// Under a filter, a `WHERE` on the attribute columns: DuckDB scans the rows that pass
+    /// and keeps the top `k` by distance (vss's index is not used under a filter), so results
+    /// never break the filter and are exact.
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        self.run(filter::operation(filter, false), query, k, filter, out)
     }
 
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
         filter::check(ENGINE, attributes, predicate)
-    }
-
-    /// A `WHERE` on the attribute columns: DuckDB scans the rows that pass and keeps the
-    /// top `k` by distance (vss's index is not used under a filter), so results never break
-    /// the filter and are exact.
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: &Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        self.run("filtered search", query, k, Some(filter), out)
     }
 
     fn footprint(&self) -> EngineResult<Footprint> {

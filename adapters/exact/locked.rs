@@ -99,32 +99,18 @@ impl VectorEngine for LockedExact {
         self.read()?.check_build_params(spec)
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        self.read()?.search(query, k, out)
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        self.read()?.search(query, k, filter, out)
     }
 
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
         self.read()?.check_filter(attributes, predicate)
-    }
-
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: &Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        self.read()?.search_filtered(query, k, filter, out)
-    }
-
-    fn batch_search_filtered(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: &[Predicate],
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        self.read()?.batch_search_filtered(queries, dim, k, filters)
     }
 
     fn batch_search(
@@ -132,8 +118,9 @@ impl VectorEngine for LockedExact {
         queries: &[f32],
         dim: usize,
         k: usize,
+        filters: Option<&[Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        self.read()?.batch_search(queries, dim, k)
+        self.read()?.batch_search(queries, dim, k, filters)
     }
 
     fn footprint(&self) -> EngineResult<Footprint> {

@@ -305,8 +305,21 @@ impl VectorEngine for ExactEngine {
             .map_err(|e| EngineError::bad_param(NAME, "search", e))
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        self.scan(query, k, |_| true, out)
+    /// The scan over the points that pass: exact, ties by id, like the filtered truth.
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        match filter {
+            None => self.scan(query, k, |_| true, out),
+            Some(predicate) => {
+                let compiled = filter::compile(NAME, self.attributes.as_deref(), predicate)?;
+                self.scan(query, k, |id| compiled.passes(id), out)
+            }
+        }
     }
 
     /// Any predicate over the points' attributes: the reference for every other engine.
@@ -314,26 +327,18 @@ impl VectorEngine for ExactEngine {
         filter::check(NAME, attributes, predicate)
     }
 
-    /// The scan over the points that pass: exact, ties by id, like the filtered truth.
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        predicate: &Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let compiled = filter::compile(NAME, self.attributes.as_deref(), predicate)?;
-        self.scan(query, k, |id| compiled.passes(id), out)
-    }
-
     /// The whole batch through the blocked SGEMM kernel of the ground truth: same ordering
-    /// rule, much faster than one scan per query.
+    /// rule, much faster than one scan per query. Filtered batches scan query by query.
     fn batch_search(
         &self,
         queries: &[f32],
         dim: usize,
         k: usize,
+        filters: Option<&[Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
+        if filters.is_some() {
+            return crate::engine::search_each(self, queries, dim, k, filters);
+        }
         let distance = self.metric()?;
         if dim != self.dim {
             return Err(EngineError::op(

@@ -1,7 +1,6 @@
 //! The engine's calls: connecting, the collection's life, writes in batches, readiness and
 //! searches.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use prost::Message;
@@ -401,41 +400,6 @@ impl MilvusEngine {
                 .map_err(|e| self.error(operation, e))
         })?;
         data::hits(operation, answer.results, nq)
-    }
-
-    /// Queries that share a predicate go in one request (Milvus takes one expression per
-    /// search); answers come back in the queries' order.
-    pub(super) fn batch_filtered(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: &[Predicate],
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = "filtered batch search";
-        let coll = self.coll(op)?;
-        rows::check_batch(ENGINE, op, coll.dim, dim, filters.len(), queries.len())?;
-        let mut results = vec![Vec::new(); filters.len()];
-        if k == 0 {
-            return Ok(results);
-        }
-        let mut groups: BTreeMap<&Predicate, Vec<usize>> = BTreeMap::new();
-        for (i, f) in filters.iter().enumerate() {
-            groups.entry(f).or_default().push(i);
-        }
-        for (predicate, members) in groups {
-            for part in members.chunks(SEARCH_CHUNK) {
-                let rows: Vec<f32> = part
-                    .iter()
-                    .flat_map(|i| queries[i * dim..(i + 1) * dim].iter().copied())
-                    .collect();
-                let found = self.search_rows(op, &rows, k, filter::expr(predicate))?;
-                for (i, hits) in part.iter().zip(found) {
-                    results[*i] = hits;
-                }
-            }
-        }
-        Ok(results)
     }
 
     /// Waits for the vector index to cover the flushed rows and the collection to be loaded,

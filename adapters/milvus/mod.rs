@@ -36,6 +36,7 @@ use serde_json::{Map, Value as Json};
 use tokio::runtime::Runtime;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::adapters::support::filter as support_filter;
 use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::engine::{
@@ -199,66 +200,44 @@ impl VectorEngine for MilvusEngine {
         filter::check(attributes, predicate)
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        out.clear();
-        let coll = self.coll("search")?;
-        rows::check(ENGINE, "search", coll.dim, 1, query.len())?;
-        if k > 0 {
-            *out = self.search_rows("search", query, k, String::new())?.remove(0);
-        }
-        Ok(())
-    }
-
-    fn search_filtered(
+    fn search(
         &self,
         query: &[f32],
         k: usize,
-        filter: &Predicate,
+        filter: Option<&Predicate>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
         out.clear();
-        let coll = self.coll("filtered search")?;
-        rows::check(ENGINE, "filtered search", coll.dim, 1, query.len())?;
+        let op = support_filter::operation(filter, false);
+        let coll = self.coll(op)?;
+        rows::check(ENGINE, op, coll.dim, 1, query.len())?;
         if k > 0 {
-            let expr = filter::expr(filter);
-            *out = self.search_rows("filtered search", query, k, expr)?.remove(0);
+            let expr = filter.map(filter::expr).unwrap_or_default();
+            *out = self.search_rows(op, query, k, expr)?.remove(0);
         }
         Ok(())
     }
 
+    /// Queries that share a predicate go in one request (Milvus takes one expression per
+    /// search), [`SEARCH_CHUNK`] at the most; answers come back in the queries' order.
     fn batch_search(
         &self,
         queries: &[f32],
         dim: usize,
         k: usize,
+        filters: Option<&[Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let coll = self.coll("batch search")?;
-        if dim != coll.dim || !queries.len().is_multiple_of(dim.max(1)) {
-            return Err(EngineError::op(
-                ENGINE,
-                "batch search",
-                format!("queries of dimension {dim}, collection {}", coll.dim),
-            ));
-        }
-        let nq = queries.len() / dim;
+        let op = support_filter::operation(filters.and_then(<[_]>::first), true);
+        let coll = self.coll(op)?;
+        let nq = filters.map_or(queries.len() / dim.max(1), <[_]>::len);
+        rows::check_batch(ENGINE, op, coll.dim, dim, nq, queries.len())?;
         if k == 0 {
             return Ok(vec![Vec::new(); nq]);
         }
-        let mut results = Vec::with_capacity(nq);
-        for chunk in queries.chunks(SEARCH_CHUNK * dim) {
-            results.extend(self.search_rows("batch search", chunk, k, String::new())?);
-        }
-        Ok(results)
-    }
-
-    fn batch_search_filtered(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: &[Predicate],
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        self.batch_filtered(queries, dim, k, filters)
+        support_filter::by_predicate(queries, dim, nq, filters, SEARCH_CHUNK, |rows, predicate| {
+            let expr = predicate.map(filter::expr).unwrap_or_default();
+            self.search_rows(op, rows, k, expr)
+        })
     }
 
     /// Milvus reports no size of a collection's index or storage over its API

@@ -262,20 +262,7 @@ impl PgVector {
             params.extend(values.iter().map(|v| v.as_ref() as &(dyn ToSql + Sync)));
             Ok(conn.client.query(&stmt, &params)?)
         })?;
-        out.reserve(rows.len());
-        for row in rows {
-            let id: i64 = row
-                .try_get(0)
-                .map_err(|e| EngineError::op(ENGINE, "filtered search", e))?;
-            let dist: Option<f64> = row
-                .try_get(1)
-                .map_err(|e| EngineError::op(ENGINE, "filtered search", e))?;
-            out.push(Neighbor {
-                id: id as PointId,
-                score: dist.map_or(f32::NAN, |d| d as f32),
-            });
-        }
-        Ok(())
+        super::neighbors_into(rows, "filtered search", out)
     }
 
     /// `EXPLAIN` of every filtered query shape searched so far, under the current search

@@ -409,7 +409,7 @@ impl HybridEngine for PgHybrid {
         if self.pg.collection.is_none() {
             return Err(self.unsupported("dense search in a sparse-only table"));
         }
-        VectorEngine::search(&self.pg, query, k, out)?;
+        VectorEngine::search(&self.pg, query, k, None, out)?;
         out.iter_mut().for_each(|n| n.score = -n.score);
         Ok(())
     }

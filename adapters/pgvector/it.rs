@@ -300,7 +300,7 @@ fn default_build_plans_sizes_sweep_and_writes() {
     let target = data.test.row(0).to_vec();
     engine.upsert_batch(&[moved], &target).expect("upsert");
     let mut out = Vec::new();
-    engine.search(&target, K, &mut out).expect("search");
+    engine.search(&target, K, None, &mut out).expect("search");
     assert_eq!(out[0].id, moved, "{out:?}");
     assert!(out[0].score < 1e-3, "{out:?}");
     // A repeated id in one batch keeps its last vector; a new id is inserted.
@@ -311,7 +311,7 @@ fn default_build_plans_sizes_sweep_and_writes() {
         .upsert_batch(&[fresh, fresh], &two)
         .expect("upsert new id");
     engine
-        .search(data.test.row(2), 1, &mut out)
+        .search(data.test.row(2), 1, None, &mut out)
         .expect("search");
     assert_eq!(out[0].id, fresh, "{out:?}");
 
@@ -322,7 +322,7 @@ fn default_build_plans_sizes_sweep_and_writes() {
     // Wrong dimensions are refused, not truncated.
     let err = engine.upsert_batch(&[1], &[0.0; 16]).unwrap_err();
     assert!(err.to_string().contains("dimension"), "{err}");
-    let err = engine.search(&[0.0; 16], K, &mut out).unwrap_err();
+    let err = engine.search(&[0.0; 16], K, None, &mut out).unwrap_err();
     assert!(err.to_string().contains("dimension"), "{err}");
 
     engine.close().expect("close");
@@ -377,10 +377,10 @@ fn other_index_sets_use_their_index() {
         let target = data.test.row(0).to_vec();
         engine.upsert_batch(&[5], &target).expect("upsert");
         let mut out = Vec::new();
-        engine.search(&target, K, &mut out).expect("search");
+        engine.search(&target, K, None, &mut out).expect("search");
         assert_eq!(out.first().map(|n| n.id), Some(5), "{set}: {out:?}");
         engine.delete_batch(&[5]).expect("delete");
-        engine.search(&target, K, &mut out).expect("search");
+        engine.search(&target, K, None, &mut out).expect("search");
         assert!(out.iter().all(|n| n.id != 5), "{set}: {out:?}");
         engine.close().expect("close");
     }
@@ -513,7 +513,7 @@ fn private_server_with_a_table(
     engine.wait_until_ready().expect("index");
     let mut out = Vec::new();
     engine
-        .search(data.test.row(0), K, &mut out)
+        .search(data.test.row(0), K, None, &mut out)
         .expect("search while up");
     assert_eq!(out.len(), K);
     (server, data, engine)
@@ -534,7 +534,7 @@ fn server_stopped_mid_run_is_an_error() {
     );
 
     let q = data.test.row(1);
-    let err = no_panic("search", || engine.search(q, K, &mut out)).expect_err("server is down");
+    let err = no_panic("search", || engine.search(q, K, None, &mut out)).expect_err("server is down");
     println!("search after stop: {err}");
     assert!(
         matches!(err, EngineError::Unreachable { .. }),
@@ -605,7 +605,7 @@ fn server_frozen_mid_run_hits_the_deadline() {
 
     let started = Instant::now();
     let q = data.test.row(1);
-    let result = no_panic("search", || engine.search(q, K, &mut out));
+    let result = no_panic("search", || engine.search(q, K, None, &mut out));
     let took = started.elapsed();
     signal_tree(postmaster, "-CONT");
     drop(probe);
@@ -692,7 +692,7 @@ fn filtered_search_keeps_to_the_predicate() {
     for q in data.test.iter() {
         let mut out = Vec::new();
         engine
-            .search_filtered(q, K, &predicate, &mut out)
+            .search(q, K, Some(&predicate), &mut out)
             .expect("filtered search");
         assert!(out.iter().all(|n| passes.passes(n.id)), "a violation");
         short += usize::from(out.len() < K);
@@ -794,7 +794,7 @@ fn wire_searches_match_the_postgres_client() {
                         .iter()
                         .map(|q| {
                             let mut out = Vec::new();
-                            engine.search(q, k, &mut out).expect("search");
+                            engine.search(q, k, None, &mut out).expect("search");
                             out
                         })
                         .collect();
@@ -822,7 +822,7 @@ fn wire_searches_match_the_postgres_client() {
                 .test
                 .iter()
                 .map(|q| {
-                    engines[0].0.search(q, K, &mut out).expect("search");
+                    engines[0].0.search(q, K, None, &mut out).expect("search");
                     out.clone()
                 })
                 .collect();

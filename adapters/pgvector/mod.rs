@@ -307,6 +307,55 @@ impl PgVector {
             Ok(())
         })
     }
+
+    /// Top-k of all rows: over the extended-protocol wire client when it serves the
+    /// collection, else through a statement prepared once per session.
+    fn unfiltered_search(
+        &self,
+        query: &[f32],
+        k: usize,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        out.clear();
+        let col = self.collection("search")?;
+        rows::check(ENGINE, "search", col.dim, 1, query.len())?;
+        if k == 0 {
+            return Ok(());
+        }
+        let limit = i64::try_from(k).unwrap_or(i64::MAX);
+        let rerank = col.rerank(&self.search, k);
+        if let Some(done) = self.search_over_wire(col, query, (limit, rerank), out) {
+            return done;
+        }
+        let vector = Vector::from(query.to_vec());
+        let rows = self.with_conn("search", |conn| {
+            let stmt = self.ready_for_search(conn, col, limit, rerank)?;
+            Ok(conn.client.query(&stmt, &[&vector])?)
+        })?;
+        neighbors_into(rows, "search", out)
+    }
+}
+
+/// The rows of a search (`id`, distance) as neighbours, best first as the server sent them.
+fn neighbors_into(
+    rows: Vec<postgres::Row>,
+    operation: &str,
+    out: &mut Vec<Neighbor>,
+) -> EngineResult<()> {
+    out.reserve(rows.len());
+    for row in rows {
+        let id: i64 = row
+        .try_get(0)
+        .map_err(|e| EngineError::op(ENGINE, operation, e))?;
+        let dist: Option<f64> = row
+        .try_get(1)
+        .map_err(|e| EngineError::op(ENGINE, operation, e))?;
+        out.push(Neighbor {
+        id: id as PointId,
+        score: dist.map_or(f32::NAN, |d| d as f32),
+        });
+    }
+    Ok(())
 }
 
 impl ConcurrentWrites for PgVector {
@@ -500,37 +549,17 @@ impl VectorEngine for PgVector {
         Ok(())
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        out.clear();
-        let col = self.collection("search")?;
-        rows::check(ENGINE, "search", col.dim, 1, query.len())?;
-        if k == 0 {
-            return Ok(());
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&crate::filter::Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        match filter {
+            None => self.unfiltered_search(query, k, out),
+            Some(filter) => self.filtered_search(query, k, filter, out),
         }
-        let limit = i64::try_from(k).unwrap_or(i64::MAX);
-        let rerank = col.rerank(&self.search, k);
-        if let Some(done) = self.search_over_wire(col, query, (limit, rerank), out) {
-            return done;
-        }
-        let vector = Vector::from(query.to_vec());
-        let rows = self.with_conn("search", |conn| {
-            let stmt = self.ready_for_search(conn, col, limit, rerank)?;
-            Ok(conn.client.query(&stmt, &[&vector])?)
-        })?;
-        out.reserve(rows.len());
-        for row in rows {
-            let id: i64 = row
-                .try_get(0)
-                .map_err(|e| EngineError::op(ENGINE, "search", e))?;
-            let dist: Option<f64> = row
-                .try_get(1)
-                .map_err(|e| EngineError::op(ENGINE, "search", e))?;
-            out.push(Neighbor {
-                id: id as PointId,
-                score: dist.map_or(f32::NAN, |d| d as f32),
-            });
-        }
-        Ok(())
     }
 
     /// Equality and ranges are plain SQL: every predicate ragdbeval makes is expressible.
@@ -540,16 +569,6 @@ impl VectorEngine for PgVector {
         predicate: &crate::filter::Predicate,
     ) -> EngineResult<()> {
         self.check_predicate(attributes, predicate)
-    }
-
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: &crate::filter::Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        self.filtered_search(query, k, filter, out)
     }
 
     /// Index: `pg_relation_size` of the ANN index. Total: `pg_total_relation_size` of the

@@ -64,6 +64,7 @@ mod requests;
 mod tests;
 
 use crate::adapters::support::process::listener_pid;
+use crate::adapters::support::filter as support_filter;
 use crate::adapters::support::rows;
 use endpoint::Endpoint;
 use info::{optimizer_json, status_name};
@@ -276,15 +277,22 @@ impl VectorEngine for QdrantEngine {
         Ok(())
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
         out.clear();
-        let col = self.collection("search")?;
-        rows::check(ENGINE, "search", col.dim, 1, query.len())?;
+        let op = support_filter::operation(filter, false);
+        let col = self.collection(op)?;
+        rows::check(ENGINE, op, col.dim, 1, query.len())?;
         if k == 0 {
             return Ok(());
         }
-        let request = self.query_request(&col.name, query, k, None);
-        let response = self.run_query("search", request)?;
+        let request = self.query_request(&col.name, query, k, filter.map(grpc_filter));
+        let response = self.run_query(op, request)?;
         to_neighbors(response.result, out)
     }
 
@@ -293,11 +301,13 @@ impl VectorEngine for QdrantEngine {
         queries: &[f32],
         dim: usize,
         k: usize,
+        filters: Option<&[Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let col = self.collection("batch search")?;
-        let rows = queries.len() / dim.max(1);
-        rows::check(ENGINE, "batch search", col.dim, rows, queries.len())?;
-        self.query_batches("batch search", queries, k, None)
+        let op = support_filter::operation(filters.and_then(<[_]>::first), true);
+        let col = self.collection(op)?;
+        let nq = filters.map_or(queries.len() / dim.max(1), <[_]>::len);
+        rows::check_batch(ENGINE, op, col.dim, dim, nq, queries.len())?;
+        self.query_batches(op, queries, k, filters)
     }
 
     /// Qdrant expresses keyword equality and integer ranges natively (`match`, `range`). Its
@@ -317,36 +327,6 @@ impl VectorEngine for QdrantEngine {
             ));
         }
         Ok(())
-    }
-
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: &Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        out.clear();
-        let col = self.collection("filtered search")?;
-        rows::check(ENGINE, "filtered search", col.dim, 1, query.len())?;
-        if k == 0 {
-            return Ok(());
-        }
-        let request = self.query_request(&col.name, query, k, Some(grpc_filter(filter)));
-        let response = self.run_query("filtered search", request)?;
-        to_neighbors(response.result, out)
-    }
-
-    fn batch_search_filtered(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: &[Predicate],
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let col = self.collection("filtered batch search")?;
-        rows::check_batch(ENGINE, "filtered batch search", col.dim, dim, filters.len(), queries.len())?;
-        self.query_batches("filtered batch search", queries, k, Some(filters))
     }
 
     /// With `--server-storage`, from `<storage>/collections/<name>`: index = the segments'

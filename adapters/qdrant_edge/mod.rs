@@ -299,14 +299,21 @@ impl VectorEngine for QdrantEdge {
         Ok(())
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
         out.clear();
-        let shard = self.open_shard("search")?;
-        rows::check(ENGINE, "search", shard.dim, 1, query.len())?;
+        let op = filter::operation(filter, false);
+        let shard = self.open_shard(op)?;
+        rows::check(ENGINE, op, shard.dim, 1, query.len())?;
         let points = shard
             .shard
-            .query(self.request(query, k))
-            .map_err(|e| EngineError::op(ENGINE, "search", e))?;
+            .query(self.request_filtered(query, k, filter)?)
+            .map_err(|e| EngineError::op(ENGINE, op, e))?;
         collect_neighbors(&points, out)
     }
 
@@ -315,77 +322,27 @@ impl VectorEngine for QdrantEdge {
         filter::check(ENGINE, attributes, predicate)
     }
 
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: &Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        out.clear();
-        let shard = self.open_shard("filtered search")?;
-        rows::check(ENGINE, "filtered search", shard.dim, 1, query.len())?;
-        let points = shard
-            .shard
-            .query(self.request_filtered(query, k, filter)?)
-            .map_err(|e| EngineError::op(ENGINE, "filtered search", e))?;
-        collect_neighbors(&points, out)
-    }
-
-    fn batch_search_filtered(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: &[Predicate],
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let shard = self.open_shard("filtered batch search")?;
-        rows::check_batch(ENGINE, "filtered batch search", shard.dim, dim, filters.len(), queries.len())?;
-        let requests = queries
-            .chunks_exact(dim)
-            .zip(filters)
-            .map(|(q, f)| self.request_filtered(q, k, f))
-            .collect::<EngineResult<Vec<_>>>()?;
-        let results = shard
-            .shard
-            .query_batch(QueryBatchRequest::new(requests))
-            .map_err(|e| EngineError::op(ENGINE, "filtered batch search", e))?;
-        results
-            .iter()
-            .map(|points| {
-                let mut out = Vec::with_capacity(points.len());
-                collect_neighbors(points, &mut out).map(|()| out)
-            })
-            .collect()
-    }
-
+    /// One planned batch: Qdrant pushes the queries down to each segment together.
     fn batch_search(
         &self,
         queries: &[f32],
         dim: usize,
         k: usize,
+        filters: Option<&[Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let shard = self.open_shard("batch search")?;
-        if dim != shard.dim {
-            // The queries' row width itself is wrong: one row shows the mismatch.
-            return Err(rows::mismatch(ENGINE, "batch search", shard.dim, 1, dim));
-        }
-        if !queries.len().is_multiple_of(dim) {
-            return Err(EngineError::op(
-                ENGINE,
-                "batch search",
-                format!("{} floats are not whole rows of {dim}", queries.len()),
-            ));
-        }
+        let op = filter::operation(filters.and_then(<[_]>::first), true);
+        let shard = self.open_shard(op)?;
+        let nq = filters.map_or(queries.len() / dim.max(1), <[_]>::len);
+        rows::check_batch(ENGINE, op, shard.dim, dim, nq, queries.len())?;
         let requests = queries
             .chunks_exact(dim)
-            .map(|q| self.request(q, k))
-            .collect();
-        // One planned batch: Qdrant pushes the queries down to each segment together.
+            .enumerate()
+            .map(|(i, q)| self.request_filtered(q, k, filters.map(|f| &f[i])))
+            .collect::<EngineResult<Vec<_>>>()?;
         let results = shard
             .shard
             .query_batch(QueryBatchRequest::new(requests))
-            .map_err(|e| EngineError::op(ENGINE, "batch search", e))?;
+            .map_err(|e| EngineError::op(ENGINE, op, e))?;
         results
             .iter()
             .map(|points| {

@@ -101,12 +101,14 @@ impl QdrantEdge {
         &self,
         query: &[f32],
         k: usize,
-        filter: &Predicate,
+        filter: Option<&Predicate>,
     ) -> EngineResult<QueryRequest> {
-        let filter: Filter = serde_json::from_value(qfilter::filter_json(filter))
-            .map_err(|e| EngineError::op(ENGINE, "filtered search", format!("filter: {e}")))?;
         let mut request = self.request(query, k);
-        request.filter = Some(filter);
+        if let Some(filter) = filter {
+            let filter: Filter = serde_json::from_value(qfilter::filter_json(filter))
+                .map_err(|e| EngineError::op(ENGINE, "filtered search", format!("filter: {e}")))?;
+            request.filter = Some(filter);
+        }
         Ok(request)
     }
 

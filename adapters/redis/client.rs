@@ -257,18 +257,20 @@ impl RedisEngine {
         cmd
     }
 
-    /// `VSIM … FILTER <expression> [FILTER-EF n]`.
+    /// `VSIM`, with `FILTER <expression> [FILTER-EF n]` under a predicate.
     pub(super) fn vsim_filtered(
         &self,
         set: &SetSpec,
         query: &[f32],
         k: usize,
-        filter: &crate::filter::Predicate,
+        filter: Option<&crate::filter::Predicate>,
     ) -> redis::Cmd {
         let mut cmd = self.vsim(set, query, k);
-        cmd.arg("FILTER").arg(super::filter::expression(filter));
-        if let Some(effort) = self.filter_ef {
-            cmd.arg("FILTER-EF").arg(effort);
+        if let Some(filter) = filter {
+            cmd.arg("FILTER").arg(super::filter::expression(filter));
+            if let Some(effort) = self.filter_ef {
+                cmd.arg("FILTER-EF").arg(effort);
+            }
         }
         cmd
     }

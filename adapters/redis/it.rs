@@ -232,14 +232,14 @@ fn server_stopped_mid_run_is_an_error() {
         .expect("insert");
     let mut out = Vec::new();
     engine
-        .search(&[1.0, 0.0, 0.0, 0.0], 2, &mut out)
+        .search(&[1.0, 0.0, 0.0, 0.0], 2, None, &mut out)
         .expect("search");
     assert_eq!(out[0].id, 1);
 
     let stopped = server.run("stop");
     assert!(stopped.status.success(), "{stopped:?}");
     for _ in 0..2 {
-        match engine.search(&[1.0, 0.0, 0.0, 0.0], 2, &mut out) {
+        match engine.search(&[1.0, 0.0, 0.0, 0.0], 2, None, &mut out) {
             Err(e) => println!("after stop: {e}"),
             Ok(()) => panic!("search succeeded against a stopped server: {out:?}"),
         }

@@ -31,6 +31,7 @@ use std::time::Duration;
 use redis::{Client, Connection, ConnectionAddr, ConnectionLike, RedisError, RedisResult, Value};
 use serde_json::{Map, Value as Json};
 
+use crate::adapters::support::filter as support_filter;
 use crate::adapters::support::rows;
 use crate::distance::Distance;
 use crate::engine::{
@@ -289,16 +290,18 @@ impl VectorEngine for RedisEngine {
         Ok(())
     }
 
-    fn search_filtered(
+    /// Scores are Redis' similarity `(1 + cos) / 2` in [0, 1], higher is better, as returned.
+    fn search(
         &self,
         query: &[f32],
         k: usize,
-        filter: &crate::filter::Predicate,
+        filter: Option<&crate::filter::Predicate>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        let set = self.set("filtered search")?;
+        let op = support_filter::operation(filter, false);
+        let set = self.set(op)?;
         out.clear();
-        rows::check(ENGINE, "filtered search", set.dim, 1, query.len())?;
+        rows::check(ENGINE, op, set.dim, 1, query.len())?;
         if k == 0 {
             return Ok(());
         }
@@ -306,99 +309,42 @@ impl VectorEngine for RedisEngine {
         let reply = self
             .pool
             .with(|con| cmd.query::<Value>(con))
-            .map_err(|e| self.error("filtered search (VSIM FILTER)", e))?;
-        parse_neighbors(&reply, out)
-            .map_err(|m| EngineError::op(ENGINE, "filtered search (VSIM FILTER)", m))
+            .map_err(|e| self.error(op, e))?;
+        parse_neighbors(&reply, out).map_err(|m| EngineError::op(ENGINE, op, m))
     }
 
-    /// Pipelined like [`VectorEngine::batch_search`], each query with its own `FILTER`.
-    fn batch_search_filtered(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: &[crate::filter::Predicate],
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let set = self.set("filtered batch search")?;
-        rows::check_batch(ENGINE, "filtered batch search", set.dim, dim, filters.len(), queries.len())?;
-        let mut results = Vec::with_capacity(filters.len());
-        if k == 0 {
-            results.resize(filters.len(), Vec::new());
-            return Ok(results);
-        }
-        for (chunk, fs) in queries
-            .chunks(SEARCH_PIPELINE * dim)
-            .zip(filters.chunks(SEARCH_PIPELINE))
-        {
-            let mut pipe = redis::pipe();
-            for (q, f) in chunk.chunks_exact(dim).zip(fs) {
-                pipe.add_command(self.vsim_filtered(set, q, k, f));
-            }
-            let replies: Vec<Value> = self
-                .pool
-                .with(|con| pipe.query(con))
-                .map_err(|e| self.error("filtered batch search (VSIM FILTER)", e))?;
-            for reply in &replies {
-                let mut out = Vec::with_capacity(k);
-                parse_neighbors(reply, &mut out).map_err(|m| {
-                    EngineError::op(ENGINE, "filtered batch search (VSIM FILTER)", m)
-                })?;
-                results.push(out);
-            }
-        }
-        Ok(results)
-    }
-
-    /// Scores are Redis' similarity `(1 + cos) / 2` in [0, 1], higher is better, as returned.
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        let set = self.set("search")?;
-        out.clear();
-        rows::check(ENGINE, "search", set.dim, 1, query.len())?;
-        if k == 0 {
-            return Ok(());
-        }
-        let cmd = self.vsim(set, query, k);
-        let reply = self
-            .pool
-            .with(|con| cmd.query::<Value>(con))
-            .map_err(|e| self.error("search (VSIM)", e))?;
-        parse_neighbors(&reply, out).map_err(|m| EngineError::op(ENGINE, "search (VSIM)", m))
-    }
-
-    /// Pipelines the queries (one round trip per [`SEARCH_PIPELINE`] of them): Redis has no
-    /// batch similarity command, and pipelining is how its clients batch.
+    /// Pipelines the queries (one round trip per [`SEARCH_PIPELINE`] of them), each with its
+    /// own `FILTER` when filtered: Redis has no batch similarity command, and pipelining is
+    /// how its clients batch.
     fn batch_search(
         &self,
         queries: &[f32],
         dim: usize,
         k: usize,
+        filters: Option<&[crate::filter::Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let set = self.set("batch search")?;
-        if dim != set.dim || !queries.len().is_multiple_of(dim.max(1)) {
-            return Err(EngineError::op(
-                ENGINE,
-                "batch search",
-                format!("queries of dimension {dim}, collection {}", set.dim),
-            ));
-        }
-        let mut results = Vec::with_capacity(queries.len() / dim);
+        let op = support_filter::operation(filters.and_then(<[_]>::first), true);
+        let set = self.set(op)?;
+        let nq = filters.map_or(queries.len() / dim.max(1), <[_]>::len);
+        rows::check_batch(ENGINE, op, set.dim, dim, nq, queries.len())?;
+        let mut results = Vec::with_capacity(nq);
         if k == 0 {
-            results.resize(queries.len() / dim, Vec::new());
+            results.resize(nq, Vec::new());
             return Ok(results);
         }
-        for chunk in queries.chunks(SEARCH_PIPELINE * dim) {
+        for (c, chunk) in queries.chunks(SEARCH_PIPELINE * dim).enumerate() {
             let mut pipe = redis::pipe();
-            for q in chunk.chunks_exact(dim) {
-                pipe.add_command(self.vsim(set, q, k));
+            for (i, q) in chunk.chunks_exact(dim).enumerate() {
+                let filter = filters.map(|f| &f[c * SEARCH_PIPELINE + i]);
+                pipe.add_command(self.vsim_filtered(set, q, k, filter));
             }
             let replies: Vec<Value> = self
                 .pool
                 .with(|con| pipe.query(con))
-                .map_err(|e| self.error("batch search (VSIM)", e))?;
+                .map_err(|e| self.error(op, e))?;
             for reply in &replies {
                 let mut out = Vec::with_capacity(k);
-                parse_neighbors(reply, &mut out)
-                    .map_err(|m| EngineError::op(ENGINE, "batch search (VSIM)", m))?;
+                parse_neighbors(reply, &mut out).map_err(|m| EngineError::op(ENGINE, op, m))?;
                 results.push(out);
             }
         }

@@ -168,24 +168,16 @@ impl VectorEngine for SqliteVec {
         Ok(())
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        self.collection("search")?
-            .search(self.search, query, k, &Predicate::default(), out)
-    }
-
-    /// Keyword equality and integer ranges, as vec0 metadata constraints.
-    fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
-        sql::check_filter(attributes, predicate)
-    }
-
-    fn search_filtered(
+    fn search(
         &self,
         query: &[f32],
         k: usize,
-        filter: &Predicate,
+        filter: Option<&Predicate>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        let c = self.collection("filtered search")?;
+        let c = self.collection("search")?;
+        let unfiltered = Predicate::default();
+        let filter = filter.unwrap_or(&unfiltered);
         if c.attributes.is_none() && !filter.all.is_empty() {
             return Err(EngineError::op(
                 ENGINE,
@@ -194,6 +186,11 @@ impl VectorEngine for SqliteVec {
             ));
         }
         c.search(self.search, query, k, filter, out)
+    }
+
+    /// Keyword equality and integer ranges, as vec0 metadata constraints.
+    fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
+        sql::check_filter(attributes, predicate)
     }
 
     /// Index: none, vec0 scans every vector. Total: the database directory (database file,

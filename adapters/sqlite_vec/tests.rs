@@ -146,13 +146,13 @@ fn writes_are_seen_and_filters_are_kept() {
 
     let mut out = Vec::new();
     let q = vectors(&[50], dim, 0.1);
-    e.search(&q, 3, &mut out).expect("search");
+    e.search(&q, 3, None, &mut out).expect("search");
     assert_eq!(ids(&out), [50, 51, 49]);
     // Point 50 moves far away: an update must replace its vector.
     e.upsert_batch(&[50], &vectors(&[50], dim, 1000.0))
         .expect("upsert");
     e.delete_batch(&[51]).expect("delete");
-    e.search(&q, 3, &mut out).expect("search");
+    e.search(&q, 3, None, &mut out).expect("search");
     assert_eq!(ids(&out), [49, 52, 48]);
     assert_eq!(e.collection("t").expect("collection").rows().expect("rows"), 99);
 
@@ -169,7 +169,7 @@ fn writes_are_seen_and_filters_are_kept() {
             },
         ],
     };
-    e.search_filtered(&q, 4, &odd_in_range, &mut out)
+    e.search(&q, 4, Some(&odd_in_range), &mut out)
         .expect("filtered");
     assert_eq!(ids(&out), [49, 53, 47, 55]);
     let unknown = Predicate {
@@ -201,7 +201,7 @@ fn searches_run_on_several_threads_while_a_writer_commits() {
                 let mut out = Vec::new();
                 for _ in 0..50 {
                     let q = vectors(&[t * 10], dim, 0.0);
-                    e.search(&q, 1, &mut out).expect("search");
+                    e.search(&q, 1, None, &mut out).expect("search");
                     assert_eq!(ids(&out), [t * 10]);
                 }
             });
@@ -236,7 +236,7 @@ fn quantized_candidates_are_reranked_by_the_float_vectors() {
         .expect("oversample");
     let mut out = Vec::new();
     let q: Vec<f32> = v[20 * dim..21 * dim].iter().map(|x| x + 0.1).collect();
-    e.search(&q, 3, &mut out).expect("search");
+    e.search(&q, 3, None, &mut out).expect("search");
     // All 100 candidates re-ranked by their float vectors: the true neighbours, with their
     // true distances.
     assert_eq!(ids(&out), [20, 21, 19]);

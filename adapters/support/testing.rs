@@ -48,6 +48,6 @@ pub fn line(ids: std::ops::Range<u64>) -> (Vec<PointId>, Vec<f32>) {
 /// The ids of the `k` nearest points to `query`, as the engine answers.
 pub fn nearest(engine: &dyn VectorEngine, query: [f32; 4], k: usize) -> Vec<PointId> {
     let mut out = Vec::new();
-    engine.search(&query, k, &mut out).expect("search");
+    engine.search(&query, k, None, &mut out).expect("search");
     out.iter().map(|n| n.id).collect()
 }

@@ -37,6 +37,7 @@ use serde_json::{Map, Value, json};
 
 use crate::adapters::support::http::Http;
 use crate::adapters::support::server::LocalServer;
+use crate::adapters::support::filter as support_filter;
 use crate::adapters::support::{poll, rows};
 use crate::distance::Distance;
 use crate::engine::{
@@ -239,61 +240,46 @@ impl VectorEngine for TypesenseEngine {
         Ok(())
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        let col = self.collection("search")?;
-        rows::check(ENGINE, "search", col.dim, 1, query.len())?;
-        let mut answers = self.multi_search(query, k, &[None], "search")?;
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        predicate: Option<&Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        let op = support_filter::operation(predicate, false);
+        let col = self.collection(op)?;
+        rows::check(ENGINE, op, col.dim, 1, query.len())?;
+        let filter = predicate.and_then(filter::filter_by);
+        let mut answers = self.multi_search(query, k, &[filter.as_deref()], op)?;
         *out = answers.pop().unwrap_or_default();
         Ok(())
     }
 
-    /// `multi_search` requests of up to 50 searches each.
+    /// `multi_search` requests of up to 50 searches each. Each search of a request has its
+    /// own `filter_by`, so filtered queries go in their order too.
     fn batch_search(
         &self,
         queries: &[f32],
         dim: usize,
         k: usize,
+        predicates: Option<&[Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let col = self.collection("batch search")?;
-        rows::check_batch(ENGINE, "batch search", col.dim, dim, queries.len() / dim.max(1), queries.len())?;
-        let filters = vec![None; queries.len() / dim.max(1)];
-        self.multi_search(queries, k, &filters, "batch search")
+        let op = support_filter::operation(predicates.and_then(<[_]>::first), true);
+        let col = self.collection(op)?;
+        let nq = predicates.map_or(queries.len() / dim.max(1), <[_]>::len);
+        rows::check_batch(ENGINE, op, col.dim, dim, nq, queries.len())?;
+        let texts: Vec<Option<String>> = match predicates {
+            Some(p) => p.iter().map(filter::filter_by).collect(),
+            None => vec![None; nq],
+        };
+        let filters: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
+        self.multi_search(queries, k, &filters, op)
     }
 
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
-        crate::adapters::support::filter::check(ENGINE, attributes, predicate)?;
+        support_filter::check(ENGINE, attributes, predicate)?;
         filter::check(predicate).map_err(|e| EngineError::bad_param(ENGINE, "filter", e))
-    }
-
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        predicate: &Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let col = self.collection("filtered search")?;
-        rows::check(ENGINE, "filtered search", col.dim, 1, query.len())?;
-        let filter = filter::filter_by(predicate);
-        let mut answers = self.multi_search(query, k, &[filter.as_deref()], "filtered search")?;
-        *out = answers.pop().unwrap_or_default();
-        Ok(())
-    }
-
-    /// Each search of a `multi_search` request has its own `filter_by`, so the queries go
-    /// in their order, 50 to a request.
-    fn batch_search_filtered(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        predicates: &[Predicate],
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let col = self.collection("filtered batch search")?;
-        rows::check_batch(ENGINE, "filtered batch search", col.dim, dim, predicates.len(), queries.len())?;
-        let texts: Vec<Option<String>> = predicates.iter().map(filter::filter_by).collect();
-        let filters: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
-        self.multi_search(queries, k, &filters, "filtered batch search")
     }
 
     /// Index: the growth of the server's allocated memory since the collection was created

@@ -161,27 +161,22 @@ impl VectorEngine for USearch {
         Ok(())
     }
 
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
-        self.collection("search")?
-            .search(query, k, self.search, None, out)
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
+        let compiled = filter::compile_optional(NAME, self.attributes.as_deref(), filter)?;
+        self.collection(filter::operation(filter, false))?
+            .search(query, k, self.search, compiled.as_ref(), out)
     }
 
     /// usearch filters with a predicate on keys during the graph search: any predicate over
     /// the points' attributes can be one.
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
         filter::check(NAME, attributes, predicate)
-    }
-
-    fn search_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        predicate: &Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let compiled = filter::compile(NAME, self.attributes.as_deref(), predicate)?;
-        self.collection("filtered search")?
-            .search(query, k, self.search, Some(&compiled), out)
     }
 
     /// Index and total are one figure: usearch keeps the vectors, the graph and the key table

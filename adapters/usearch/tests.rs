@@ -110,7 +110,7 @@ fn exact_search_and_dimension_errors() {
         .unwrap();
     assert_eq!(nearest(&engine, [20.1, 0.0, 0.0, 0.0], 3), [20, 21, 19]);
     let mut out = Vec::new();
-    let err = engine.search(&[1.0; 3], 3, &mut out).unwrap_err();
+    let err = engine.search(&[1.0; 3], 3, None, &mut out).unwrap_err();
     assert!(err.to_string().contains("dimension mismatch"), "{err}");
     let err = engine.insert_batch(&[60], &[1.0; 5]).unwrap_err();
     assert!(err.to_string().contains("dimension mismatch"), "{err}");
@@ -140,14 +140,14 @@ fn filtered_search_returns_only_passing_points() {
     // before it reaches them (the filter only keeps results), and that is not under test here.
     let mut out = Vec::new();
     engine
-        .search_filtered(&[152.0, 0.0, 0.0, 0.0], 5, &predicate, &mut out)
+        .search(&[152.0, 0.0, 0.0, 0.0], 5, Some(&predicate), &mut out)
         .unwrap();
     let mut got: Vec<PointId> = out.iter().map(|n| n.id).collect();
     got.sort_unstable();
     assert_eq!(got, [150, 151, 152, 153, 154]);
     out.clear();
     engine
-        .search_filtered(&[0.0; 4], 5, &predicate, &mut out)
+        .search(&[0.0; 4], 5, Some(&predicate), &mut out)
         .unwrap();
     assert!(out.iter().all(|n| (150..160).contains(&n.id)), "{out:?}");
 }

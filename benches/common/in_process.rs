@@ -129,7 +129,9 @@ pub fn compare(
         single_client_iterations(engine, &queries, K, nq as u64).expect("closed loop")
     };
     let mut out = Vec::new();
-    engine.search(queries.row(0), K, &mut out).expect("search");
+    engine
+        .search(queries.row(0), K, None, &mut out)
+        .expect("search");
     assert_eq!(out.len(), K, "ragdbeval's search lost hits");
     bare_slice();
     ours_slice();

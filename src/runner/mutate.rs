@@ -407,7 +407,7 @@ fn poll_visible(
     let start = Instant::now();
     loop {
         engine
-            .search(vector, poll.k.max(1), out)
+            .search(vector, poll.k.max(1), None, out)
             .map_err(RunError::engine("read-after-write search"))?;
         *stale_hits += out.iter().filter(|nb| (poll.is_stale)(nb.id)).count();
         let present = out.iter().any(|nb| nb.id == poll.id);

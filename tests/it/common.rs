@@ -229,7 +229,7 @@ pub fn search_all(
         .chunks_exact(dim)
         .map(|q| {
             let mut out = Vec::new();
-            if let Err(e) = engine.search(q, K, &mut out) {
+            if let Err(e) = engine.search(q, K, None, &mut out) {
                 panic!("search: {e}");
             }
             out

@@ -196,7 +196,7 @@ pub fn check_filtered_search(
     let mut run = |engine: &dyn VectorEngine, live: &[(PointId, usize)], when: &str| {
         for (name, predicates) in &cases {
             let batch = engine
-                .batch_search_filtered(queries.as_flat(), DIM, K, predicates)
+                .batch_search(queries.as_flat(), DIM, K, Some(predicates))
                 .unwrap_or_else(|e| panic!("{} {name}: {e}", engine.name()));
             let single: Vec<Vec<Neighbor>> = predicates
                 .iter()
@@ -204,7 +204,7 @@ pub fn check_filtered_search(
                 .map(|(q, p)| {
                     let mut out = Vec::new();
                     engine
-                        .search_filtered(queries.row(q), K, p, &mut out)
+                        .search(queries.row(q), K, Some(p), &mut out)
                         .unwrap_or_else(|e| panic!("{} {name}: {e}", engine.name()));
                     out
                 })

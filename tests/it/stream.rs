@@ -228,9 +228,15 @@ impl VectorEngine for Lagging {
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {
         self.inner.set_search_params(params)
     }
-    fn search(&self, query: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<&ragdbeval::filter::Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
         self.catch_up()?;
-        self.inner.search(query, k, out)
+        self.inner.search(query, k, filter, out)
     }
     fn footprint(&self) -> EngineResult<Footprint> {
         self.inner.footprint()

@@ -154,7 +154,13 @@ impl VectorEngine for Stub {
     }
     // Not inlined into the harness benchmark's loop, as a real engine's call would not be.
     #[inline(never)]
-    fn search(&self, q: &[f32], k: usize, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+    fn search(
+        &self,
+        q: &[f32],
+        k: usize,
+        filter: Option<&ragdbeval::filter::Predicate>,
+        out: &mut Vec<Neighbor>,
+    ) -> EngineResult<()> {
         if self.built.load(Ordering::Relaxed) {
             return Err(EngineError::Unreachable {
                 engine: self.name.into(),
@@ -163,7 +169,9 @@ impl VectorEngine for Stub {
             });
         }
         if let Some(e) = &self.inner {
-            return e.search(q, k, out);
+            // An engine that "drops" filters searches unfiltered: what the filter checks catch.
+            let filter = filter.filter(|_| !self.drops_filters);
+            return e.search(q, k, filter, out);
         }
         if let Timing::Sleeps {
             service,
@@ -186,18 +194,6 @@ impl VectorEngine for Stub {
         match &self.inner {
             Some(e) => e.check_filter(attributes, predicate),
             None => Ok(()),
-        }
-    }
-    fn search_filtered(
-        &self,
-        q: &[f32],
-        k: usize,
-        filter: &ragdbeval::filter::Predicate,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        match &self.inner {
-            Some(e) if !self.drops_filters => e.search_filtered(q, k, filter, out),
-            _ => self.search(q, k, out),
         }
     }
     fn footprint(&self) -> EngineResult<Footprint> {

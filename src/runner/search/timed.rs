@@ -39,10 +39,8 @@ fn timed_single(
     progress: &dyn Progress,
     warmup_latencies: &mut Vec<Duration>,
 ) -> Result<(Answers, Duration), RunError> {
-    // One call, filtered or not: the branch is outside the timed call.
-    let call = |q: usize, out: &mut Vec<Neighbor>| match filters {
-        Some(f) => engine.search_filtered(dataset.test.row(q), k, &f[q], out),
-        None => engine.search(dataset.test.row(q), k, out),
+    let call = |q: usize, out: &mut Vec<Neighbor>| {
+        engine.search(dataset.test.row(q), k, filters.map(|f| &f[q]), out)
     };
     let queries = Queries {
         count: dataset.test.len(),
@@ -126,9 +124,8 @@ fn timed_batch(
 ) -> Result<(Answers, Duration), RunError> {
     let nq = dataset.test.len();
     let dim = dataset.test.dim();
-    let call = |queries: &[f32], predicates: Option<&[Predicate]>| match predicates {
-        Some(p) => engine.batch_search_filtered(queries, dim, k, p),
-        None => engine.batch_search(queries, dim, k),
+    let call = |queries: &[f32], predicates: Option<&[Predicate]>| {
+        engine.batch_search(queries, dim, k, predicates)
     };
     if warmup > 0 {
         let rows: Vec<usize> = (0..warmup.min(nq * 4)).map(|i| i % nq).collect();

@@ -172,7 +172,7 @@ fn probe_writes(
         let mut i = 0;
         while i < pending.len() {
             let p = &pending[i];
-            engine.search(dataset.train.row(p.row), k, &mut out)?;
+            engine.search(dataset.train.row(p.row), k, None, &mut out)?;
             let now = Instant::now();
             let present = out.iter().any(|n| n.id == p.id);
             let waited = now.saturating_duration_since(p.acked);
@@ -333,7 +333,7 @@ fn search_until(
     // searched (a search sent after the last write is scored like any other).
     loop {
         let sent = Instant::now();
-        engine.search(dataset.test.row(q), k, &mut out)?;
+        engine.search(dataset.test.row(q), k, None, &mut out)?;
         let received = Instant::now();
         events.push(SearchEvent {
             query: q,
