@@ -324,11 +324,31 @@ pub trait VectorEngine: Send + Sync {
         None
     }
 
-    /// Insert or replace points after the build (insert and update phases).
-    fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()>;
+    /// Insert or replace points after the build (insert and update phases). The default: the
+    /// engine's [`VectorEngine::concurrent_writes`], for an engine that writes through `&self`.
+    fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
+        match self.concurrent_writes() {
+            Some(writes) => writes.upsert(ids, vectors),
+            None => Err(self.takes_no_writes()),
+        }
+    }
 
-    /// Remove points.
-    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()>;
+    /// Remove points. The default, as for [`VectorEngine::upsert_batch`]: the engine's
+    /// [`VectorEngine::concurrent_writes`].
+    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
+        match self.concurrent_writes() {
+            Some(writes) => writes.delete(ids),
+            None => Err(self.takes_no_writes()),
+        }
+    }
+
+    /// The error of an engine that takes no writes after its build.
+    fn takes_no_writes(&self) -> EngineError {
+        EngineError::Unsupported {
+            engine: self.name().to_string(),
+            what: "writes after the build".into(),
+        }
+    }
 
     /// Set the search-time parameters (`hnsw_ef`, `exact`, `probes`, ...) for the following
     /// searches. Unknown parameters must be rejected, not ignored. The runner also calls it

@@ -108,7 +108,7 @@ impl MilvusEngine {
             rt,
             channel,
             endpoint,
-            owner: local::new_owner(),
+            owner: crate::adapters::support::per_thread::new_owner(),
             url: shown.clone(),
             version,
             server_pid: opts

@@ -177,14 +177,6 @@ impl VectorEngine for MilvusEngine {
     }
 
     /// `Upsert` replaces the row of an existing key (a delete and an insert in one call).
-    fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        self.write(rpc::method!("Upsert"), "upsert", ids, vectors)
-    }
-
-    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        self.delete_points(ids)
-    }
-
     /// Writes run on the shared runtime and searches on each thread's own connection, so the
     /// writer and the searchers run side by side.
     fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
@@ -277,7 +269,7 @@ impl VectorEngine for MilvusEngine {
     /// Drops the collection: a benchmark collection should not outlive its run on a shared
     /// server.
     fn close(&mut self) -> EngineResult<()> {
-        local::forget(self.owner);
+        crate::adapters::support::per_thread::forget(self.owner);
         if let Some(c) = self.collection.take() {
             self.drop_if_exists("close", &c.name)?;
         }

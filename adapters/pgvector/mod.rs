@@ -516,14 +516,6 @@ impl VectorEngine for PgVector {
         })
     }
 
-    fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        self.upsert_points(ids, vectors)
-    }
-
-    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        self.delete_points(ids)
-    }
-
     /// Writes take a pooled connection of their own, so the writer and the searchers run
     /// side by side, each statement its own transaction (committed when it returns).
     fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {

@@ -80,7 +80,7 @@ impl QdrantEngine {
             rt,
             client,
             client_config,
-            owner: super::local::new_owner(),
+            owner: crate::adapters::support::per_thread::new_owner(),
             url,
             endpoint,
             api_key_set: opts.api_key.is_some(),

@@ -255,14 +255,6 @@ impl VectorEngine for QdrantEngine {
         self.wait_for_index()
     }
 
-    fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        self.upload("upsert", ids, vectors)
-    }
-
-    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        self.delete_points(ids)
-    }
-
     /// The gRPC client is shared by every thread (each call its own request), and writes
     /// wait for Qdrant's acknowledgement (`wait=true`).
     fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
@@ -372,7 +364,7 @@ impl VectorEngine for QdrantEngine {
     }
 
     fn close(&mut self) -> EngineResult<()> {
-        local::forget(self.owner);
+        crate::adapters::support::per_thread::forget(self.owner);
         if let Some(col) = self.collection.take() {
             // `result == false` means it was already gone, which is the goal anyway.
             self.run(

@@ -55,7 +55,7 @@ fn offline_engine() -> QdrantEngine {
         rt,
         client,
         client_config,
-        owner: super::local::new_owner(),
+        owner: crate::adapters::support::per_thread::new_owner(),
         url: url.into(),
         endpoint: Endpoint::parse(url).unwrap(),
         api_key_set: false,

@@ -277,14 +277,6 @@ impl VectorEngine for QdrantEdge {
         })
     }
 
-    fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        self.upsert("upsert", ids, vectors)
-    }
-
-    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        self.delete_points(ids)
-    }
-
     /// The shard takes updates through `&self` (it locks its segments inside), so the writer
     /// and the searchers share it.
     fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {

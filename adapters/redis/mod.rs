@@ -236,14 +236,6 @@ impl VectorEngine for RedisEngine {
 
     /// `VADD` replaces the vector of an existing element (checked on Redis 8.2: it replies 0
     /// and `VEMB` returns the new vector), so upserts are plain adds.
-    fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        self.upsert_points(ids, vectors)
-    }
-
-    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        self.delete_points(ids)
-    }
-
     /// Every call takes its own connection from the pool, so the writer and the searchers
     /// run side by side.
     fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {

@@ -4,6 +4,7 @@
 
 pub mod filter;
 pub mod http;
+pub mod per_thread;
 pub mod poll;
 pub mod pool;
 pub mod process;
