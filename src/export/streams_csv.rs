@@ -88,6 +88,12 @@ pub const STREAM_COLUMNS: &[StreamColumn] = &[
     column("freshness_not_seen", None, 0, |t| {
         Some(t.freshness.not_seen as f64)
     }),
+    column("freshness_overtaken", None, 0, |t| {
+        Some(t.freshness.overtaken as f64)
+    }),
+    column("freshness_unobservable", None, 0, |t| {
+        Some(t.freshness.unobservable as f64)
+    }),
     column("index_lag_max", Some("index lag"), 0, |t| {
         t.index_lag_max.map(|v| v as f64)
     }),

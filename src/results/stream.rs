@@ -85,9 +85,17 @@ pub struct StreamFreshness {
     /// Sampled deletes seen gone, and their delay.
     pub deletes_seen: usize,
     pub delete_delay: LatencySummary,
-    /// Samples not seen within `bound_s` of their acknowledgement (an insert whose point does
-    /// not rank in the top k for its own vector, among duplicates, is one).
+    /// Samples not seen within `bound_s` of their acknowledgement.
     pub not_seen: usize,
+    /// Samples dropped unseen because a later write of the same point (a delete, an update,
+    /// an insert again) was sent before they were seen: the search then answers for that one.
+    #[serde(default)]
+    pub overtaken: usize,
+    /// Writes chosen as samples but left out because a search with their vector cannot reveal
+    /// them: the point does not rank in the top k for its own vector among the live points
+    /// (under `dot`, or among duplicates). Not in `samples`.
+    #[serde(default)]
+    pub unobservable: usize,
     pub bound_s: f64,
     /// Median time of one probe round (every pending sample searched once): the resolution
     /// of the delays. A fast stream queues many samples at once and lengthens the rounds.

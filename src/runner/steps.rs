@@ -348,10 +348,21 @@ fn report_search(plan: &super::BenchPlan, after: &str, params: &ParamMap, step: 
 
 /// The one-line message of a stream step.
 fn report_stream(plan: &super::BenchPlan, step: &StreamStep) {
+    let f = &step.freshness;
+    let mut left_out = String::new();
+    if f.overtaken > 0 {
+        left_out += &format!(", {} overtaken by a later write", f.overtaken);
+    }
+    if f.unobservable > 0 {
+        left_out += &format!(
+            "; {} writes left out that no search can reveal",
+            f.unobservable
+        );
+    }
     plan.observer().message(&format!(
         "[{}] stream: recall {:.4}, {} stale hits, {:.0} QPS, p99 {:.3} ms; \
          writes {:.0} points/s, p99 {:.3} ms; visible after p50 {:.3} ms, \
-         gone after p50 {:.3} ms ({} of {} samples seen)",
+         gone after p50 {:.3} ms ({} of {} samples seen{left_out})",
         plan.entry.name,
         step.recall,
         step.stale_hits,
@@ -359,9 +370,9 @@ fn report_stream(plan: &super::BenchPlan, step: &StreamStep) {
         step.latency.p99_ms,
         step.write_points_per_s,
         step.write_latency.p99_ms,
-        step.freshness.put_delay.p50_ms,
-        step.freshness.delete_delay.p50_ms,
-        step.freshness.puts_seen + step.freshness.deletes_seen,
-        step.freshness.samples
+        f.put_delay.p50_ms,
+        f.delete_delay.p50_ms,
+        f.puts_seen + f.deletes_seen,
+        f.samples
     ));
 }

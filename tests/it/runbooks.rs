@@ -38,11 +38,7 @@ fn check_exact_run(dir: &Path, runbook: &str, dataset: &str) -> RunResult {
             "--runbook",
             runbook,
             "-q --name",
-            &name,
-            // Exactness is checked here, not read-after-write: a sampled write that a
-            // self-query cannot find (a point under dot product, one expired before it was
-            // probed) stops being polled after 1 s instead of the default 10.
-            "--visibility-timeout 1s"
+            &name
         ],
     );
     assert!(out.status.success(), "{runbook}: {}", stderr(&out));
@@ -82,6 +78,19 @@ fn check_exact_run(dir: &Path, runbook: &str, dataset: &str) -> RunResult {
             t.stale_hits, 0,
             "{runbook} on {dataset}: stream step {}",
             t.runbook_step
+        );
+        // Linearisable: every sampled write shows at once. Writes a self-query cannot reveal
+        // (under dot product) are left out, and writes a later one overtakes are dropped.
+        let f = &t.freshness;
+        assert_eq!(
+            f.not_seen, 0,
+            "{runbook} on {dataset}: stream step {}: {f:?}",
+            t.runbook_step
+        );
+        assert_eq!(
+            f.puts_seen + f.deletes_seen + f.overtaken,
+            f.samples,
+            "{f:?}"
         );
         // A stage without searches has no recall: null, never 0.
         for stage in &t.recall_at_stage {

@@ -7,14 +7,14 @@
 //! return). Both are therefore wider than the engine's own, which only ever makes the scoring
 //! more lenient to the engine, never wrong against it.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
+mod freshness;
 mod score;
 
+use freshness::{Announcer, ProbeNote, Samples, freshness_samples, probe_writes};
 use score::{
     insert_and_delete_counts, latency_of, mean, recall_at_stages, score_searches, timeline,
 };
@@ -65,145 +65,6 @@ fn calls(ops: &[StreamOp], batch_size: usize) -> Vec<&[StreamOp]> {
     out
 }
 
-/// Most writes sampled for freshness per step.
-const FRESHNESS_SAMPLES: usize = 100;
-
-/// A sampled write to watch: the point, the row of the vector to search with (its new vector,
-/// or for a delete the one it had), and when the write was acknowledged.
-struct Probe {
-    id: PointId,
-    row: usize,
-    delete: bool,
-    acked: Instant,
-}
-
-/// The ops to sample with the row each probe searches with: evenly spaced among the puts and
-/// among the deletes separately (half the samples each when there are both), since the
-/// interleaving is periodic and one stride over all ops could land on one kind only.
-fn freshness_samples(stream: &ResolvedStream) -> HashMap<usize, usize> {
-    let puts: Vec<usize> = (0..stream.ops.len())
-        .filter(|&i| stream.ops[i].row.is_some())
-        .collect();
-    let deletes: Vec<usize> = (0..stream.ops.len())
-        .filter(|&i| stream.ops[i].row.is_none())
-        .collect();
-    let per_kind = if puts.is_empty() || deletes.is_empty() {
-        FRESHNESS_SAMPLES
-    } else {
-        FRESHNESS_SAMPLES / 2
-    };
-    let evenly = |of: &[usize]| -> Vec<usize> {
-        let step = of.len().div_ceil(per_kind).max(1);
-        of.iter().step_by(step).copied().collect()
-    };
-    let wanted: std::collections::HashSet<usize> =
-        evenly(&puts).into_iter().chain(evenly(&deletes)).collect();
-    let mut last_row: HashMap<PointId, usize> = HashMap::new();
-    let mut picked = HashMap::new();
-    for (i, op) in stream.ops.iter().enumerate() {
-        let row = match op.row {
-            Some(row) => Some(row),
-            None => last_row.get(&op.id).copied().or_else(|| {
-                stream
-                    .initial
-                    .binary_search_by_key(&op.id, |(id, _)| *id)
-                    .ok()
-                    .map(|at| stream.initial[at].1)
-            }),
-        };
-        if wanted.contains(&i)
-            && let Some(row) = row
-        {
-            picked.insert(i, row);
-        }
-        if let Some(row) = op.row {
-            last_row.insert(op.id, row);
-        }
-    }
-    picked
-}
-
-/// Polls every pending probe in turn until each is seen or `bound` has passed since its
-/// acknowledgement; stops when the writer is done and nothing is pending.
-fn probe_writes(
-    engine: &dyn VectorEngine,
-    dataset: &Dataset,
-    k: usize,
-    probes: Receiver<Probe>,
-    bound: Duration,
-) -> Result<StreamFreshness, EngineError> {
-    let mut pending: Vec<Probe> = Vec::new();
-    let mut put_delays = Vec::new();
-    let mut delete_delays = Vec::new();
-    let mut samples = 0usize;
-    let mut not_seen = 0usize;
-    let mut out: Vec<Neighbor> = Vec::with_capacity(k);
-    let mut writer_done = false;
-    let mut rounds: Vec<Duration> = Vec::new();
-    loop {
-        loop {
-            match probes.try_recv() {
-                Ok(p) => {
-                    samples += 1;
-                    pending.push(p);
-                }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    writer_done = true;
-                    break;
-                }
-            }
-        }
-        if pending.is_empty() {
-            if writer_done {
-                break;
-            }
-            match probes.recv_timeout(Duration::from_millis(1)) {
-                Ok(p) => {
-                    samples += 1;
-                    pending.push(p);
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-            continue;
-        }
-        let round = Instant::now();
-        let mut i = 0;
-        while i < pending.len() {
-            let p = &pending[i];
-            engine.search(dataset.train.row(p.row), k, None, &mut out)?;
-            let now = Instant::now();
-            let present = out.iter().any(|n| n.id == p.id);
-            let waited = now.saturating_duration_since(p.acked);
-            if present != p.delete {
-                if p.delete {
-                    delete_delays.push(waited);
-                } else {
-                    put_delays.push(waited);
-                }
-                pending.swap_remove(i);
-            } else if waited > bound {
-                not_seen += 1;
-                pending.swap_remove(i);
-            } else {
-                i += 1;
-            }
-        }
-        rounds.push(round.elapsed());
-    }
-    Ok(StreamFreshness {
-        samples,
-        puts_seen: put_delays.len(),
-        put_delay: LatencySummary::of(put_delays),
-        deletes_seen: delete_delays.len(),
-        delete_delay: LatencySummary::of(delete_delays),
-        not_seen,
-        bound_s: bound.as_secs_f64(),
-        probe_round_p50_ms: LatencySummary::of(rounds).p50_ms,
-    })
-}
-
 /// What the monitor saw in one second of the step.
 #[derive(Default)]
 struct SecondSample {
@@ -252,10 +113,10 @@ fn write_all(
     writer: &dyn ConcurrentWrites,
     dataset: &Dataset,
     stream: &ResolvedStream,
-    origin: Instant,
-    probes: std::sync::mpsc::Sender<Probe>,
+    (origin, sampled): (Instant, &Samples),
+    probes: std::sync::mpsc::Sender<ProbeNote>,
 ) -> Result<Written, EngineError> {
-    let sampled = freshness_samples(stream);
+    let mut announcer = Announcer::new(probes, sampled);
     let mut op_index = 0usize;
     let ns = |t: Instant| t.duration_since(origin).as_nanos() as u64;
     let dim = dataset.train.dim();
@@ -281,6 +142,8 @@ fn write_all(
                 vectors.extend_from_slice(dataset.train.row(op.row.unwrap_or_default()));
             }
         }
+        let ops = op_index..op_index + call.len();
+        announcer.before_call(ops.clone());
         let issued = Instant::now();
         if is_delete {
             writer.delete(&ids)?;
@@ -289,17 +152,7 @@ fn write_all(
         }
         let acked = Instant::now();
         written.call_latencies.push(acked - issued);
-        for (j, op) in call.iter().enumerate() {
-            if let Some(&row) = sampled.get(&(op_index + j)) {
-                // The prober has stopped only if it failed; that failure is reported.
-                let _ = probes.send(Probe {
-                    id: op.id,
-                    row,
-                    delete: op.row.is_none(),
-                    acked,
-                });
-            }
-        }
+        announcer.after_call(ops, &stream.ops, acked);
         op_index += call.len();
         for op in call {
             written.events.push(WriteEvent {
@@ -451,8 +304,10 @@ fn run_threads(
         }
         stop.store(true, Ordering::Release);
     };
+    // Chosen before the clock starts: each choice is a pass over the live set.
+    let sampled = freshness_samples(stream, dataset, k);
     let origin = Instant::now();
-    let (probe_tx, probe_rx) = std::sync::mpsc::channel::<Probe>();
+    let (probe_tx, probe_rx) = std::sync::mpsc::channel::<ProbeNote>();
     let (written, searched, freshness, per_second) = std::thread::scope(|threads| {
         let monitor = {
             let all_done = &all_done;
@@ -461,7 +316,7 @@ fn run_threads(
         };
         let prober = {
             let fail = &fail;
-            let bound = plan.visibility_timeout;
+            let bound = (plan.visibility_timeout, sampled.unobservable);
             threads.spawn(move || {
                 probe_writes(engine, dataset, k, probe_rx, bound)
                     .map_err(fail)
@@ -478,7 +333,7 @@ fn run_threads(
                 })
             })
             .collect();
-        let written = write_all(writer, dataset, stream, origin, probe_tx)
+        let written = write_all(writer, dataset, stream, (origin, &sampled), probe_tx)
             .map_err(&fail)
             .ok();
         stop.store(true, Ordering::Release);

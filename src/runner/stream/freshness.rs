@@ -1,0 +1,366 @@
+//! How soon the stream's writes show in searches: a sample of the writes is probed, each by
+//! searching with the written vector (an insert or update) or the deleted one (a delete) until
+//! the point shows up or is gone.
+//!
+//! Only a write a search can reveal is sampled: the point must rank in the top `k` for its own
+//! vector among the points live at that moment (under `dot` a vector is rarely its own nearest
+//! neighbour; among duplicates it may lose the tie on id). And a sample that a later write
+//! overtakes before it is seen is dropped: a write of the same point (a delete, an update, an
+//! insert again), from which on the search answers for that write, or for a put, the write that
+//! makes `k` other points rank ahead of it, after which no search with its vector returns it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::time::{Duration, Instant};
+
+use crate::dataset::Dataset;
+use crate::engine::{EngineError, Neighbor, PointId, VectorEngine};
+use crate::metrics::latency::LatencySummary;
+use crate::results::StreamFreshness;
+use crate::runbook::{ResolvedStream, StreamOp};
+
+/// Most writes sampled for freshness per step.
+const FRESHNESS_SAMPLES: usize = 100;
+
+/// A sampled write to watch: the point, the row of the vector to search with (its new vector,
+/// or for a delete the one it had), and when the write was acknowledged.
+pub(super) struct Probe {
+    pub id: PointId,
+    pub row: usize,
+    pub delete: bool,
+    pub acked: Instant,
+}
+
+/// What the writer tells the prober, in the order it writes.
+pub(super) enum ProbeNote {
+    /// A sampled write was acknowledged: watch it.
+    Watch(Probe),
+    /// A write that overtakes the sample of this point is about to be sent: drop the sample
+    /// if it is not seen yet.
+    Overtaken(PointId),
+}
+
+/// One sampled write: the row its probe searches with, and the first later op that
+/// overtakes it (the point written again, or for a put the k-th point to rank ahead of it
+/// for its own vector), if any.
+#[derive(Clone, Copy)]
+pub(super) struct Sample {
+    pub row: usize,
+    pub overtaken_at: Option<usize>,
+}
+
+/// The writes to sample, chosen before the stream starts.
+#[derive(Default)]
+pub(super) struct Samples {
+    /// Op index → its sample.
+    pub at: HashMap<usize, Sample>,
+    /// Op index → the points whose samples that op overtakes.
+    pub overtakes: HashMap<usize, Vec<PointId>>,
+    /// Ops chosen but left out: a search with their vector cannot reveal them.
+    pub unobservable: usize,
+}
+
+/// The writer's side: announces sampled writes and the writes that overtake them.
+pub(super) struct Announcer<'a> {
+    notes: Sender<ProbeNote>,
+    samples: &'a Samples,
+    /// Points with a sample announced and not overtaken yet.
+    watched: HashSet<PointId>,
+}
+
+impl<'a> Announcer<'a> {
+    pub fn new(notes: Sender<ProbeNote>, samples: &'a Samples) -> Self {
+        Self {
+            notes,
+            samples,
+            watched: HashSet::new(),
+        }
+    }
+
+    /// Before the call holding ops `ops` is sent: the samples its ops overtake are dropped.
+    pub fn before_call(&mut self, ops: std::ops::Range<usize>) {
+        for i in ops {
+            for &id in self.samples.overtakes.get(&i).into_iter().flatten() {
+                self.overtake(id);
+            }
+        }
+    }
+
+    /// After the call holding ops `ops` is acknowledged at `acked`: its sampled writes are
+    /// watched (and dropped at once if a later op of the same call overtakes them).
+    pub fn after_call(&mut self, ops: std::ops::Range<usize>, stream: &[StreamOp], acked: Instant) {
+        let end = ops.end;
+        for i in ops {
+            let Some(sample) = self.samples.at.get(&i) else {
+                continue;
+            };
+            let id = stream[i].id;
+            self.watched.insert(id);
+            // The prober has stopped only if it failed; that failure is reported.
+            let _ = self.notes.send(ProbeNote::Watch(Probe {
+                id,
+                row: sample.row,
+                delete: stream[i].row.is_none(),
+                acked,
+            }));
+            if sample.overtaken_at.is_some_and(|j| j < end) {
+                self.overtake(id);
+            }
+        }
+    }
+
+    fn overtake(&mut self, id: PointId) {
+        if self.watched.remove(&id) {
+            let _ = self.notes.send(ProbeNote::Overtaken(id));
+        }
+    }
+}
+
+/// A sample followed through the later ops, to find the one that overtakes it.
+struct Followed {
+    op: usize,
+    id: PointId,
+    row: usize,
+    delete: bool,
+    /// Live points ranking ahead of it for its own vector.
+    ahead: usize,
+}
+
+/// The ops to sample with the row each probe searches with: evenly spaced among the puts and
+/// among the deletes separately (half the samples each when there are both), since the
+/// interleaving is periodic and one stride over all ops could land on one kind only; of
+/// those, the ones a search can reveal, each with the op that overtakes it (see the
+/// module's note). One pass over the ops, and one over the live set per chosen op.
+pub(super) fn freshness_samples(stream: &ResolvedStream, dataset: &Dataset, k: usize) -> Samples {
+    let wanted = evenly_spaced(stream);
+    let mut live: HashMap<PointId, usize> = stream.initial.iter().copied().collect();
+    let mut samples = Samples::default();
+    let mut followed: Vec<Followed> = Vec::new();
+    for (i, op) in stream.ops.iter().enumerate() {
+        let old_row = live.get(&op.id).copied();
+        followed.retain_mut(|f| {
+            let overtaken = f.id == op.id || (!f.delete && pushed_out(dataset, f, op, old_row, k));
+            if overtaken {
+                samples.overtakes.entry(i).or_default().push(f.id);
+                if let Some(s) = samples.at.get_mut(&f.op) {
+                    s.overtaken_at = Some(i);
+                }
+            }
+            !overtaken
+        });
+        // A put's probe searches with its new vector, a delete's with the one it had; the
+        // point itself is not among the others either way.
+        if wanted.contains(&i)
+            && let Some(row) = op.row.or(old_row)
+        {
+            match ahead_of_own(dataset, &live, op.id, row, k) {
+                Some(ahead) => {
+                    samples.at.insert(
+                        i,
+                        Sample {
+                            row,
+                            overtaken_at: None,
+                        },
+                    );
+                    followed.push(Followed {
+                        op: i,
+                        id: op.id,
+                        row,
+                        delete: op.row.is_none(),
+                        ahead,
+                    });
+                }
+                None => samples.unobservable += 1,
+            }
+        }
+        match op.row {
+            Some(row) => live.insert(op.id, row),
+            None => live.remove(&op.id),
+        };
+    }
+    samples
+}
+
+/// Applies `op` (another point, whose row was `old_row`) to the count of points ahead of the
+/// followed put; true once `k` of them are.
+fn pushed_out(
+    dataset: &Dataset,
+    f: &mut Followed,
+    op: &StreamOp,
+    old_row: Option<usize>,
+    k: usize,
+) -> bool {
+    let metric = dataset.distance;
+    let vector = dataset.train.row(f.row);
+    let own = metric.between(vector, vector);
+    let ahead = |row: usize| {
+        let d = metric.between(vector, dataset.train.row(row));
+        d < own || (d == own && op.id < f.id)
+    };
+    let was = old_row.is_some_and(ahead);
+    let is = op.row.is_some_and(ahead);
+    f.ahead = (f.ahead + usize::from(is)).saturating_sub(usize::from(was));
+    f.ahead >= k.max(1)
+}
+
+/// Op indices evenly spaced among the puts and among the deletes.
+fn evenly_spaced(stream: &ResolvedStream) -> HashSet<usize> {
+    let (puts, deletes): (Vec<usize>, Vec<usize>) =
+        (0..stream.ops.len()).partition(|&i| stream.ops[i].row.is_some());
+    let per_kind = if puts.is_empty() || deletes.is_empty() {
+        FRESHNESS_SAMPLES
+    } else {
+        FRESHNESS_SAMPLES / 2
+    };
+    let evenly = |of: &[usize]| -> Vec<usize> {
+        let step = of.len().div_ceil(per_kind).max(1);
+        of.iter().step_by(step).copied().collect()
+    };
+    evenly(&puts).into_iter().chain(evenly(&deletes)).collect()
+}
+
+/// How many other `live` points rank ahead of point `id` at train row `row` for its own
+/// vector (ties broken by id), when fewer than `k` do, so that a search with it shows whether
+/// the engine holds it; `None` otherwise.
+fn ahead_of_own(
+    dataset: &Dataset,
+    live: &HashMap<PointId, usize>,
+    id: PointId,
+    row: usize,
+    k: usize,
+) -> Option<usize> {
+    let metric = dataset.distance;
+    let vector = dataset.train.row(row);
+    let own = metric.between(vector, vector);
+    let mut ahead = 0usize;
+    for (&other, &other_row) in live {
+        if other == id {
+            continue;
+        }
+        let d = metric.between(vector, dataset.train.row(other_row));
+        if d < own || (d == own && other < id) {
+            ahead += 1;
+            if ahead >= k.max(1) {
+                return None;
+            }
+        }
+    }
+    Some(ahead)
+}
+
+/// What the prober has counted so far.
+#[derive(Default)]
+struct Tally {
+    samples: usize,
+    overtaken: usize,
+    put_delays: Vec<Duration>,
+    delete_delays: Vec<Duration>,
+    not_seen: usize,
+}
+
+impl Tally {
+    /// Takes in one note from the writer.
+    fn note(&mut self, note: ProbeNote, pending: &mut Vec<Probe>) {
+        match note {
+            ProbeNote::Watch(p) => {
+                self.samples += 1;
+                pending.push(p);
+            }
+            ProbeNote::Overtaken(id) => {
+                let before = pending.len();
+                pending.retain(|p| p.id != id);
+                self.overtaken += before - pending.len();
+            }
+        }
+    }
+}
+
+/// Polls every pending probe in turn until each is seen, overtaken, or `bound` has passed
+/// since its acknowledgement; stops when the writer is done and nothing is pending.
+pub(super) fn probe_writes(
+    engine: &dyn VectorEngine,
+    dataset: &Dataset,
+    k: usize,
+    notes: Receiver<ProbeNote>,
+    (bound, unobservable): (Duration, usize),
+) -> Result<StreamFreshness, EngineError> {
+    let mut pending: Vec<Probe> = Vec::new();
+    let mut tally = Tally::default();
+    let mut out: Vec<Neighbor> = Vec::with_capacity(k);
+    let mut rounds: Vec<Duration> = Vec::new();
+    loop {
+        let writer_done = loop {
+            match notes.try_recv() {
+                Ok(note) => tally.note(note, &mut pending),
+                Err(TryRecvError::Empty) => break false,
+                Err(TryRecvError::Disconnected) => break true,
+            }
+        };
+        if pending.is_empty() {
+            if writer_done {
+                break;
+            }
+            match notes.recv_timeout(Duration::from_millis(1)) {
+                Ok(note) => tally.note(note, &mut pending),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            continue;
+        }
+        let round = Instant::now();
+        probe_round(
+            engine,
+            dataset,
+            k,
+            &mut pending,
+            (bound, &mut tally),
+            &mut out,
+        )?;
+        rounds.push(round.elapsed());
+    }
+    Ok(StreamFreshness {
+        samples: tally.samples,
+        puts_seen: tally.put_delays.len(),
+        put_delay: LatencySummary::of(tally.put_delays),
+        deletes_seen: tally.delete_delays.len(),
+        delete_delay: LatencySummary::of(tally.delete_delays),
+        not_seen: tally.not_seen,
+        overtaken: tally.overtaken,
+        unobservable,
+        bound_s: bound.as_secs_f64(),
+        probe_round_p50_ms: LatencySummary::of(rounds).p50_ms,
+    })
+}
+
+/// One search for every pending probe: the seen ones and those past `bound` leave `pending`.
+fn probe_round(
+    engine: &dyn VectorEngine,
+    dataset: &Dataset,
+    k: usize,
+    pending: &mut Vec<Probe>,
+    (bound, tally): (Duration, &mut Tally),
+    out: &mut Vec<Neighbor>,
+) -> Result<(), EngineError> {
+    let mut i = 0;
+    while i < pending.len() {
+        let p = &pending[i];
+        engine.search(dataset.train.row(p.row), k, None, out)?;
+        let now = Instant::now();
+        let present = out.iter().any(|n| n.id == p.id);
+        let waited = now.saturating_duration_since(p.acked);
+        if present != p.delete {
+            if p.delete {
+                tally.delete_delays.push(waited);
+            } else {
+                tally.put_delays.push(waited);
+            }
+            pending.swap_remove(i);
+        } else if waited > bound {
+            tally.not_seen += 1;
+            pending.swap_remove(i);
+        } else {
+            i += 1;
+        }
+    }
+    Ok(())
+}
