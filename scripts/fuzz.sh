@@ -7,16 +7,13 @@
 #                                        scripts/test.sh runs: the build takes half the CPU,
 #                                        which a 20 s pass gains more from than from speed)
 #   scripts/fuzz.sh --jobs 2             two targets at a time (one core each)
-#   scripts/fuzz.sh --dev --build-only   install cargo-fuzz and build the targets, run none
-#                                        (scripts/test.sh builds them beside its own build)
 #   scripts/fuzz.sh --seconds 300        every target for 5 minutes
 #   scripts/fuzz.sh --runs 1000000 runbook texmex
 #                                        1M executions of two targets
 #
 # New inputs go to a scratch corpus (under the build cache), seeded from fuzz/corpus/<target>,
-# which stays as committed, and for `params` from every engine folder's config.toml. A crashing
-# input is written to fuzz/artifacts/<target>/ and the script exits non-zero; reproduce it with
-# `cargo fuzz run <target> <file>` in fuzz/.
+# which stays as committed, and for `params` from every engine folder's config.toml. A crashing input is written to fuzz/artifacts/<target>/ and the
+# script exits non-zero; reproduce it with `cargo fuzz run <target> <file>` in fuzz/.
 # Needs a nightly toolchain (sanitizers); installs cargo-fuzz if it is missing.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,7 +24,6 @@ ragdbeval_system_deps
 limit=(-max_total_time=20)
 build=(-O)
 jobs=1
-build_only=""
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -35,8 +31,7 @@ while [ $# -gt 0 ]; do
     --runs) limit=(-runs="$2"); shift 2 ;;
     --dev) build=(--dev); shift ;;
     --jobs) jobs="$2"; shift 2 ;;
-    --build-only) build_only=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -66,10 +61,6 @@ if ! cargo metadata --locked --format-version 1 >/dev/null; then
 fi
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
 cargo fuzz build "${build[@]}" >&2
-if [ -n "$build_only" ]; then
-  echo "ragdbeval: fuzz targets built: ${targets[*]}" >&2
-  exit 0
-fi
 scratch="$CARGO_TARGET_DIR/corpus"
 mkdir -p "$scratch/params"
 for config in "$RAGDBEVAL_ROOT"/adapters/*/config.toml; do

@@ -90,33 +90,6 @@ mkdir -p "$(dirname "$python_log")"
 python_side "$@" >"$python_log" 2>&1 &
 python_pid=$!
 
-# The fuzz pass that ends a full run (scripts/fuzz.sh: every target in fuzz/ for 20 s) needs a
-# nightly (sanitizers) and is left out of a filtered run. Its targets build now, at the lowest
-# CPU priority, in their own target dir: the main build leaves a core idle whenever one crate
-# holds up the rest (qdrant-edge alone compiles for minutes), and this fills it.
-fuzz_wanted=""
-fuzz_log="$CARGO_TARGET_DIR/test-fuzz.log"
-fuzz_built="$CARGO_TARGET_DIR/test-fuzz-build.status"  # the exit status of that build
-fuzz_pid=""
-fuzz_build_pid=""
-stop_fuzz() {
-  local pid
-  for pid in $fuzz_build_pid $fuzz_pid; do kill -- "-$pid" 2>/dev/null || true; done
-}
-trap stop_fuzz EXIT
-if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
-  if rustc --version | grep -q nightly; then
-    fuzz_wanted=1
-    rm -f "$fuzz_built"
-    export fuzz_built here
-    setsid nice -n 19 bash -c '"$here/fuzz.sh" --dev --build-only; echo $? >"$fuzz_built"' \
-      >"$fuzz_log" 2>&1 &
-    fuzz_build_pid=$!
-  else
-    echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
-  fi
-fi
-
 # Build first, so servers are not left idling.
 cargo test --release --locked --all-targets "${features[@]}" --no-run "$@"
 if ! wait "$python_pid"; then
@@ -130,7 +103,7 @@ stop_servers() {
   local s
   for s in "${started[@]}"; do "$here/servers/$s.sh" stop >&2 || true; done
 }
-trap 'stop_servers; stop_fuzz' EXIT
+trap stop_servers EXIT
 
 # The servers start side by side (each script keeps its own state directory and lock); a
 # server that does not start fails the run with its script's message.
@@ -163,17 +136,27 @@ if ! wait "$browser_pid"; then
 fi
 cargo test --release --locked --all-targets "${features[@]}" --no-fail-fast "$@"
 
-# The short fuzz pass runs beside the checks below (libFuzzer runs on one core; the checks use
-# the other), once its targets are built, its output in its log; the run waits for it at the
-# end and fails if it failed (a failed build of its targets included).
-if [ -n "$fuzz_wanted" ]; then
-  stop_servers
-  started=()
-  echo "ragdbeval: fuzz pass running beside the checks (its log: $fuzz_log)" >&2
-  setsid bash -c 'until [ -s "$fuzz_built" ]; do sleep 1; done
-    [ "$(cat "$fuzz_built")" = 0 ] && exec "$here/fuzz.sh" --dev --jobs 2' >>"$fuzz_log" 2>&1 &
-  fuzz_pid=$!
+# The short fuzz pass: every target in fuzz/ for 20 s, when the toolchain can build
+# it (sanitizers need a nightly) and the whole suite was asked for (not a filtered run). It
+# runs beside the checks below (libFuzzer runs on one core; the checks use the other), its
+# output in a log of its own; the run waits for it at the end and fails if it failed.
+fuzz_pid=""
+if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
+  if rustc --version | grep -q nightly; then
+    stop_servers
+    started=()
+    fuzz_log="$CARGO_TARGET_DIR/test-fuzz.log"
+    echo "ragdbeval: fuzz pass running beside the checks (its log: $fuzz_log)" >&2
+    setsid "$here/fuzz.sh" --dev --jobs 2 >"$fuzz_log" 2>&1 &
+    fuzz_pid=$!
+  else
+    echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
+  fi
 fi
+stop_fuzz() {
+  [ -z "$fuzz_pid" ] || kill -- "-$fuzz_pid" 2>/dev/null || true
+}
+trap 'stop_servers; stop_fuzz' EXIT
 
 # Calls and types go one way along the data path, functions and files stay short enough to
 # read (120 and 600 lines outside tests), the tree and --help speak of the software, never
