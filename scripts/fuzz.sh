@@ -7,13 +7,17 @@
 #                                        scripts/test.sh runs: the build takes half the CPU,
 #                                        which a 20 s pass gains more from than from speed)
 #   scripts/fuzz.sh --jobs 2             two targets at a time (one core each)
+#   scripts/fuzz.sh --seeds-only         start from the committed seeds alone, new inputs
+#                                        thrown away (a short pass stays as short as asked:
+#                                        the scratch corpus grows with every run)
 #   scripts/fuzz.sh --seconds 300        every target for 5 minutes
 #   scripts/fuzz.sh --runs 1000000 runbook texmex
 #                                        1M executions of two targets
 #
 # New inputs go to a scratch corpus (under the build cache), seeded from fuzz/corpus/<target>,
-# which stays as committed, and for `params` from every engine folder's config.toml. A crashing input is written to fuzz/artifacts/<target>/ and the
-# script exits non-zero; reproduce it with `cargo fuzz run <target> <file>` in fuzz/.
+# which stays as committed, and for `params` from every engine folder's config.toml. A crashing
+# input is written to fuzz/artifacts/<target>/ and the script exits non-zero; reproduce it with
+# `cargo fuzz run <target> <file>` in fuzz/.
 # Needs a nightly toolchain (sanitizers); installs cargo-fuzz if it is missing.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,6 +28,7 @@ ragdbeval_system_deps
 limit=(-max_total_time=20)
 build=(-O)
 jobs=1
+seeds_only=""
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -31,7 +36,8 @@ while [ $# -gt 0 ]; do
     --runs) limit=(-runs="$2"); shift 2 ;;
     --dev) build=(--dev); shift ;;
     --jobs) jobs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --seeds-only) seeds_only=1; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -49,7 +55,8 @@ fi
 export CARGO_TARGET_DIR="${RAGDBEVAL_FUZZ_TARGET_DIR:-$HOME/.cache/ragdbeval/fuzz-target}"
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "ragdbeval: installing cargo-fuzz" >&2
-  cargo install cargo-fuzz --locked --version 0.13.2 >&2
+  # Unoptimised: it only drives cargo and libFuzzer, and builds in half the CPU.
+  cargo install cargo-fuzz --locked --version 0.13.2 --debug >&2
 fi
 
 cd "$RAGDBEVAL_ROOT/fuzz"
@@ -62,6 +69,10 @@ fi
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo fuzz list)
 cargo fuzz build "${build[@]}" >&2
 scratch="$CARGO_TARGET_DIR/corpus"
+if [ -n "$seeds_only" ]; then
+  scratch=$(mktemp -d "${TMPDIR:-/tmp}/ragdbeval-fuzz.XXXXXX")
+  trap 'rm -rf "$scratch"' EXIT
+fi
 mkdir -p "$scratch/params"
 for config in "$RAGDBEVAL_ROOT"/adapters/*/config.toml; do
   cp "$config" "$scratch/params/$(basename "$(dirname "$config")").toml"

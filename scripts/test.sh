@@ -9,7 +9,7 @@
 #   RAGDBEVAL_NO_SERVERS=1 ./scripts/test.sh   # skip starting servers (their tests are then
 #                                              # reported as ignored, except under CI, where
 #                                              # they fail; a set *_URL still counts)
-#   RAGDBEVAL_NO_FUZZ=1 ./scripts/test.sh      # skip the 20 s-per-target fuzz pass that ends
+#   RAGDBEVAL_NO_FUZZ=1 ./scripts/test.sh      # skip the 10 s-per-target fuzz pass that ends
 #                                              # a full run (scripts/fuzz.sh)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -136,10 +136,11 @@ if ! wait "$browser_pid"; then
 fi
 cargo test --release --locked --all-targets "${features[@]}" --no-fail-fast "$@"
 
-# The short fuzz pass: every target in fuzz/ for 20 s, when the toolchain can build
-# it (sanitizers need a nightly) and the whole suite was asked for (not a filtered run). It
-# runs beside the checks below (libFuzzer runs on one core; the checks use the other), its
-# output in a log of its own; the run waits for it at the end and fails if it failed.
+# The short fuzz pass: every target in fuzz/ for 10 s from its committed seeds, when the
+# toolchain can build it (sanitizers need a nightly) and the whole suite was asked for (not a
+# filtered run). It runs beside the checks below (libFuzzer runs on one core; the checks use
+# the other), its output in a log of its own; the run waits for it at the end and fails if it
+# failed.
 fuzz_pid=""
 if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
   if rustc --version | grep -q nightly; then
@@ -147,7 +148,7 @@ if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
     started=()
     fuzz_log="$CARGO_TARGET_DIR/test-fuzz.log"
     echo "ragdbeval: fuzz pass running beside the checks (its log: $fuzz_log)" >&2
-    setsid "$here/fuzz.sh" --dev --jobs 2 >"$fuzz_log" 2>&1 &
+    setsid "$here/fuzz.sh" --dev --jobs 2 --seconds 10 --seeds-only >"$fuzz_log" 2>&1 &
     fuzz_pid=$!
   else
     echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
