@@ -273,9 +273,18 @@ pub fn integration_tests_source(engines: &[Engine], adapters: &Path) -> String {
     out
 }
 
-/// One `pub mod <module> { pub const ENGINE: EngineMeta = … }` per dense engine.
+/// One `pub mod <module>` per engine: its registry name as `NAME` (the name its adapter
+/// speaks of itself by, so that it is written once, in `config.toml`), and for a dense engine
+/// `pub const ENGINE: EngineMeta = …`.
 pub fn meta_source(engines: &[Engine]) -> String {
     let mut out = String::new();
+    for e in engines.iter().filter(|e| !e.table.dense) {
+        let _ = writeln!(
+            out,
+            "pub mod {} {{\n    /// The engine's registry name.\n    pub const NAME: &str = {:?};\n}}",
+            e.module, e.table.name
+        );
+    }
     for e in engines.iter().filter(|e| e.table.dense) {
         let t = &e.table;
         let server = t.server.as_ref().map_or("None".to_string(), |s| {
@@ -291,11 +300,13 @@ pub fn meta_source(engines: &[Engine]) -> String {
             .expect("checked: a dense engine has conformance");
         let _ = write!(
             out,
-            "pub mod {} {{\n    use crate::engine_meta::*;\n    pub const ENGINE: EngineMeta = \
+            "pub mod {} {{\n    use crate::engine_meta::*;\n    /// The engine's registry name.\n    \
+             pub const NAME: &str = {:?};\n    pub const ENGINE: EngineMeta = \
              EngineMeta {{\n        summary: {:?},\n        server: {server},\n        \
              conformance: Conformance {{ distance: {:?}, effort_sweep: {:?}, search_params: \
              &{:?}, min_recall: {:?}, no_stream: {:?} }},\n    }};\n}}\n",
             e.module,
+            t.name,
             t.summary,
             c.distance,
             c.effort_sweep,

@@ -86,6 +86,22 @@ def hand_lists(names):
     return found
 
 
+def names_written_in_adapters(names):
+    """An adapter's name written as a string constant of its own: the registry name comes from
+    its config.toml, through `crate::adapters::meta::<module>::NAME`."""
+    pattern = re.compile(r'^\s*(?:pub(?:\([^)]*\))?\s+)?const\s+\w+\s*:\s*&(?:\'static\s+)?str\s*=\s*"([^"]+)"')
+    found = []
+    for name in tracked_files():
+        if not (name.startswith("adapters/") and name.endswith(".rs")):
+            continue
+        for number, line in enumerate((ROOT / name).read_text().splitlines(), 1):
+            m = pattern.match(line)
+            if m and m.group(1) in names:
+                found.append(f"{name}:{number}: the engine name {m.group(1)!r} written by hand "
+                             "(use crate::adapters::meta::<module>::NAME)")
+    return found
+
+
 def add_probe(adapters):
     probe = adapters / "zz_probe"
     probe.mkdir()
@@ -159,6 +175,7 @@ def main(args):
     names = list(engines.engines())
     problems = [f"{line}: a hand-kept list of engines (read scripts/engines.py instead)"
                 for line in hand_lists(names)]
+    problems += names_written_in_adapters(names)
     problems += scripts_see_probe()
     if args == ["--build"] and not problems:
         problems += build_probe()

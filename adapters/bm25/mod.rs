@@ -26,7 +26,7 @@ mod index;
 mod tests;
 
 /// Registry name of the engine.
-const NAME: &str = "bm25";
+const NAME: &str = crate::adapters::meta::bm25::NAME;
 
 /// Opens the adapter. The index lives in the run's work directory; `--recreate` replaces one
 /// left there.

@@ -31,7 +31,7 @@
 use crate::engine::{ConnectOptions, EngineResult, VectorEngine};
 
 /// Registry name of the engine.
-const NAME: &str = "diskann";
+const NAME: &str = crate::adapters::meta::diskann::NAME;
 
 mod disk;
 mod engine;

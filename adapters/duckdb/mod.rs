@@ -32,7 +32,7 @@ mod tests;
 pub use engine::DuckDb;
 
 /// The registry name.
-const ENGINE: &str = "duckdb";
+const ENGINE: &str = crate::adapters::meta::duckdb::NAME;
 
 /// Opens the engine: checks that the vss extension is installed and loads into DuckDB.
 pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {

@@ -19,7 +19,7 @@ use crate::sparse::Csr;
 
 pub const SUMMARY: &str = "exact top-k over posting lists (sparse) and brute force (dense): the reference";
 
-const NAME: &str = "exact";
+const NAME: &str = crate::adapters::meta::exact::NAME;
 
 pub fn open(_opts: &ConnectOptions) -> EngineResult<Box<dyn HybridEngine>> {
     Ok(Box::new(ExactHybrid::default()))

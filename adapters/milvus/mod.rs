@@ -58,7 +58,7 @@ mod settings;
 
 use settings::{BuildSettings, SearchSettings};
 
-const ENGINE: &str = "milvus";
+const ENGINE: &str = crate::adapters::meta::milvus::NAME;
 /// Used when the runner passes no per-request timeout (`ConnectOptions::default()`).
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Connecting is quick or hopeless; a short cap makes `open` fail fast on a dead address.

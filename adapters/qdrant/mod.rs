@@ -73,7 +73,7 @@ use requests::{
     to_neighbors,
 };
 
-const ENGINE: &str = "qdrant";
+const ENGINE: &str = crate::adapters::meta::qdrant::NAME;
 /// Qdrant's gRPC port; 6333 is its REST port, which this client cannot talk to.
 const DEFAULT_URL: &str = "http://localhost:6334";
 /// Used when the runner passes no per-request timeout (`ConnectOptions::default()`).

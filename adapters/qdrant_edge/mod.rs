@@ -71,7 +71,7 @@ use segments::{SegmentDetail, segment_details, settings_details};
 use shard::{bad_param, collect_neighbors, edge_config, search_params};
 
 /// Registry name of the engine.
-const ENGINE: &str = "qdrant-edge";
+const ENGINE: &str = crate::adapters::meta::qdrant_edge::NAME;
 
 /// The crate exposes no version constant; this must follow the `qdrant-edge` requirement in
 /// Cargo.toml.

@@ -53,7 +53,7 @@ use pool::Pool;
 use reply::parse_neighbors;
 use set::{Quantization, SetSpec};
 
-const ENGINE: &str = "redis";
+const ENGINE: &str = crate::adapters::meta::redis::NAME;
 /// Build parameters accepted by [`VectorEngine::create`].
 const BUILD_PARAMS: &[&str] = &["quantization", "m", "ef_construction", "normalize"];
 /// Search parameters accepted by [`VectorEngine::set_search_params`].

@@ -15,8 +15,9 @@ use super::collection::{Collection, Write};
 use super::params::{BuildSettings, SearchSettings};
 use super::{ENGINE, conn, sql};
 
-/// Subdirectory of the work directory that holds the database, its WAL and nothing else.
-const DB_DIR: &str = "sqlite-vec";
+/// Subdirectory of the work directory that holds the database, its WAL and nothing else:
+/// named after the engine.
+const DB_DIR: &str = ENGINE;
 
 /// sqlite-vec under test.
 pub struct SqliteVec {

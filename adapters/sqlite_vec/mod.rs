@@ -34,7 +34,7 @@ mod tests;
 pub use engine::SqliteVec;
 
 /// Registry name of the engine.
-const ENGINE: &str = "sqlite-vec";
+const ENGINE: &str = crate::adapters::meta::sqlite_vec::NAME;
 
 /// Opens the adapter; nothing to connect to (`url` does not apply), `recreate` is honoured.
 pub fn open(opts: &ConnectOptions) -> EngineResult<Box<dyn VectorEngine>> {

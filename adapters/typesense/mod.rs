@@ -51,7 +51,7 @@ mod calls;
 mod filter;
 mod wire;
 
-const ENGINE: &str = "typesense";
+const ENGINE: &str = crate::adapters::meta::typesense::NAME;
 
 /// Search parameters (module doc).
 const SEARCH_PARAMS: &[&str] = &["ef", "flat_search_cutoff"];

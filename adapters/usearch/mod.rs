@@ -25,7 +25,7 @@ mod tests;
 pub use engine::USearch;
 
 /// Registry name of the engine.
-const NAME: &str = "usearch";
+const NAME: &str = crate::adapters::meta::usearch::NAME;
 
 /// Opens the adapter. The engine runs in-process: there is nothing to connect to, and no
 /// file to recreate (the index lives in memory).
