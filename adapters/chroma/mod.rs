@@ -55,7 +55,7 @@ mod wire;
 use crate::adapters::support::http::Http;
 use wire::{BuildSettings, Collection, CollectionModel, DeleteBody, effective_hnsw, space_of};
 
-const ENGINE: &str = "chroma";
+const ENGINE: &str = crate::adapters::meta::chroma::NAME;
 
 /// The local server `scripts/servers/chroma.sh` starts.
 const LOCAL_SERVER: crate::adapters::support::server::LocalServer =
@@ -113,8 +113,8 @@ pub struct ChromaEngine {
     pending_ef_search: Option<u64>,
     search_label: String,
     collection: Option<Collection>,
-    /// A stream step wrote through `&self` (no count kept): `wait_until_ready` then reports
-    /// the count as it is, as after any upsert or delete.
+    /// A write after the build (an upsert or a delete, all through `&self`) keeps no count:
+    /// `wait_until_ready` then reports the count as it is.
     written_concurrently: AtomicBool,
 }
 
@@ -175,9 +175,10 @@ impl VectorEngine for ChromaEngine {
             id: model.id,
             dim: spec.dim,
             settings,
-            expected_points: Some(0),
+            expected_points: 0,
             attributes: spec.attributes.clone(),
         });
+        self.written_concurrently.store(false, Ordering::Relaxed);
         self.search_label = format!("ef_search={ef_search}");
         Ok(())
     }
@@ -185,7 +186,7 @@ impl VectorEngine for ChromaEngine {
     fn insert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
         self.write_records("insert", "add", ids, vectors)?;
         if let Some(col) = self.collection.as_mut() {
-            col.expected_points = col.expected_points.map(|n| n + ids.len() as u64);
+            col.expected_points += ids.len() as u64;
         }
         Ok(())
     }
@@ -202,7 +203,7 @@ impl VectorEngine for ChromaEngine {
             let expected = if self.written_concurrently.load(Ordering::Relaxed) {
                 None
             } else {
-                col.expected_points
+                Some(col.expected_points)
             };
             match expected {
                 Some(expected) if n != expected => {
@@ -258,24 +259,9 @@ impl VectorEngine for ChromaEngine {
         })
     }
 
-    fn upsert_batch(&mut self, ids: &[PointId], vectors: &[f32]) -> EngineResult<()> {
-        self.write_records("upsert", "upsert", ids, vectors)?;
-        if let Some(col) = self.collection.as_mut() {
-            col.expected_points = None;
-        }
-        Ok(())
-    }
-
-    fn delete_batch(&mut self, ids: &[PointId]) -> EngineResult<()> {
-        self.delete_points(ids)?;
-        if let Some(col) = self.collection.as_mut() {
-            col.expected_points = None;
-        }
-        Ok(())
-    }
-
     /// Each HTTP call is its own request on the shared agent, so the writer and the
-    /// searchers run side by side.
+    /// searchers run side by side. Every write after the build goes through here (the
+    /// trait's `upsert_batch` and `delete_batch` too).
     fn concurrent_writes(&self) -> Option<&dyn ConcurrentWrites> {
         Some(self)
     }

@@ -44,9 +44,9 @@ pub(super) struct Collection {
     pub(super) query_url: String,
     pub(super) dim: usize,
     pub(super) settings: BuildSettings,
-    /// Points the collection must hold after the bulk load; `None` once upserts or deletes
-    /// make it unknowable without tracking every id.
-    pub(super) expected_points: Option<u64>,
+    /// Points the collection must hold after the bulk load (upserts and deletes make it
+    /// unknowable without tracking every id: see `ChromaEngine::written_concurrently`).
+    pub(super) expected_points: u64,
     /// The points' attributes, written as metadata, when the run searches with filters.
     pub(super) attributes: Option<std::sync::Arc<crate::filter::Attributes>>,
 }

@@ -24,11 +24,11 @@ use crate::engine::{
     PointId, SourcedBytes, VectorEngine,
 };
 use crate::filter::{Attributes, Predicate};
-use crate::groundtruth::{BaseSet, RowSelection, exact_knn, exact_knn_rows};
+use crate::groundtruth::{BaseSet, RowSelection, exact_knn};
 use crate::params::{ParamMap, ParamMapExt};
 use crate::vectors::Vectors;
 
-const NAME: &str = "exact";
+const NAME: &str = crate::adapters::meta::exact::NAME;
 
 /// Sparse and hybrid runs (`bench --retrieval sparse|hybrid`).
 pub mod hybrid;
@@ -363,7 +363,7 @@ impl VectorEngine for ExactEngine {
                 live.sort_unstable();
                 let ids: Vec<PointId> = live.iter().map(|(id, _)| *id).collect();
                 let rows: Vec<usize> = live.iter().map(|(_, row)| *row).collect();
-                exact_knn_rows(
+                exact_knn(
                     &RowSelection {
                         vectors: matrix.as_flat(),
                         rows: &rows,

@@ -262,7 +262,7 @@ impl PgVector {
             params.extend(values.iter().map(|v| v.as_ref() as &(dyn ToSql + Sync)));
             Ok(conn.client.query(&stmt, &params)?)
         })?;
-        super::neighbors_into(rows, "filtered search", out)
+        super::neighbors_into(rows, 1.0, "filtered search", out)
     }
 
     /// `EXPLAIN` of every filtered query shape searched so far, under the current search

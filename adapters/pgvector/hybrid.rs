@@ -33,7 +33,7 @@ use crate::engine::hybrid::{
 };
 use crate::engine::{
     ConnectOptions, EngineError, EngineResult, Footprint, IndexHolds, IndexReport, Neighbor,
-    PointId, SourcedBytes, VectorEngine,
+    SourcedBytes, VectorEngine,
 };
 use crate::params::ParamMap;
 use crate::sparse::fusion::Fusion;
@@ -52,29 +52,6 @@ struct PgHybrid {
     /// The connections, settings and, in a hybrid table, the vector column.
     pg: PgVector,
     table: Option<SparseTable>,
-}
-
-/// `(id, value)` rows of a search into neighbours, each score `sign × value`.
-fn neighbors(
-    rows: Vec<postgres::Row>,
-    sign: f64,
-    operation: &str,
-    out: &mut Vec<Neighbor>,
-) -> EngineResult<()> {
-    out.reserve(rows.len());
-    for row in rows {
-        let id: i64 = row
-            .try_get(0)
-            .map_err(|e| EngineError::op(ENGINE, operation, e))?;
-        let value: Option<f64> = row
-            .try_get(1)
-            .map_err(|e| EngineError::op(ENGINE, operation, e))?;
-        out.push(Neighbor {
-            id: id as PointId,
-            score: value.map_or(f32::NAN, |v| (sign * v) as f32),
-        });
-    }
-    Ok(())
 }
 
 impl PgHybrid {
@@ -395,7 +372,7 @@ impl HybridEngine for PgHybrid {
         };
         let rows = self.query("sparse search", &t.search_sql(1, limit), &[&param])?;
         // `<#>` is the negated inner product.
-        neighbors(rows, -1.0, "sparse search", out)?;
+        super::neighbors_into(rows, -1.0, "sparse search", out)?;
         // A scan (or a graph walk) also yields rows of inner product 0, which share no
         // dimension with the query: an inverted index never returns them, and the exact
         // sparse truth holds none, so they are dropped here rather than fused as matches.
@@ -442,7 +419,7 @@ impl HybridEngine for PgHybrid {
             row: query.sparse,
         };
         let rows = self.query("fused search", &sql, &[&vector, &sparse])?;
-        neighbors(rows, 1.0, "fused search", out)
+        super::neighbors_into(rows, 1.0, "fused search", out)
     }
 
     /// Index: `pg_relation_size` of the sparse HNSW index plus, in a hybrid table, the vector

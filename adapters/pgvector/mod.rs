@@ -70,7 +70,7 @@ pub use server::open;
 use session::{Conn, Fail};
 use sql::{Collection, VecType, distance_operator, index_name, pg_id, quote_ident, quote_literal};
 
-const ENGINE: &str = "pgvector";
+const ENGINE: &str = crate::adapters::meta::pgvector::NAME;
 /// Used when the runner passes no timeout (`ConnectOptions::default()`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connecting is quick or hopeless; a dead address should fail fast even with a long
@@ -332,27 +332,29 @@ impl PgVector {
             let stmt = self.ready_for_search(conn, col, limit, rerank)?;
             Ok(conn.client.query(&stmt, &[&vector])?)
         })?;
-        neighbors_into(rows, "search", out)
+        neighbors_into(rows, 1.0, "search", out)
     }
 }
 
-/// The rows of a search (`id`, distance) as neighbours, best first as the server sent them.
+/// The `(id, value)` rows of a search as neighbours, in the order the server sent them, each
+/// score `sign × value` (a distance as it is; a similarity the hybrid side negates).
 fn neighbors_into(
     rows: Vec<postgres::Row>,
+    sign: f64,
     operation: &str,
     out: &mut Vec<Neighbor>,
 ) -> EngineResult<()> {
     out.reserve(rows.len());
     for row in rows {
         let id: i64 = row
-        .try_get(0)
-        .map_err(|e| EngineError::op(ENGINE, operation, e))?;
-        let dist: Option<f64> = row
-        .try_get(1)
-        .map_err(|e| EngineError::op(ENGINE, operation, e))?;
+            .try_get(0)
+            .map_err(|e| EngineError::op(ENGINE, operation, e))?;
+        let value: Option<f64> = row
+            .try_get(1)
+            .map_err(|e| EngineError::op(ENGINE, operation, e))?;
         out.push(Neighbor {
-        id: id as PointId,
-        score: dist.map_or(f32::NAN, |d| d as f32),
+            id: id as PointId,
+            score: value.map_or(f32::NAN, |v| (sign * v) as f32),
         });
     }
     Ok(())

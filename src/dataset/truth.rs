@@ -5,9 +5,7 @@ use rayon::prelude::*;
 
 use super::DatasetError;
 use crate::distance::Distance;
-use crate::groundtruth::{
-    BaseSet, GroundTruth, StridedBase, exact_knn, exact_knn_strided, prefetch,
-};
+use crate::groundtruth::{BaseSet, GroundTruth, StridedBase, exact_knn, prefetch};
 use crate::types::{PointId, Progress, ProgressUnit};
 use crate::vectors::Vectors;
 
@@ -141,7 +139,7 @@ pub fn compute_ground_truth(
     let bar = progress.task("ground truth", Some(test.len() as u64), ProgressUnit::Items);
     // Where the rows are (in place, for a `.fvecs` file read without a copy).
     let (vectors, stride) = train.strided();
-    let gt = exact_knn_strided(
+    let gt = exact_knn(
         &StridedBase {
             vectors,
             rows: train.len(),

@@ -94,6 +94,26 @@ fn id_of(v: &serde_json::Value) -> Option<String> {
     }
 }
 
+/// The `query_id` of line `n` as a string, refused when it is neither a string nor an integer
+/// or when an earlier line had it (`seen`: each id with its line).
+fn new_query_id(
+    path: &Path,
+    n: usize,
+    query_id: &serde_json::Value,
+    seen: &mut HashMap<String, usize>,
+) -> Result<String, EvalError> {
+    let id = id_of(query_id)
+        .ok_or_else(|| line_error(path, n, "`query_id` must be a string or an integer"))?;
+    match seen.insert(id.clone(), n) {
+        Some(first) => Err(line_error(
+            path,
+            n,
+            format!("query {id} appears twice (first on line {first})"),
+        )),
+        None => Ok(id),
+    }
+}
+
 /// JSON objects one after the other (one per line, or pretty-printed), each with the line
 /// it starts on.
 fn json_objects<T: serde::de::DeserializeOwned>(
@@ -135,15 +155,7 @@ fn qrels_jsonl(path: &Path, bytes: &[u8]) -> Result<Judgments, EvalError> {
     let mut queries = Vec::new();
     let mut ids: HashMap<String, usize> = HashMap::default();
     for (n, line) in json_objects::<GroundTruthLine>(path, bytes)? {
-        let id = id_of(&line.query_id)
-            .ok_or_else(|| line_error(path, n, "`query_id` must be a string or an integer"))?;
-        if let Some(first) = ids.insert(id.clone(), n) {
-            return Err(line_error(
-                path,
-                n,
-                format!("query {id} appears twice (first on line {first})"),
-            ));
-        }
+        let id = new_query_id(path, n, &line.query_id, &mut ids)?;
         let is_rejection =
             line.is_rejection.unwrap_or(false) || line.category.as_deref() == Some("rejection");
         let mut gold_answers = line.gold_answers;
@@ -215,15 +227,7 @@ fn run_jsonl(path: &Path, bytes: &[u8]) -> Result<Run, EvalError> {
     let mut run = Run::default();
     let mut ids: HashMap<String, usize> = HashMap::default();
     for (n, line) in json_objects::<RunLine>(path, bytes)? {
-        let id = id_of(&line.query_id)
-            .ok_or_else(|| line_error(path, n, "`query_id` must be a string or an integer"))?;
-        if let Some(first) = ids.insert(id.clone(), n) {
-            return Err(line_error(
-                path,
-                n,
-                format!("query {id} appears twice (first on line {first})"),
-            ));
-        }
+        let id = new_query_id(path, n, &line.query_id, &mut ids)?;
         if let Some(l) = line.latency_ms
             && !(l.is_finite() && l >= 0.0)
         {

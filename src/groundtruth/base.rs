@@ -6,11 +6,32 @@ use rayon::prelude::*;
 use super::{BaseSet, RowSelection, StridedBase};
 use crate::types::PointId;
 
-/// Either form, as the kernel sees it.
-pub(super) enum Base<'a> {
+/// The base of an exact search in any of its forms ([`super::exact_knn`] takes each).
+pub enum Base<'a> {
+    /// A whole matrix, row after row.
     All(&'a BaseSet<'a>),
+    /// A whole matrix whose rows are `stride` values apart.
     Strided(&'a StridedBase<'a>),
+    /// Selected rows of a matrix.
     Rows(&'a RowSelection<'a>),
+}
+
+impl<'a> From<&'a BaseSet<'a>> for Base<'a> {
+    fn from(base: &'a BaseSet<'a>) -> Self {
+        Base::All(base)
+    }
+}
+
+impl<'a> From<&'a StridedBase<'a>> for Base<'a> {
+    fn from(base: &'a StridedBase<'a>) -> Self {
+        Base::Strided(base)
+    }
+}
+
+impl<'a> From<&'a RowSelection<'a>> for Base<'a> {
+    fn from(base: &'a RowSelection<'a>) -> Self {
+        Base::Rows(base)
+    }
 }
 
 impl Base<'_> {

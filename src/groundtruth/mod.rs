@@ -30,7 +30,7 @@ pub mod stream;
 use crate::distance::Distance;
 use crate::types::PointId;
 
-use base::Base;
+pub use base::Base;
 use kernel::{Blocking, KnnOptions, knn};
 use tile::PackedBase;
 pub use tile::prefetch;
@@ -161,57 +161,23 @@ pub struct RowSelection<'a> {
     pub dim: usize,
 }
 
-/// Computes the exact top-`k` of every query against `base`.
+/// Computes the exact top-`k` of every query against `base`: a whole matrix
+/// ([`BaseSet`]), one whose rows are `stride` values apart ([`StridedBase`]; panics if its
+/// vectors are shorter than its rows, like slice indexing), or selected rows of a matrix
+/// ([`RowSelection`], a live set after mutations).
 ///
 /// `on_progress` is called with the number of queries finished so far (from worker threads).
 /// If the base has fewer than `k` points, each row is padded with id `u64::MAX` and
 /// distance `+inf`.
-pub fn exact_knn(
-    base: &BaseSet<'_>,
+pub fn exact_knn<'a>(
+    base: impl Into<Base<'a>>,
     queries: &[f32],
     distance: Distance,
     k: usize,
     on_progress: &(dyn Fn(usize) + Sync),
 ) -> GroundTruth {
     knn(
-        &Base::All(base),
-        queries,
-        distance,
-        k,
-        KnnOptions::default(),
-        on_progress,
-    )
-}
-
-/// [`exact_knn`] over rows `stride` values apart. Panics if `vectors` is shorter than its
-/// rows, like slice indexing.
-pub fn exact_knn_strided(
-    base: &StridedBase<'_>,
-    queries: &[f32],
-    distance: Distance,
-    k: usize,
-    on_progress: &(dyn Fn(usize) + Sync),
-) -> GroundTruth {
-    knn(
-        &Base::Strided(base),
-        queries,
-        distance,
-        k,
-        KnnOptions::default(),
-        on_progress,
-    )
-}
-
-/// [`exact_knn`] over selected rows of a matrix (a live set after mutations).
-pub fn exact_knn_rows(
-    base: &RowSelection<'_>,
-    queries: &[f32],
-    distance: Distance,
-    k: usize,
-    on_progress: &(dyn Fn(usize) + Sync),
-) -> GroundTruth {
-    knn(
-        &Base::Rows(base),
+        &base.into(),
         queries,
         distance,
         k,
@@ -227,7 +193,7 @@ pub struct GroupScratch {
     packed: PackedBase,
 }
 
-/// [`exact_knn_rows`] for one of many small query groups that the caller searches in
+/// [`exact_knn`] over a [`RowSelection`] for one of many small query groups that the caller searches in
 /// parallel (filtered truth: one group per predicate), all centred on one `centre`
 /// ([`rows_centre`]). The queries are one block (up to 256), and the whole call runs on the
 /// calling thread: each chunk of the selected rows is packed straight from the matrix and

@@ -30,7 +30,7 @@
 
 use std::collections::HashMap;
 
-use super::{RowSelection, exact_knn_rows};
+use super::{RowSelection, exact_knn};
 use crate::distance::Distance;
 use crate::types::PointId;
 use crate::vectors::Vectors;
@@ -198,7 +198,7 @@ impl<'a> StreamTruth<'a> {
             ids: &ids,
             dim,
         };
-        let truth = exact_knn_rows(&selection, &flat, self.log.distance, depth, &|_| {});
+        let truth = exact_knn(&selection, &flat, self.log.distance, depth, &|_| {});
         for (i, &q) in queries.iter().enumerate() {
             let list = truth.ids[i * depth..(i + 1) * depth]
                 .iter()

@@ -156,7 +156,7 @@ fn row_selection_matches_a_copied_subset() {
             ids: &ids,
             dim,
         };
-        let a = exact_knn_rows(&selection, &queries, d, 15, &|_| {});
+        let a = exact_knn(&selection, &queries, d, 15, &|_| {});
         let copied = BaseSet {
             vectors: &copy,
             ids: Some(&ids),
@@ -186,7 +186,7 @@ fn strided_rows_match_the_copied_rows() {
             stride,
             dim,
         };
-        let a = exact_knn_strided(&strided, &queries, d, 20, &|_| {});
+        let a = exact_knn(&strided, &queries, d, 20, &|_| {});
         let copied = BaseSet {
             vectors: &copy,
             ids: None,
@@ -502,7 +502,7 @@ fn exact_on_offset_row_selection() {
             ids: &ids,
             dim,
         };
-        let gt = exact_knn_rows(&selection, &queries, d, 10, &|_| {});
+        let gt = exact_knn(&selection, &queries, d, 10, &|_| {});
         let case = Case {
             distance: d,
             base: &copy,
@@ -626,7 +626,7 @@ fn exact_on_many_random_datasets() {
                 ids: &ids,
                 dim,
             };
-            let gt = exact_knn_rows(&selection, &queries, distance, k, &|_| {});
+            let gt = exact_knn(&selection, &queries, distance, k, &|_| {});
             let case = Case {
                 distance,
                 base: &copy,

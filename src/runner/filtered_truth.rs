@@ -3,7 +3,7 @@
 //!
 //! Queries with the same predicate (a label, a tenant, a range window) form a group; each
 //! group's passing points are selected once and searched with the same exact kernel as
-//! unfiltered truth ([`exact_knn_rows`]), so the cost is that of an unfiltered truth over the
+//! unfiltered truth ([`exact_knn`]), so the cost is that of an unfiltered truth over the
 //! passing points, not over the whole set. A query with fewer than k passing points gets its
 //! row padded with id `PointId::MAX` at +inf, which the metrics ignore (the relevant set is
 //! what passes). Each level's truths are cached like unfiltered ones, under a key that adds
@@ -25,7 +25,7 @@ use crate::filter::{
     Attributes, Column, CompiledPredicate, Condition, FilterLevel, FilterSetup, Predicate,
 };
 use crate::groundtruth::{
-    GroundTruth, GroupScratch, RowSelection, exact_knn_rows, exact_knn_rows_group, rows_centre,
+    GroundTruth, GroupScratch, RowSelection, exact_knn, exact_knn_rows_group, rows_centre,
 };
 use crate::runbook::Resolved;
 use crate::types::{PointId, Progress, ProgressTask, ProgressUnit};
@@ -285,7 +285,7 @@ impl GroupSearch<'_> {
                 } else if queries.len() <= GROUP_BLOCK {
                     exact_knn_rows_group(&base, &flat, dataset.distance, k, &centre, scratch)
                 } else {
-                    exact_knn_rows(&base, &flat, dataset.distance, k, &|_| {})
+                    exact_knn(&base, &flat, dataset.distance, k, &|_| {})
                 };
                 let n = done.fetch_add(queries.len(), Ordering::Relaxed) + queries.len();
                 if let Some(b) = self.bar {

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use crate::atomic::AtomicFile;
 use crate::dataset::Dataset;
 use crate::distance::Distance;
-use crate::groundtruth::{GroundTruth, RowSelection, exact_knn_rows};
+use crate::groundtruth::{GroundTruth, RowSelection, exact_knn};
 use crate::runbook::Resolved;
 use crate::types::PointId;
 use crate::types::{Progress, ProgressUnit};
@@ -140,7 +140,7 @@ pub fn step_truths(
             Some(dataset.test.len() as u64),
             ProgressUnit::Items,
         );
-        let gt = exact_knn_rows(
+        let gt = exact_knn(
             &RowSelection {
                 vectors: dataset.train.as_flat(),
                 rows: &rows,
