@@ -14,10 +14,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use crate::dataset::Dataset;
+use crate::distance::Distance;
 use crate::engine::{EngineError, Neighbor, PointId, VectorEngine};
 use crate::metrics::latency::LatencySummary;
 use crate::results::StreamFreshness;
 use crate::runbook::{ResolvedStream, StreamOp};
+use crate::vectors::Vectors;
 
 /// Most writes sampled for freshness per step.
 const FRESHNESS_SAMPLES: usize = 100;
@@ -116,6 +118,22 @@ impl<'a> Announcer<'a> {
     }
 }
 
+/// The vectors the stream writes, and how they are compared.
+#[derive(Clone, Copy)]
+pub(super) struct Space<'a> {
+    pub metric: Distance,
+    pub train: &'a Vectors,
+}
+
+impl<'a> Space<'a> {
+    pub fn of(dataset: &'a Dataset) -> Self {
+        Space {
+            metric: dataset.distance,
+            train: &dataset.train,
+        }
+    }
+}
+
 /// A sample followed through the later ops, to find the one that overtakes it.
 struct Followed {
     op: usize,
@@ -131,7 +149,7 @@ struct Followed {
 /// interleaving is periodic and one stride over all ops could land on one kind only; of
 /// those, the ones a search can reveal, each with the op that overtakes it (see the
 /// module's note). One pass over the ops, and one over the live set per chosen op.
-pub(super) fn freshness_samples(stream: &ResolvedStream, dataset: &Dataset, k: usize) -> Samples {
+pub(super) fn freshness_samples(stream: &ResolvedStream, space: Space<'_>, k: usize) -> Samples {
     let wanted = evenly_spaced(stream);
     let mut live: HashMap<PointId, usize> = stream.initial.iter().copied().collect();
     let mut samples = Samples::default();
@@ -139,7 +157,7 @@ pub(super) fn freshness_samples(stream: &ResolvedStream, dataset: &Dataset, k: u
     for (i, op) in stream.ops.iter().enumerate() {
         let old_row = live.get(&op.id).copied();
         followed.retain_mut(|f| {
-            let overtaken = f.id == op.id || (!f.delete && pushed_out(dataset, f, op, old_row, k));
+            let overtaken = f.id == op.id || (!f.delete && pushed_out(space, f, op, old_row, k));
             if overtaken {
                 samples.overtakes.entry(i).or_default().push(f.id);
                 if let Some(s) = samples.at.get_mut(&f.op) {
@@ -153,7 +171,7 @@ pub(super) fn freshness_samples(stream: &ResolvedStream, dataset: &Dataset, k: u
         if wanted.contains(&i)
             && let Some(row) = op.row.or(old_row)
         {
-            match ahead_of_own(dataset, &live, op.id, row, k) {
+            match ahead_of_own(space, &live, op.id, row, k) {
                 Some(ahead) => {
                     samples.at.insert(
                         i,
@@ -184,17 +202,16 @@ pub(super) fn freshness_samples(stream: &ResolvedStream, dataset: &Dataset, k: u
 /// Applies `op` (another point, whose row was `old_row`) to the count of points ahead of the
 /// followed put; true once `k` of them are.
 fn pushed_out(
-    dataset: &Dataset,
+    space: Space<'_>,
     f: &mut Followed,
     op: &StreamOp,
     old_row: Option<usize>,
     k: usize,
 ) -> bool {
-    let metric = dataset.distance;
-    let vector = dataset.train.row(f.row);
-    let own = metric.between(vector, vector);
+    let vector = space.train.row(f.row);
+    let own = space.metric.between(vector, vector);
     let ahead = |row: usize| {
-        let d = metric.between(vector, dataset.train.row(row));
+        let d = space.metric.between(vector, space.train.row(row));
         d < own || (d == own && op.id < f.id)
     };
     let was = old_row.is_some_and(ahead);
@@ -223,21 +240,20 @@ fn evenly_spaced(stream: &ResolvedStream) -> HashSet<usize> {
 /// vector (ties broken by id), when fewer than `k` do, so that a search with it shows whether
 /// the engine holds it; `None` otherwise.
 fn ahead_of_own(
-    dataset: &Dataset,
+    space: Space<'_>,
     live: &HashMap<PointId, usize>,
     id: PointId,
     row: usize,
     k: usize,
 ) -> Option<usize> {
-    let metric = dataset.distance;
-    let vector = dataset.train.row(row);
-    let own = metric.between(vector, vector);
+    let vector = space.train.row(row);
+    let own = space.metric.between(vector, vector);
     let mut ahead = 0usize;
     for (&other, &other_row) in live {
         if other == id {
             continue;
         }
-        let d = metric.between(vector, dataset.train.row(other_row));
+        let d = space.metric.between(vector, space.train.row(other_row));
         if d < own || (d == own && other < id) {
             ahead += 1;
             if ahead >= k.max(1) {
@@ -363,4 +379,101 @@ fn probe_round(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows in the plane: 0 = (1, 0), 1 = (2, 0), 2 = (0, 1), 3 = (1, 0) again.
+    fn train() -> Vectors {
+        Vectors::new(vec![1.0, 0.0, 2.0, 0.0, 0.0, 1.0, 1.0, 0.0], 2).unwrap()
+    }
+
+    fn stream(initial: &[(PointId, usize)], ops: &[(PointId, Option<usize>)]) -> ResolvedStream {
+        ResolvedStream {
+            initial: initial.to_vec(),
+            ops: ops.iter().map(|&(id, row)| StreamOp { id, row }).collect(),
+            batch_size: 1,
+            rate: None,
+            searchers: 1,
+        }
+    }
+
+    fn samples(metric: Distance, s: &ResolvedStream, k: usize) -> Samples {
+        let train = train();
+        freshness_samples(
+            s,
+            Space {
+                metric,
+                train: &train,
+            },
+            k,
+        )
+    }
+
+    /// Under dot, (1, 0) is not its own nearest beside (2, 0): no search with it can show it.
+    #[test]
+    fn a_write_no_search_can_reveal_is_left_out() {
+        let s = stream(&[(10, 1)], &[(1, Some(0))]);
+        let dot = samples(Distance::Dot, &s, 1);
+        assert!(dot.at.is_empty());
+        assert_eq!(dot.unobservable, 1);
+        // With k = 2 it ranks second: it can be seen.
+        assert_eq!(samples(Distance::Dot, &s, 2).at.len(), 1);
+        // Under euclidean it is its own nearest.
+        assert_eq!(samples(Distance::Euclidean, &s, 1).unobservable, 0);
+        // A duplicate with a lower id wins the tie.
+        let dup = stream(&[(0, 0)], &[(5, Some(3))]);
+        assert_eq!(samples(Distance::Euclidean, &dup, 1).unobservable, 1);
+    }
+
+    /// A put is overtaken by the write that pushes it out of its own top k, and by the next
+    /// write of the same point; a delete by the point written again.
+    #[test]
+    fn overtaking_writes_are_found() {
+        let s = stream(
+            &[],
+            &[
+                (1, Some(0)),
+                (2, Some(1)),
+                (3, Some(2)),
+                (3, None),
+                (3, Some(2)),
+            ],
+        );
+        let got = samples(Distance::Dot, &s, 1);
+        assert_eq!(got.unobservable, 0);
+        // (2, 0) outranks (1, 0) under dot: the put of 1 is overtaken at op 1.
+        assert_eq!(got.at[&0].overtaken_at, Some(1));
+        assert_eq!(got.at[&1].overtaken_at, None);
+        // Point 3's put is overtaken by its delete, the delete by the insert again.
+        assert_eq!(got.at[&2].overtaken_at, Some(3));
+        assert_eq!(got.at[&3].overtaken_at, Some(4));
+        assert_eq!(got.at[&3].row, 2);
+        assert_eq!(got.overtakes[&1], [1]);
+        assert_eq!(got.overtakes[&3], [3]);
+        assert_eq!(got.overtakes[&4], [3]);
+    }
+
+    /// The prober drops an overtaken sample it has not seen; one overtaken within its own
+    /// call is announced and dropped at once.
+    #[test]
+    fn overtaken_samples_leave_the_prober() {
+        let s = stream(&[], &[(1, Some(0)), (2, Some(1))]);
+        let sampled = samples(Distance::Dot, &s, 1);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut announcer = Announcer::new(tx, &sampled);
+        announcer.before_call(0..2);
+        announcer.after_call(0..2, &s.ops, Instant::now());
+        drop(announcer);
+        let mut tally = Tally::default();
+        let mut pending = Vec::new();
+        for note in rx {
+            tally.note(note, &mut pending);
+        }
+        assert_eq!(tally.samples, 2);
+        assert_eq!(tally.overtaken, 1);
+        assert_eq!(pending.iter().map(|p| p.id).collect::<Vec<_>>(), [2]);
+    }
 }

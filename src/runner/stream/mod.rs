@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 mod freshness;
 mod score;
 
-use freshness::{Announcer, ProbeNote, Samples, freshness_samples, probe_writes};
+use freshness::{Announcer, ProbeNote, Samples, Space, freshness_samples, probe_writes};
 use score::{
     insert_and_delete_counts, latency_of, mean, recall_at_stages, score_searches, timeline,
 };
@@ -305,7 +305,7 @@ fn run_threads(
         stop.store(true, Ordering::Release);
     };
     // Chosen before the clock starts: each choice is a pass over the live set.
-    let sampled = freshness_samples(stream, dataset, k);
+    let sampled = freshness_samples(stream, Space::of(dataset), k);
     let origin = Instant::now();
     let (probe_tx, probe_rx) = std::sync::mpsc::channel::<ProbeNote>();
     let (written, searched, freshness, per_second) = std::thread::scope(|threads| {
