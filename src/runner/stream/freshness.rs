@@ -13,6 +13,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
+
 use crate::dataset::Dataset;
 use crate::distance::Distance;
 use crate::engine::{EngineError, Neighbor, PointId, VectorEngine};
@@ -134,13 +136,16 @@ impl<'a> Space<'a> {
     }
 }
 
-/// A sample followed through the later ops, to find the one that overtakes it.
-struct Followed {
+/// A write chosen as a sample, followed through the ops to decide whether a search can
+/// reveal it and which later op overtakes it.
+struct Chosen {
     op: usize,
     id: PointId,
     row: usize,
     delete: bool,
-    /// Live points ranking ahead of it for its own vector.
+    /// `metric.between` of its vector with itself.
+    own: f32,
+    /// Live points other than itself ranking ahead of it for its own vector.
     ahead: usize,
 }
 
@@ -148,76 +153,130 @@ struct Followed {
 /// among the deletes separately (half the samples each when there are both), since the
 /// interleaving is periodic and one stride over all ops could land on one kind only; of
 /// those, the ones a search can reveal, each with the op that overtakes it (see the
-/// module's note). One pass over the ops, and one over the live set per chosen op.
+/// module's note). One pass over the live set at the start for all samples together, then
+/// one over the ops.
 pub(super) fn freshness_samples(stream: &ResolvedStream, space: Space<'_>, k: usize) -> Samples {
-    let wanted = evenly_spaced(stream);
-    let mut live: HashMap<PointId, usize> = stream.initial.iter().copied().collect();
+    let (mut chosen, old_rows) = choose(stream, space);
+    let initial = ahead_in(space, &stream.initial, &chosen);
+    for (c, ahead) in chosen.iter_mut().zip(initial) {
+        c.ahead = ahead;
+    }
     let mut samples = Samples::default();
-    let mut followed: Vec<Followed> = Vec::new();
-    for (i, op) in stream.ops.iter().enumerate() {
-        let old_row = live.get(&op.id).copied();
-        followed.retain_mut(|f| {
-            let overtaken = f.id == op.id || (!f.delete && pushed_out(space, f, op, old_row, k));
+    // Samples not reached yet, and puts not yet overtaken: each op moves their counts.
+    let mut active: Vec<Chosen> = chosen;
+    for (j, op) in stream.ops.iter().enumerate() {
+        let old_row = old_rows[j];
+        active.retain_mut(|c| {
+            if j < c.op {
+                if op.id != c.id {
+                    c.ahead = (c.ahead + ahead_of(space, c, op.id, op.row))
+                        .saturating_sub(ahead_of(space, c, op.id, old_row));
+                }
+                return true;
+            }
+            if j == c.op {
+                if c.ahead >= k.max(1) {
+                    samples.unobservable += 1;
+                    return false;
+                }
+                let sample = Sample {
+                    row: c.row,
+                    overtaken_at: None,
+                };
+                samples.at.insert(j, sample);
+                return true;
+            }
+            let overtaken = op.id == c.id || (!c.delete && pushed_out(space, c, op, old_row, k));
             if overtaken {
-                samples.overtakes.entry(i).or_default().push(f.id);
-                if let Some(s) = samples.at.get_mut(&f.op) {
-                    s.overtaken_at = Some(i);
+                samples.overtakes.entry(j).or_default().push(c.id);
+                if let Some(s) = samples.at.get_mut(&c.op) {
+                    s.overtaken_at = Some(j);
                 }
             }
             !overtaken
         });
-        // A put's probe searches with its new vector, a delete's with the one it had; the
-        // point itself is not among the others either way.
+    }
+    samples
+}
+
+/// The samples (ascending op), and each op's row of its point before it (`None`: not live).
+fn choose(stream: &ResolvedStream, space: Space<'_>) -> (Vec<Chosen>, Vec<Option<usize>>) {
+    let wanted = evenly_spaced(stream);
+    let mut live: HashMap<PointId, usize> = stream.initial.iter().copied().collect();
+    let mut chosen = Vec::new();
+    let mut old_rows = Vec::with_capacity(stream.ops.len());
+    for (i, op) in stream.ops.iter().enumerate() {
+        let old_row = live.get(&op.id).copied();
+        old_rows.push(old_row);
+        // A put's probe searches with its new vector, a delete's with the one it had.
         if wanted.contains(&i)
             && let Some(row) = op.row.or(old_row)
         {
-            match ahead_of_own(space, &live, op.id, row, k) {
-                Some(ahead) => {
-                    samples.at.insert(
-                        i,
-                        Sample {
-                            row,
-                            overtaken_at: None,
-                        },
-                    );
-                    followed.push(Followed {
-                        op: i,
-                        id: op.id,
-                        row,
-                        delete: op.row.is_none(),
-                        ahead,
-                    });
-                }
-                None => samples.unobservable += 1,
-            }
+            let vector = space.train.row(row);
+            chosen.push(Chosen {
+                op: i,
+                id: op.id,
+                row,
+                delete: op.row.is_none(),
+                own: space.metric.between(vector, vector),
+                ahead: 0,
+            });
         }
         match op.row {
             Some(row) => live.insert(op.id, row),
             None => live.remove(&op.id),
         };
     }
-    samples
+    (chosen, old_rows)
+}
+
+/// For each sample, the points of `live` other than itself ranking ahead of it: the rows
+/// read once, in parallel chunks, each against every sample.
+fn ahead_in(space: Space<'_>, live: &[(PointId, usize)], chosen: &[Chosen]) -> Vec<usize> {
+    let zero = || vec![0usize; chosen.len()];
+    live.par_chunks(4096)
+        .map(|chunk| {
+            let mut counts = zero();
+            for &(id, row) in chunk {
+                for (count, c) in counts.iter_mut().zip(chosen) {
+                    *count += ahead_of(space, c, id, Some(row));
+                }
+            }
+            counts
+        })
+        .reduce(zero, |mut a, b| {
+            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+            a
+        })
+}
+
+/// 1 when point `id` at train row `row` ranks ahead of the sample `c` for its vector (ties
+/// broken by id), else 0; 0 for no row and for the sample's own point.
+fn ahead_of(space: Space<'_>, c: &Chosen, id: PointId, row: Option<usize>) -> usize {
+    let Some(row) = row else {
+        return 0;
+    };
+    if id == c.id {
+        return 0;
+    }
+    let d = space
+        .metric
+        .between(space.train.row(c.row), space.train.row(row));
+    usize::from(d < c.own || (d == c.own && id < c.id))
 }
 
 /// Applies `op` (another point, whose row was `old_row`) to the count of points ahead of the
 /// followed put; true once `k` of them are.
 fn pushed_out(
     space: Space<'_>,
-    f: &mut Followed,
+    c: &mut Chosen,
     op: &StreamOp,
     old_row: Option<usize>,
     k: usize,
 ) -> bool {
-    let vector = space.train.row(f.row);
-    let own = space.metric.between(vector, vector);
-    let ahead = |row: usize| {
-        let d = space.metric.between(vector, space.train.row(row));
-        d < own || (d == own && op.id < f.id)
-    };
-    let was = old_row.is_some_and(ahead);
-    let is = op.row.is_some_and(ahead);
-    f.ahead = (f.ahead + usize::from(is)).saturating_sub(usize::from(was));
-    f.ahead >= k.max(1)
+    c.ahead = (c.ahead + ahead_of(space, c, op.id, op.row))
+        .saturating_sub(ahead_of(space, c, op.id, old_row));
+    c.ahead >= k.max(1)
 }
 
 /// Op indices evenly spaced among the puts and among the deletes.
@@ -234,34 +293,6 @@ fn evenly_spaced(stream: &ResolvedStream) -> HashSet<usize> {
         of.iter().step_by(step).copied().collect()
     };
     evenly(&puts).into_iter().chain(evenly(&deletes)).collect()
-}
-
-/// How many other `live` points rank ahead of point `id` at train row `row` for its own
-/// vector (ties broken by id), when fewer than `k` do, so that a search with it shows whether
-/// the engine holds it; `None` otherwise.
-fn ahead_of_own(
-    space: Space<'_>,
-    live: &HashMap<PointId, usize>,
-    id: PointId,
-    row: usize,
-    k: usize,
-) -> Option<usize> {
-    let vector = space.train.row(row);
-    let own = space.metric.between(vector, vector);
-    let mut ahead = 0usize;
-    for (&other, &other_row) in live {
-        if other == id {
-            continue;
-        }
-        let d = space.metric.between(vector, space.train.row(other_row));
-        if d < own || (d == own && other < id) {
-            ahead += 1;
-            if ahead >= k.max(1) {
-                return None;
-            }
-        }
-    }
-    Some(ahead)
 }
 
 /// What the prober has counted so far.
