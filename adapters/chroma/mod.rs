@@ -301,7 +301,7 @@ impl VectorEngine for ChromaEngine {
         filter: Option<&crate::filter::Predicate>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        let op = support_filter::operation(filter, false);
+        let op = support_filter::operation(filter);
         let col = self.collection(op)?;
         rows::check(ENGINE, op, col.dim, 1, query.len())?;
         out.clear();
@@ -320,10 +320,9 @@ impl VectorEngine for ChromaEngine {
         k: usize,
         filters: Option<&[crate::filter::Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = support_filter::operation(filters.and_then(<[_]>::first), true);
+        let op = support_filter::batch_operation(filters);
         let col = self.collection(op)?;
-        let nq = filters.map_or(queries.len() / dim.max(1), <[_]>::len);
-        rows::check_batch(ENGINE, op, col.dim, dim, nq, queries.len())?;
+        let nq = support_filter::batch_rows((ENGINE, op), col.dim, queries, dim, filters)?;
         let per_call = self.max_batch_size.unwrap_or(usize::MAX);
         support_filter::by_predicate(queries, dim, nq, filters, per_call, |rows, predicate| {
             let where_json = predicate.map(filter::where_json);

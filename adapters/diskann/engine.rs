@@ -345,7 +345,7 @@ impl VectorEngine for DiskAnn {
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
         let compiled = filter::compile_optional(NAME, self.attributes.as_deref(), filter)?;
-        self.search_index(filter::operation(filter, false), query, k, compiled.as_ref(), out)
+        self.search_index(filter::operation(filter), query, k, compiled.as_ref(), out)
     }
 
     /// DiskANN filters with a label callback on its ids during the graph search, in memory

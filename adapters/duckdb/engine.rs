@@ -341,7 +341,7 @@ impl VectorEngine for DuckDb {
         filter: Option<&Predicate>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        self.run(filter::operation(filter, false), query, k, filter, out)
+        self.run(filter::operation(filter), query, k, filter, out)
     }
 
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {

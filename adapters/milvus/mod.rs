@@ -200,7 +200,7 @@ impl VectorEngine for MilvusEngine {
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
         out.clear();
-        let op = support_filter::operation(filter, false);
+        let op = support_filter::operation(filter);
         let coll = self.coll(op)?;
         rows::check(ENGINE, op, coll.dim, 1, query.len())?;
         if k > 0 {
@@ -219,10 +219,9 @@ impl VectorEngine for MilvusEngine {
         k: usize,
         filters: Option<&[Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = support_filter::operation(filters.and_then(<[_]>::first), true);
+        let op = support_filter::batch_operation(filters);
         let coll = self.coll(op)?;
-        let nq = filters.map_or(queries.len() / dim.max(1), <[_]>::len);
-        rows::check_batch(ENGINE, op, coll.dim, dim, nq, queries.len())?;
+        let nq = support_filter::batch_rows((ENGINE, op), coll.dim, queries, dim, filters)?;
         if k == 0 {
             return Ok(vec![Vec::new(); nq]);
         }

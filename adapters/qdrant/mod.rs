@@ -277,7 +277,7 @@ impl VectorEngine for QdrantEngine {
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
         out.clear();
-        let op = support_filter::operation(filter, false);
+        let op = support_filter::operation(filter);
         let col = self.collection(op)?;
         rows::check(ENGINE, op, col.dim, 1, query.len())?;
         if k == 0 {
@@ -295,10 +295,9 @@ impl VectorEngine for QdrantEngine {
         k: usize,
         filters: Option<&[Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = support_filter::operation(filters.and_then(<[_]>::first), true);
+        let op = support_filter::batch_operation(filters);
         let col = self.collection(op)?;
-        let nq = filters.map_or(queries.len() / dim.max(1), <[_]>::len);
-        rows::check_batch(ENGINE, op, col.dim, dim, nq, queries.len())?;
+        support_filter::batch_rows((ENGINE, op), col.dim, queries, dim, filters)?;
         self.query_batches(op, queries, k, filters)
     }
 

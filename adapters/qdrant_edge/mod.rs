@@ -299,7 +299,7 @@ impl VectorEngine for QdrantEdge {
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
         out.clear();
-        let op = filter::operation(filter, false);
+        let op = filter::operation(filter);
         let shard = self.open_shard(op)?;
         rows::check(ENGINE, op, shard.dim, 1, query.len())?;
         let points = shard
@@ -322,10 +322,9 @@ impl VectorEngine for QdrantEdge {
         k: usize,
         filters: Option<&[Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = filter::operation(filters.and_then(<[_]>::first), true);
+        let op = filter::batch_operation(filters);
         let shard = self.open_shard(op)?;
-        let nq = filters.map_or(queries.len() / dim.max(1), <[_]>::len);
-        rows::check_batch(ENGINE, op, shard.dim, dim, nq, queries.len())?;
+        filter::batch_rows((ENGINE, op), shard.dim, queries, dim, filters)?;
         let requests = queries
             .chunks_exact(dim)
             .enumerate()

@@ -290,7 +290,7 @@ impl VectorEngine for RedisEngine {
         filter: Option<&crate::filter::Predicate>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        let op = support_filter::operation(filter, false);
+        let op = support_filter::operation(filter);
         let set = self.set(op)?;
         out.clear();
         rows::check(ENGINE, op, set.dim, 1, query.len())?;
@@ -315,10 +315,9 @@ impl VectorEngine for RedisEngine {
         k: usize,
         filters: Option<&[crate::filter::Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = support_filter::operation(filters.and_then(<[_]>::first), true);
+        let op = support_filter::batch_operation(filters);
         let set = self.set(op)?;
-        let nq = filters.map_or(queries.len() / dim.max(1), <[_]>::len);
-        rows::check_batch(ENGINE, op, set.dim, dim, nq, queries.len())?;
+        let nq = support_filter::batch_rows((ENGINE, op), set.dim, queries, dim, filters)?;
         let mut results = Vec::with_capacity(nq);
         if k == 0 {
             results.resize(nq, Vec::new());

@@ -47,13 +47,35 @@ pub fn compile_optional<'a>(
 }
 
 /// What a search call is called in messages: `search`, or `filtered search` with a predicate.
-pub fn operation(filter: Option<&Predicate>, batch: bool) -> &'static str {
-    match (filter.is_some(), batch) {
-        (false, false) => "search",
-        (true, false) => "filtered search",
-        (false, true) => "batch search",
-        (true, true) => "filtered batch search",
+pub fn operation(filter: Option<&Predicate>) -> &'static str {
+    if filter.is_some() {
+        "filtered search"
+    } else {
+        "search"
     }
+}
+
+/// What a batch search is called in messages: `batch search`, or `filtered batch search`.
+pub fn batch_operation(filters: Option<&[Predicate]>) -> &'static str {
+    if filters.is_some() {
+        "filtered batch search"
+    } else {
+        "batch search"
+    }
+}
+
+/// The number of queries of a batch search, `queries` checked to be whole rows of the
+/// collection's dimension `collection_dim` (and, when filtered, one row per predicate).
+pub fn batch_rows(
+    (engine, operation): (&str, &str),
+    collection_dim: usize,
+    queries: &[f32],
+    dim: usize,
+    filters: Option<&[Predicate]>,
+) -> EngineResult<usize> {
+    let nq = filters.map_or(queries.len() / dim.max(1), <[_]>::len);
+    super::rows::check_batch(engine, operation, collection_dim, dim, nq, queries.len())?;
+    Ok(nq)
 }
 
 /// A batch search for the engines whose search call takes many queries but one predicate:

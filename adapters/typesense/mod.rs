@@ -247,7 +247,7 @@ impl VectorEngine for TypesenseEngine {
         predicate: Option<&Predicate>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        let op = support_filter::operation(predicate, false);
+        let op = support_filter::operation(predicate);
         let col = self.collection(op)?;
         rows::check(ENGINE, op, col.dim, 1, query.len())?;
         let filter = predicate.and_then(filter::filter_by);
@@ -265,10 +265,9 @@ impl VectorEngine for TypesenseEngine {
         k: usize,
         predicates: Option<&[Predicate]>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = support_filter::operation(predicates.and_then(<[_]>::first), true);
+        let op = support_filter::batch_operation(predicates);
         let col = self.collection(op)?;
-        let nq = predicates.map_or(queries.len() / dim.max(1), <[_]>::len);
-        rows::check_batch(ENGINE, op, col.dim, dim, nq, queries.len())?;
+        let nq = support_filter::batch_rows((ENGINE, op), col.dim, queries, dim, predicates)?;
         let texts: Vec<Option<String>> = match predicates {
             Some(p) => p.iter().map(filter::filter_by).collect(),
             None => vec![None; nq],

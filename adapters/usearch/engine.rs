@@ -169,7 +169,7 @@ impl VectorEngine for USearch {
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
         let compiled = filter::compile_optional(NAME, self.attributes.as_deref(), filter)?;
-        self.collection(filter::operation(filter, false))?
+        self.collection(filter::operation(filter))?
             .search(query, k, self.search, compiled.as_ref(), out)
     }
 
