@@ -5,6 +5,31 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// Makes, with `make`, a hidden temporary `.<name>.XXXX.tmp` in the directory of `dest`
+/// (created if missing; `.` for a bare name), for an output that appears by a rename.
+fn beside<T>(
+    dest: &Path,
+    make: impl FnOnce(&tempfile::Builder, &Path) -> io::Result<T>,
+) -> io::Result<T> {
+    let dir = dest
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!(".{name}.");
+    make(tempfile::Builder::new().prefix(&prefix).suffix(".tmp"), dir)
+}
+
+/// A temporary directory beside `dest`, for an output directory filled and then renamed
+/// into place (a dataset's files).
+pub fn staging_dir(dest: &Path) -> io::Result<tempfile::TempDir> {
+    beside(dest, |names, dir| names.tempdir_in(dir))
+}
+
 /// A file that appears at its destination only when [`AtomicFile::commit`] is called;
 /// dropped without commit, it vanishes.
 pub struct AtomicFile {
@@ -34,19 +59,7 @@ impl AtomicFile {
                 ),
             ));
         }
-        let dir = dest
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(dir)?;
+        let tmp = beside(dest, |names, dir| names.tempfile_in(dir))?;
         Ok(AtomicFile {
             tmp,
             dest: dest.to_path_buf(),

@@ -87,20 +87,7 @@ fn write_vdbbench(ds: &Dataset, out: &std::path::Path) -> anyhow::Result<ExitCod
             out.display()
         );
     }
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempdir_in(parent)
-        .with_context(|| parent.display().to_string())?;
+    let tmp = crate::atomic::staging_dir(out).with_context(|| out.display().to_string())?;
     let ids: Vec<i64> = ds.ground_truth.ids.iter().map(|&i| i as i64).collect();
     let neighbors = (ds.ground_truth.k > 0).then_some((ds.ground_truth.k, ids.as_slice()));
     dataset::vdbbench::write_dir(tmp.path(), &ds.train, &ds.test, neighbors)?;

@@ -157,20 +157,7 @@ pub fn write_dataset(
             "already exists and is not an empty directory; give a new path".into(),
         ));
     }
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| DatasetError::io(parent, e))?;
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempdir_in(parent)
-        .map_err(|e| DatasetError::io(parent, e))?;
+    let tmp = crate::atomic::staging_dir(dir).map_err(|e| DatasetError::io(dir, e))?;
     let [base_name, query_name, gt_name] = dataset_file_names(elem);
     write_vectors(&tmp.path().join(base_name), train, elem)?;
     write_vectors(&tmp.path().join(query_name), test, elem)?;
