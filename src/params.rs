@@ -70,6 +70,13 @@ pub enum ParamError {
         expected: &'static str,
         got: String,
     },
+    #[error("parameter `{name}` must be within {min}..={max}, got `{got}`")]
+    OutOfRange {
+        name: String,
+        got: u64,
+        min: u64,
+        max: u64,
+    },
     #[error("unknown parameter `{name}`; this engine knows: {known}")]
     Unknown { name: String, known: String },
     #[error("bad parameter override `{0}`: expected NAME=VALUE or NAME=V1,V2,...")]
@@ -83,6 +90,12 @@ pub trait ParamMapExt {
     fn get_u64(&self, name: &str) -> Result<Option<u64>, ParamError>;
     /// A count that cannot be 0 (`ef`, `threads`, `rerank`).
     fn get_count(&self, name: &str) -> Result<Option<u64>, ParamError>;
+    /// A whole number within `range`, the engine's own limits.
+    fn get_within(
+        &self,
+        name: &str,
+        range: std::ops::RangeInclusive<u64>,
+    ) -> Result<Option<u64>, ParamError>;
     fn get_f64(&self, name: &str) -> Result<Option<f64>, ParamError>;
     fn get_bool(&self, name: &str) -> Result<Option<bool>, ParamError>;
     fn get_str(&self, name: &str) -> Result<Option<&str>, ParamError>;
@@ -113,6 +126,22 @@ impl ParamMapExt for ParamMap {
                 got: "0".into(),
             }),
             n => Ok(n),
+        }
+    }
+
+    fn get_within(
+        &self,
+        name: &str,
+        range: std::ops::RangeInclusive<u64>,
+    ) -> Result<Option<u64>, ParamError> {
+        match self.get_u64(name)? {
+            Some(got) if !range.contains(&got) => Err(ParamError::OutOfRange {
+                name: name.to_string(),
+                got,
+                min: *range.start(),
+                max: *range.end(),
+            }),
+            v => Ok(v),
         }
     }
 

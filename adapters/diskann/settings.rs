@@ -56,17 +56,10 @@ pub fn metric(distance: Distance) -> Metric {
 }
 
 fn bounded(params: &ParamMap, name: &str, min: u64, max: u64) -> EngineResult<Option<usize>> {
-    let value = params
-        .get_u64(name)
-        .map_err(|e| EngineError::bad_param(NAME, name, e))?;
-    match value {
-        Some(v) if !(min..=max).contains(&v) => Err(EngineError::bad_param(
-            NAME,
-            name,
-            format!("{v} is outside {min}..={max}"),
-        )),
-        v => Ok(v.map(|v| v as usize)),
-    }
+    params
+        .get_within(name, min..=max)
+        .map(|v| v.map(|v| v as usize))
+        .map_err(|e| EngineError::bad_param(NAME, name, e))
 }
 
 /// The parsed build parameters of one collection.

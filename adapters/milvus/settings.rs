@@ -60,11 +60,7 @@ fn bounded(
     name: &str,
     range: std::ops::RangeInclusive<u64>,
 ) -> EngineResult<Option<u64>> {
-    let v = params.get_u64(name).map_err(|e| bad(name, e))?;
-    match v {
-        Some(x) if !range.contains(&x) => Err(bad(name, format!("{x} is outside {range:?}"))),
-        _ => Ok(v),
-    }
+    params.get_within(name, range).map_err(|e| bad(name, e))
 }
 
 /// The IVF list count for `n` points when none is given: 4·√n, Milvus' own sizing advice,
