@@ -7,6 +7,10 @@
 //! work it is asked to do and reports facts about the engine.
 
 pub mod hybrid;
+mod query;
+pub mod rows;
+
+pub use query::{Batch, Query};
 
 use std::path::PathBuf;
 
@@ -374,17 +378,11 @@ pub trait VectorEngine: Send + Sync {
         Ok(())
     }
 
-    /// Top-`k` search for one query, among the points that satisfy `filter` when one is
-    /// given: with the engine's own filtering mechanism, never a post-filter in the adapter
+    /// Top-`k` search for one query, among the points that satisfy its filter when it has
+    /// one: with the engine's own filtering mechanism, never a post-filter in the adapter
     /// (the runner has had the predicate through [`VectorEngine::check_filter`] first).
     /// Results go into `out` (cleared first), best first.
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()>;
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()>;
 
     /// Checks that the engine can express `predicate` over `attributes` natively, before
     /// anything is built. An engine that cannot must refuse with
@@ -397,17 +395,10 @@ pub trait VectorEngine: Send + Sync {
         })
     }
 
-    /// [`VectorEngine::search`] for many queries at once (`queries` holds rows of `dim`
-    /// floats; with `filters`, `filters[i]` for query `i`). Engines with a batch API override
+    /// [`VectorEngine::search`] for many queries at once. Engines with a batch API override
     /// this; the default loops.
-    fn batch_search(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: Option<&[Predicate]>,
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        search_each(self, queries, dim, k, filters)
+    fn batch_search(&self, batch: Batch<'_>) -> EngineResult<Vec<Vec<Neighbor>>> {
+        search_each(self, batch)
     }
 
     /// The collection's two size figures, the index structure and the total footprint (see
@@ -465,21 +456,13 @@ pub trait VectorEngine: Send + Sync {
 /// what an engine whose batch path covers only some searches falls back to.
 pub fn search_each<E: VectorEngine + ?Sized>(
     engine: &E,
-    queries: &[f32],
-    dim: usize,
-    k: usize,
-    filters: Option<&[Predicate]>,
+    batch: Batch<'_>,
 ) -> EngineResult<Vec<Vec<Neighbor>>> {
-    let rows = filters.map_or(usize::MAX, <[Predicate]>::len);
-    queries
-        .chunks_exact(dim)
-        .take(rows)
-        .enumerate()
-        .map(|(i, q)| {
-            let mut out = Vec::with_capacity(k);
-            engine
-                .search(q, k, filters.map(|f| &f[i]), &mut out)
-                .map(|()| out)
+    batch
+        .queries()
+        .map(|query| {
+            let mut out = Vec::with_capacity(query.k);
+            engine.search(query, &mut out).map(|()| out)
         })
         .collect()
 }
@@ -506,6 +489,18 @@ pub struct ConnectOptions {
     pub upload_parallel: usize,
     /// Per-request timeout for server engines.
     pub timeout: std::time::Duration,
+}
+
+impl ConnectOptions {
+    /// Points per upload request: `--batch-size`, or the engine's own `default` when not
+    /// given (0).
+    pub fn batch_size_or(&self, default: usize) -> usize {
+        if self.batch_size == 0 {
+            default
+        } else {
+            self.batch_size
+        }
+    }
 }
 
 impl std::fmt::Debug for ConnectOptions {

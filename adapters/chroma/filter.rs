@@ -34,15 +34,8 @@ mod tests {
 
     #[test]
     fn one_condition_is_bare_and_more_are_a_conjunction() {
-        let label = Condition::Equals {
-            field: "label".into(),
-            value: "3".into(),
-        };
-        let range = Condition::Range {
-            field: "num".into(),
-            gte: 10,
-            lt: 20,
-        };
+        let label = Condition::equals("label", "3");
+        let range = Condition::range("num", 10..20);
         assert_eq!(
             where_json(&Predicate {
                 all: vec![label.clone()]

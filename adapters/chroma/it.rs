@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use ragdbeval::distance::Distance;
-use ragdbeval::engine::{CollectionSpec, ConnectOptions, EngineError, PointId, VectorEngine};
+use ragdbeval::engine::{CollectionSpec, ConnectOptions, EngineError, PointId, VectorEngine, Query, Batch};
 use ragdbeval::params::{ParamMap, ParamValue};
 
 /// The server under test (the test is ignored unless `build.rs` saw `CHROMA_URL`, or `CI`).
@@ -73,7 +73,7 @@ fn default_build_is_described_and_measured() {
         );
     }
     let batch = engine
-        .batch_search(&d.queries, d.dim, K, None)
+        .batch_search(Batch::new(&d.queries, d.dim, K))
         .expect("batch search");
     let ids = |r: &[Vec<ragdbeval::engine::Neighbor>]| -> Vec<Vec<PointId>> {
         r.iter().map(|r| r.iter().map(|n| n.id).collect()).collect()
@@ -81,12 +81,12 @@ fn default_build_is_described_and_measured() {
     assert_eq!(ids(&results), ids(&batch));
     let mut out = Vec::new();
     for row in [0usize, 4321] {
-        engine.search(d.row(row), 1, None, &mut out).expect("search");
+        engine.search(Query::new(d.row(row), 1), &mut out).expect("search");
         assert!(out[0].score.abs() < 1e-3, "{out:?}");
     }
     // An updated point is found at its new place, at distance 0.
     engine.upsert_batch(&[7], d.query(1)).expect("upsert");
-    engine.search(d.query(1), K, None, &mut out).expect("search");
+    engine.search(Query::new(d.query(1), K), &mut out).expect("search");
     assert_eq!(out[0].id, 7, "{out:?}");
     assert!(out[0].score.abs() < 1e-3, "{out:?}");
 
@@ -186,7 +186,7 @@ fn recall_grows_with_ef_search() {
         ]);
         let mut engine = crate::common::loaded("chroma", &url, &d, "efsweep", build_params);
         let r = d.recall(
-            &engine.batch_search(&d.queries, d.dim, K, None).expect("search"),
+            &engine.batch_search(Batch::new(&d.queries, d.dim, K)).expect("search"),
             row_id,
         );
         println!("recall@{K} m=4 ef_construction=16 ef_search={ef}: {r:.4}");
@@ -336,7 +336,7 @@ fn server_stopped_mid_run() {
         .expect("insert");
     let mut out = Vec::new();
     engine
-        .search(&[0.0, 0.0, 0.0, 1.0], 2, None, &mut out)
+        .search(Query::new(&[0.0, 0.0, 0.0, 1.0], 2), &mut out)
         .expect("search");
     assert_eq!(out[0].id, 1);
     // 3 points: below sync_threshold, so no segment files yet; measured or explained.
@@ -345,12 +345,12 @@ fn server_stopped_mid_run() {
 
     let stop = server.run("stop");
     assert!(stop.status.success());
-    match engine.search(&[0.0, 0.0, 0.0, 1.0], 2, None, &mut out) {
+    match engine.search(Query::new(&[0.0, 0.0, 0.0, 1.0], 2), &mut out) {
         Err(e @ EngineError::Unreachable { .. }) => println!("as expected: {e}"),
         Err(other) => panic!("expected Unreachable, got {other}"),
         Ok(()) => panic!("search succeeded on a stopped server"),
     }
-    let err = engine.batch_search(&[0.0; 8], 4, 2, None).unwrap_err();
+    let err = engine.batch_search(Batch::new(&[0.0; 8], 4, 2)).unwrap_err();
     assert!(matches!(err, EngineError::Unreachable { .. }), "{err}");
     let err = engine.insert_batch(&[9], &[0.0; 4]).unwrap_err();
     assert!(matches!(err, EngineError::Unreachable { .. }), "{err}");

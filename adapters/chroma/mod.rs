@@ -38,13 +38,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::adapters::support::filter as support_filter;
-use crate::adapters::support::{poll, rows};
+use crate::adapters::support::poll;
 use crate::distance::Distance;
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
-};
+use crate::engine::{Batch, CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId, Query, SourcedBytes, VectorEngine};
 use crate::params::{ParamMap, ParamMapExt};
 
 mod calls;
@@ -294,39 +290,26 @@ impl VectorEngine for ChromaEngine {
         }
     }
 
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&crate::filter::Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let op = support_filter::operation(filter);
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        let op = query.operation();
         let col = self.collection(op)?;
-        rows::check(ENGINE, op, col.dim, 1, query.len())?;
+        query.check(ENGINE, col.dim)?;
         out.clear();
-        let where_json = filter.map(filter::where_json);
-        let answer = self.query_answer(query, k, where_json.as_ref(), op)?;
+        let where_json = query.filter.map(filter::where_json);
+        let answer = self.query_answer(query.vector, query.k, where_json.as_ref(), op)?;
         self.answer_row(&answer, 0, out, op)
     }
 
     /// A `query` call takes many embeddings but one `where`: the queries that share a
     /// predicate (a label, a tenant; all of them when unfiltered) go in one call, split only
     /// past the server's maximum batch size; the answers are put back in query order.
-    fn batch_search(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: Option<&[crate::filter::Predicate]>,
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = support_filter::batch_operation(filters);
-        let col = self.collection(op)?;
-        let nq = support_filter::batch_rows((ENGINE, op), col.dim, queries, dim, filters)?;
+    fn batch_search(&self, batch: Batch<'_>) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let op = batch.operation();
+        batch.check(ENGINE, self.collection(op)?.dim)?;
         let per_call = self.max_batch_size.unwrap_or(usize::MAX);
-        support_filter::by_predicate(queries, dim, nq, filters, per_call, |rows, predicate| {
+        batch.by_predicate(per_call, |rows, predicate| {
             let where_json = predicate.map(filter::where_json);
-            self.query(rows, k, where_json.as_ref(), op)
+            self.query(rows, batch.k, where_json.as_ref(), op)
         })
     }
 

@@ -37,8 +37,7 @@ use serde_json::{Map, Value, json};
 use super::NAME;
 use super::graph::engine_error;
 use super::settings::{BuildSettings, DiskSettings, SearchSettings, metric};
-use crate::adapters::support::rows;
-use crate::engine::{EngineResult, Neighbor, PointId, SourcedBytes};
+use crate::engine::{EngineResult, Neighbor, PointId, Query, SourcedBytes};
 use crate::filter::CompiledPredicate;
 
 /// The vectors as DiskANN's disk crate sees them: f32, no associated data, u32 ids.
@@ -113,15 +112,15 @@ impl DiskIndex {
     /// k) and `beam_width` reads a step, or with `filter` its inline label-filtered search.
     pub fn search(
         &self,
-        query: &[f32],
-        k: usize,
+        query: Query<'_>,
         search: SearchSettings,
         filter: Option<&CompiledPredicate<'_>>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        if !rows::start_search(NAME, self.dim, query, k, out)? {
+        if !query.start(NAME, self.dim, out)? {
             return Ok(());
         }
+        let Query { vector: query, k, .. } = query;
         let ids = &self.ids;
         let mode = match filter {
             None => SearchMode::graph(),

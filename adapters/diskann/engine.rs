@@ -16,10 +16,7 @@ use super::settings::{BuildSettings, SearchSettings, Storage};
 use super::{DISKANN_VERSION, NAME};
 use crate::adapters::support::filter;
 use crate::adapters::support::rows;
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, EngineError, EngineResult, Footprint, IndexHolds,
-    IndexReport, Neighbor, PointId, VectorEngine,
-};
+use crate::engine::{Query, CollectionSpec, ConcurrentWrites, EngineError, EngineResult, Footprint, IndexHolds, IndexReport, Neighbor, PointId, VectorEngine};
 use crate::filter::{Attributes, Predicate};
 use crate::params::ParamMap;
 
@@ -132,15 +129,13 @@ impl DiskAnn {
     /// Searches whichever index was built; nothing found before anything was loaded.
     fn search_index(
         &self,
-        operation: &str,
-        query: &[f32],
-        k: usize,
+        query: Query<'_>,
         filter: Option<&crate::filter::CompiledPredicate<'_>>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        match self.index(operation)? {
-            Some(Index::Memory(graph)) => graph.search(query, k, self.search, filter, out),
-            Some(Index::Disk(disk)) => disk.search(query, k, self.search, filter, out),
+        match self.index(query.operation())? {
+            Some(Index::Memory(graph)) => graph.search(query, self.search, filter, out),
+            Some(Index::Disk(disk)) => disk.search(query, self.search, filter, out),
             None => {
                 out.clear();
                 Ok(())
@@ -337,15 +332,10 @@ impl VectorEngine for DiskAnn {
         Ok(())
     }
 
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let compiled = filter::compile_optional(NAME, self.attributes.as_deref(), filter)?;
-        self.search_index(filter::operation(filter), query, k, compiled.as_ref(), out)
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        let attributes = self.attributes.as_deref();
+        let compiled = filter::compile_optional(NAME, attributes, query.filter)?;
+        self.search_index(query, compiled.as_ref(), out)
     }
 
     /// DiskANN filters with a label callback on its ids during the graph search, in memory

@@ -16,8 +16,7 @@ use serde_json::{Map, Value, json};
 use super::NAME;
 use super::graph::{Generation, Graph, Slots, engine_error};
 use super::settings::SearchSettings;
-use crate::adapters::support::rows;
-use crate::engine::{EngineResult, Neighbor, SourcedBytes};
+use crate::engine::{EngineResult, Neighbor, Query, SourcedBytes};
 use crate::filter::CompiledPredicate;
 
 thread_local! {
@@ -53,15 +52,15 @@ impl Graph {
     /// keeps the matching ones.
     pub fn search(
         &self,
-        query: &[f32],
-        k: usize,
+        query: Query<'_>,
         search: SearchSettings,
         filter: Option<&CompiledPredicate<'_>>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        if !rows::start_search(NAME, self.dim, query, k, out)? {
+        if !query.start(NAME, self.dim, out)? {
             return Ok(());
         }
+        let Query { vector: query, k, .. } = query;
         let knn = search.knn(k)?;
         let generation = self.generation()?;
         let slots = generation.slots()?;

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::DiskAnn;
 use crate::distance::Distance;
-use crate::engine::{CollectionSpec, ConcurrentWrites, PointId, VectorEngine};
+use crate::engine::{CollectionSpec, ConcurrentWrites, PointId, VectorEngine, Query};
 use crate::filter::{Attributes, Column, Condition, Predicate};
 use crate::params::{ParamMap, ParamValue};
 
@@ -177,10 +177,10 @@ fn searches_before_the_build_and_dimension_errors() {
     let (ids, vectors) = line(0..10);
     engine.insert_batch(&ids, &vectors).unwrap();
     let mut out = Vec::new();
-    let err = engine.search(&[1.0; 4], 3, None, &mut out).unwrap_err();
+    let err = engine.search(Query::new(&[1.0; 4], 3), &mut out).unwrap_err();
     assert!(err.to_string().contains("wait_until_ready"), "{err}");
     engine.wait_until_ready().unwrap();
-    let err = engine.search(&[1.0; 3], 3, None, &mut out).unwrap_err();
+    let err = engine.search(Query::new(&[1.0; 3], 3), &mut out).unwrap_err();
     assert!(err.to_string().contains("dimension mismatch"), "{err}");
     let err = engine.insert_batch(&[60], &[1.0; 5]).unwrap_err();
     assert!(err.to_string().contains("dimension mismatch"), "{err}");
@@ -201,16 +201,10 @@ fn filtered_search_returns_only_passing_points() {
     let (ids, vectors) = line(0..200);
     engine.insert_batch(&ids, &vectors).unwrap();
     engine.wait_until_ready().unwrap();
-    let odd = Predicate {
-        all: vec![Condition::Range {
-            field: "parity".into(),
-            gte: 1,
-            lt: 2,
-        }],
-    };
+    let odd = Predicate::from(Condition::range("parity", 1..2));
     let mut out = Vec::new();
     engine
-        .search(&[40.2, 0.0, 0.0, 0.0], 5, Some(&odd), &mut out)
+        .search(Query::new(&[40.2, 0.0, 0.0, 0.0], 5).filtered(Some(&odd)), &mut out)
         .unwrap();
     let got: Vec<PointId> = out.iter().map(|n| n.id).collect();
     assert_eq!(got, [41, 39, 43, 37, 45]);
@@ -360,7 +354,7 @@ fn the_on_disk_index_is_built_searched_and_measured() {
     let (mut found, mut asked) = (0, 0);
     let mut out = Vec::new();
     for q in queries.chunks_exact(dim) {
-        engine.search(q, 10, None, &mut out).unwrap();
+        engine.search(Query::new(q, 10), &mut out).unwrap();
         let truth = exact(&rows, dim, q, 10);
         found += out.iter().filter(|n| truth.contains(&n.id)).count();
         asked += truth.len();
@@ -439,15 +433,9 @@ fn the_on_disk_index_refuses_writes_and_filters_searches() {
     unsupported(engine.insert_batch(&[5_000], &rows[..dim]).unwrap_err());
     unsupported(engine.delete_batch(&[5]).unwrap_err());
     unsupported(engine.concurrent_writes().unwrap().delete(&[5]).unwrap_err());
-    let odd = Predicate {
-        all: vec![Condition::Range {
-            field: "parity".into(),
-            gte: 1,
-            lt: 2,
-        }],
-    };
+    let odd = Predicate::from(Condition::range("parity", 1..2));
     let mut out = Vec::new();
-    engine.search(&rows[..dim], 10, Some(&odd), &mut out).unwrap();
+    engine.search(Query::new(&rows[..dim], 10).filtered(Some(&odd)), &mut out).unwrap();
     assert_eq!(out.len(), 10);
     assert!(out.iter().all(|n| n.id % 2 == 1), "{out:?}");
     let truth: Vec<PointId> = exact(&rows, dim, &rows[..dim], 40)

@@ -14,10 +14,7 @@ use super::{ENGINE, report};
 use crate::adapters::support::pool::IdlePool;
 use crate::adapters::support::filter;
 use crate::adapters::support::rows;
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexReport, Neighbor, PointId, VectorEngine,
-};
+use crate::engine::{Query, CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId, VectorEngine};
 use crate::filter::{Attributes, Predicate};
 use crate::params::ParamMap;
 
@@ -163,20 +160,17 @@ impl DuckDb {
     /// Runs `sql` with the query vector and `values` on an idle connection (or a new one).
     /// An unfiltered search with an index first checks, once per connection and `k`, that
     /// DuckDB answers it from the HNSW index.
-    fn run(
-        &self,
-        op: &'static str,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        out.clear();
+    fn run(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        let op = query.operation();
         let store = self.store(op)?;
-        rows::check(ENGINE, op, store.table.dim, 1, query.len())?;
-        if k == 0 {
+        if !query.start(ENGINE, store.table.dim, out)? {
             return Ok(());
         }
+        let Query {
+            vector: query,
+            k,
+            filter,
+        } = query;
         let (where_sql, values) = match filter {
             Some(p) => {
                 let (w, v) = where_clause(p);
@@ -334,14 +328,8 @@ impl VectorEngine for DuckDb {
     /// Under a filter, a `WHERE` on the attribute columns: DuckDB scans the rows that pass
     /// and keeps the top `k` by distance (vss's index is not used under a filter), so results
     /// never break the filter and are exact.
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        self.run(filter::operation(filter), query, k, filter, out)
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        self.run(query, out)
     }
 
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {

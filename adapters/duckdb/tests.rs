@@ -8,7 +8,7 @@ use super::engine::{VSS_ENV, open as open_engine, vss_path_from};
 use super::params::{BuildSettings, SearchSettings};
 use super::sql::{Table, vector_text, where_clause};
 use crate::distance::Distance;
-use crate::engine::{CollectionSpec, ConnectOptions, EngineError, Neighbor, VectorEngine};
+use crate::engine::{CollectionSpec, ConnectOptions, EngineError, Neighbor, VectorEngine, Query};
 use crate::filter::{Attributes, Column, Condition, Predicate};
 use crate::params::{ParamMap, ParamValue};
 
@@ -85,15 +85,8 @@ fn vectors_and_filters_become_sql() {
     assert_eq!(back, v);
     let p = Predicate {
         all: vec![
-            Condition::Equals {
-                field: "la\"bel".into(),
-                value: "x'y".into(),
-            },
-            Condition::Range {
-                field: "num".into(),
-                gte: 3,
-                lt: 9,
-            },
+            Condition::equals("la\"bel", "x'y"),
+            Condition::range("num", 3..9),
         ],
     };
     let (sql, values) = where_clause(&p);
@@ -178,28 +171,21 @@ fn index_writes_and_filters_on_real_duckdb() {
             .contains("HNSW_INDEX_SCAN")
     );
     let mut out = Vec::new();
-    engine.search(&[10.2, 1.0, 0.0, 3.0], 3, None, &mut out).unwrap();
+    engine.search(Query::new(&[10.2, 1.0, 0.0, 3.0], 3), &mut out).unwrap();
     assert_eq!(ids_of(&out), [10, 11, 9]);
     engine.delete_batch(&[10, 11]).unwrap();
     engine.upsert_batch(&[200], &[10.0, 1.0, 0.0, 3.0]).unwrap();
-    engine.search(&[10.2, 1.0, 0.0, 3.0], 3, None, &mut out).unwrap();
+    engine.search(Query::new(&[10.2, 1.0, 0.0, 3.0], 3), &mut out).unwrap();
     assert_eq!(ids_of(&out), [200, 9, 12]);
     assert!((out[0].score - 0.2).abs() < 1e-5, "{out:?}");
     let odd_in_range = Predicate {
         all: vec![
-            Condition::Equals {
-                field: "label".into(),
-                value: "odd".into(),
-            },
-            Condition::Range {
-                field: "num".into(),
-                gte: 50,
-                lt: 60,
-            },
+            Condition::equals("label", "odd"),
+            Condition::range("num", 50..60),
         ],
     };
     engine
-        .search(&[10.0, 1.0, 0.0, 3.0], 4, Some(&odd_in_range), &mut out)
+        .search(Query::new(&[10.0, 1.0, 0.0, 3.0], 4).filtered(Some(&odd_in_range)), &mut out)
         .unwrap();
     assert_eq!(ids_of(&out), [51, 53, 55, 57]);
     let footprint = engine.footprint().unwrap();
@@ -207,7 +193,7 @@ fn index_writes_and_filters_on_real_duckdb() {
         footprint.index.is_some() && footprint.total.is_some(),
         "{footprint:?}"
     );
-    let err = engine.search(&[1.0; 3], 3, None, &mut out).unwrap_err();
+    let err = engine.search(Query::new(&[1.0; 3], 3), &mut out).unwrap_err();
     assert!(err.to_string().contains("dimension mismatch"), "{err}");
 }
 
@@ -221,14 +207,14 @@ fn exact_and_on_disk_sets() {
     assert!(report.may_full_scan);
     assert!(exact.footprint().unwrap().index.is_none());
     let mut out = Vec::new();
-    exact.search(&[2.9, 1.0, 0.0, 3.0], 2, None, &mut out).unwrap();
+    exact.search(Query::new(&[2.9, 1.0, 0.0, 3.0], 2), &mut out).unwrap();
     assert_eq!(ids_of(&out), [3, 2]);
 
     let mut disk = built(map(&[("on_disk", ParamValue::Bool(true))]), &dir);
     disk.set_search_params(&map(&[("ef_search", ParamValue::Int(100))]))
         .unwrap();
     disk.wait_until_ready().unwrap();
-    disk.search(&[2.9, 1.0, 0.0, 3.0], 2, None, &mut out).unwrap();
+    disk.search(Query::new(&[2.9, 1.0, 0.0, 3.0], 2), &mut out).unwrap();
     assert_eq!(ids_of(&out), [3, 2]);
     let total = disk.footprint().unwrap().total.unwrap();
     assert!(
@@ -251,7 +237,7 @@ fn concurrent_searches_agree() {
                 let mut out = Vec::new();
                 for i in 0..50 {
                     let x = (t * 50 + i) as f32;
-                    engine.search(&[x, 1.0, 0.0, x % 7.0], 1, None, &mut out).unwrap();
+                    engine.search(Query::new(&[x, 1.0, 0.0, x % 7.0], 1), &mut out).unwrap();
                     assert_eq!(ids_of(&out), [(t * 50 + i) as u64]);
                 }
             });

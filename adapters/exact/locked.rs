@@ -9,10 +9,7 @@
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::{ExactEngine, NAME};
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
-    PointId, VectorEngine,
-};
+use crate::engine::{Batch, Query, CollectionSpec, ConcurrentWrites, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId, VectorEngine};
 use crate::filter::{Attributes, Predicate};
 use crate::params::ParamMap;
 use crate::types::ElementType;
@@ -99,28 +96,16 @@ impl VectorEngine for LockedExact {
         self.read()?.check_build_params(spec)
     }
 
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        self.read()?.search(query, k, filter, out)
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        self.read()?.search(query, out)
     }
 
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
         self.read()?.check_filter(attributes, predicate)
     }
 
-    fn batch_search(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: Option<&[Predicate]>,
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        self.read()?.batch_search(queries, dim, k, filters)
+    fn batch_search(&self, batch: Batch<'_>) -> EngineResult<Vec<Vec<Neighbor>>> {
+        self.read()?.batch_search(batch)
     }
 
     fn footprint(&self) -> EngineResult<Footprint> {

@@ -15,14 +15,10 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::adapters::support::filter;
-use crate::adapters::support::rows;
+use crate::adapters::support::{filter, rows};
 use crate::distance::Distance;
 use crate::types::ElementType;
-use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
-    PointId, SourcedBytes, VectorEngine,
-};
+use crate::engine::{Batch, Query, CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine};
 use crate::filter::{Attributes, Predicate};
 use crate::groundtruth::{BaseSet, RowSelection, exact_knn};
 use crate::params::{ParamMap, ParamMapExt};
@@ -147,15 +143,15 @@ impl ExactEngine {
     /// Top-`k` of the live points `keep` accepts, by (distance, id).
     fn scan(
         &self,
-        query: &[f32],
-        k: usize,
+        query: Query<'_>,
         keep: impl Fn(PointId) -> bool + Sync,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
         let distance = self.metric()?;
-        if !rows::start_search(NAME, self.dim, query, k, out)? {
+        if !query.start(NAME, self.dim, out)? {
             return Ok(());
         }
+        let Query { vector: query, k, .. } = query;
         // Scan shared blocks in chunks (in parallel when the set is large enough to pay for
         // the threads), then merge the per-chunk heaps.
         let dim = self.dim;
@@ -306,18 +302,12 @@ impl VectorEngine for ExactEngine {
     }
 
     /// The scan over the points that pass: exact, ties by id, like the filtered truth.
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        match filter {
-            None => self.scan(query, k, |_| true, out),
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        match query.filter {
+            None => self.scan(query, |_| true, out),
             Some(predicate) => {
                 let compiled = filter::compile(NAME, self.attributes.as_deref(), predicate)?;
-                self.scan(query, k, |id| compiled.passes(id), out)
+                self.scan(query, |id| compiled.passes(id), out)
             }
         }
     }
@@ -329,24 +319,18 @@ impl VectorEngine for ExactEngine {
 
     /// The whole batch through the blocked SGEMM kernel of the ground truth: same ordering
     /// rule, much faster than one scan per query. Filtered batches scan query by query.
-    fn batch_search(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: Option<&[Predicate]>,
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        if filters.is_some() {
-            return crate::engine::search_each(self, queries, dim, k, filters);
+    fn batch_search(&self, batch: Batch<'_>) -> EngineResult<Vec<Vec<Neighbor>>> {
+        if batch.filters.is_some() {
+            return crate::engine::search_each(self, batch);
         }
         let distance = self.metric()?;
-        if dim != self.dim {
-            return Err(EngineError::op(
-                NAME,
-                "batch search",
-                "query dimension differs",
-            ));
-        }
+        batch.check(NAME, self.dim)?;
+        let Batch {
+            rows: queries,
+            dim,
+            k,
+            ..
+        } = batch;
         let gt = match self.single_shared_matrix() {
             // Every live point is a row of one shared matrix (the dataset after a bulk
             // build, mapped or in memory): the kernel reads those rows in place. Copying

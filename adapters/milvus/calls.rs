@@ -115,11 +115,7 @@ impl MilvusEngine {
                 .server_pid
                 .or_else(|| script.as_deref().and_then(server::script_pid)),
             recreate: opts.recreate,
-            batch_size: if opts.batch_size == 0 {
-                DEFAULT_BATCH
-            } else {
-                opts.batch_size
-            },
+            batch_size: opts.batch_size_or(DEFAULT_BATCH),
             upload_parallel: opts.upload_parallel.max(1),
             search: SearchSettings::default(),
             collection: None,

@@ -75,15 +75,8 @@ mod tests {
     fn expressions() {
         let p = Predicate {
             all: vec![
-                Condition::Equals {
-                    field: "label".into(),
-                    value: "3".into(),
-                },
-                Condition::Range {
-                    field: "num".into(),
-                    gte: -5,
-                    lt: 20,
-                },
+                Condition::equals("label", "3"),
+                Condition::range("num", -5..20),
             ],
         };
         assert_eq!(expr(&p), r#"label == "3" && (num >= -5 && num < 20)"#);

@@ -36,13 +36,9 @@ use serde_json::{Map, Value as Json};
 use tokio::runtime::Runtime;
 use tonic::transport::{Channel, Endpoint};
 
-use crate::adapters::support::filter as support_filter;
 use crate::adapters::support::rows;
 use crate::distance::Distance;
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexReport, Neighbor, PointId, VectorEngine, connection_cause,
-};
+use crate::engine::{Batch, Query, CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId, VectorEngine, connection_cause};
 use crate::filter::{Attributes, Predicate};
 use crate::params::{ParamMap, ParamMapExt};
 
@@ -192,42 +188,28 @@ impl VectorEngine for MilvusEngine {
         filter::check(attributes, predicate)
     }
 
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
         out.clear();
-        let op = support_filter::operation(filter);
-        let coll = self.coll(op)?;
-        rows::check(ENGINE, op, coll.dim, 1, query.len())?;
-        if k > 0 {
-            let expr = filter.map(filter::expr).unwrap_or_default();
-            *out = self.search_rows(op, query, k, expr)?.remove(0);
+        let op = query.operation();
+        query.check(ENGINE, self.coll(op)?.dim)?;
+        if query.k > 0 {
+            let expr = query.filter.map(filter::expr).unwrap_or_default();
+            *out = self.search_rows(op, query.vector, query.k, expr)?.remove(0);
         }
         Ok(())
     }
 
     /// Queries that share a predicate go in one request (Milvus takes one expression per
     /// search), [`SEARCH_CHUNK`] at the most; answers come back in the queries' order.
-    fn batch_search(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: Option<&[Predicate]>,
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = support_filter::batch_operation(filters);
-        let coll = self.coll(op)?;
-        let nq = support_filter::batch_rows((ENGINE, op), coll.dim, queries, dim, filters)?;
-        if k == 0 {
+    fn batch_search(&self, batch: Batch<'_>) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let op = batch.operation();
+        let nq = batch.check(ENGINE, self.coll(op)?.dim)?;
+        if batch.k == 0 {
             return Ok(vec![Vec::new(); nq]);
         }
-        support_filter::by_predicate(queries, dim, nq, filters, SEARCH_CHUNK, |rows, predicate| {
+        batch.by_predicate(SEARCH_CHUNK, |rows, predicate| {
             let expr = predicate.map(filter::expr).unwrap_or_default();
-            self.search_rows(op, rows, k, expr)
+            self.search_rows(op, rows, batch.k, expr)
         })
     }
 

@@ -31,10 +31,7 @@ use super::{ENGINE, EXPLAIN_K, PgVector};
 use crate::engine::hybrid::{
     HybridCapabilities, HybridData, HybridEngine, HybridQuery, HybridSpec, LexicalInput,
 };
-use crate::engine::{
-    ConnectOptions, EngineError, EngineResult, Footprint, IndexHolds, IndexReport, Neighbor,
-    SourcedBytes, VectorEngine,
-};
+use crate::engine::{ConnectOptions, EngineError, EngineResult, Footprint, IndexHolds, IndexReport, Neighbor, SourcedBytes, VectorEngine, Query};
 use crate::params::ParamMap;
 use crate::sparse::fusion::Fusion;
 
@@ -386,7 +383,7 @@ impl HybridEngine for PgHybrid {
         if self.pg.collection.is_none() {
             return Err(self.unsupported("dense search in a sparse-only table"));
         }
-        VectorEngine::search(&self.pg, query, k, None, out)?;
+        VectorEngine::search(&self.pg, Query::new(query, k), out)?;
         out.iter_mut().for_each(|n| n.score = -n.score);
         Ok(())
     }

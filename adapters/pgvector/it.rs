@@ -15,9 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ragdbeval::distance::Distance;
-use ragdbeval::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, Neighbor, PointId, VectorEngine,
-};
+use ragdbeval::engine::{CollectionSpec, ConnectOptions, EngineError, EngineResult, Neighbor, PointId, VectorEngine, Query};
 use ragdbeval::groundtruth::{BaseSet, GroundTruth, exact_knn};
 use ragdbeval::params::{ParamMap, ParamValue};
 use ragdbeval::synthetic::{SyntheticKind, SyntheticSpec};
@@ -300,7 +298,7 @@ fn default_build_plans_sizes_sweep_and_writes() {
     let target = data.test.row(0).to_vec();
     engine.upsert_batch(&[moved], &target).expect("upsert");
     let mut out = Vec::new();
-    engine.search(&target, K, None, &mut out).expect("search");
+    engine.search(Query::new(&target, K), &mut out).expect("search");
     assert_eq!(out[0].id, moved, "{out:?}");
     assert!(out[0].score < 1e-3, "{out:?}");
     // A repeated id in one batch keeps its last vector; a new id is inserted.
@@ -311,7 +309,7 @@ fn default_build_plans_sizes_sweep_and_writes() {
         .upsert_batch(&[fresh, fresh], &two)
         .expect("upsert new id");
     engine
-        .search(data.test.row(2), 1, None, &mut out)
+        .search(Query::new(data.test.row(2), 1), &mut out)
         .expect("search");
     assert_eq!(out[0].id, fresh, "{out:?}");
 
@@ -322,7 +320,7 @@ fn default_build_plans_sizes_sweep_and_writes() {
     // Wrong dimensions are refused, not truncated.
     let err = engine.upsert_batch(&[1], &[0.0; 16]).unwrap_err();
     assert!(err.to_string().contains("dimension"), "{err}");
-    let err = engine.search(&[0.0; 16], K, None, &mut out).unwrap_err();
+    let err = engine.search(Query::new(&[0.0; 16], K), &mut out).unwrap_err();
     assert!(err.to_string().contains("dimension"), "{err}");
 
     engine.close().expect("close");
@@ -377,10 +375,10 @@ fn other_index_sets_use_their_index() {
         let target = data.test.row(0).to_vec();
         engine.upsert_batch(&[5], &target).expect("upsert");
         let mut out = Vec::new();
-        engine.search(&target, K, None, &mut out).expect("search");
+        engine.search(Query::new(&target, K), &mut out).expect("search");
         assert_eq!(out.first().map(|n| n.id), Some(5), "{set}: {out:?}");
         engine.delete_batch(&[5]).expect("delete");
-        engine.search(&target, K, None, &mut out).expect("search");
+        engine.search(Query::new(&target, K), &mut out).expect("search");
         assert!(out.iter().all(|n| n.id != 5), "{set}: {out:?}");
         engine.close().expect("close");
     }
@@ -513,7 +511,7 @@ fn private_server_with_a_table(
     engine.wait_until_ready().expect("index");
     let mut out = Vec::new();
     engine
-        .search(data.test.row(0), K, None, &mut out)
+        .search(Query::new(data.test.row(0), K), &mut out)
         .expect("search while up");
     assert_eq!(out.len(), K);
     (server, data, engine)
@@ -534,7 +532,7 @@ fn server_stopped_mid_run_is_an_error() {
     );
 
     let q = data.test.row(1);
-    let err = no_panic("search", || engine.search(q, K, None, &mut out)).expect_err("server is down");
+    let err = no_panic("search", || engine.search(Query::new(q, K), &mut out)).expect_err("server is down");
     println!("search after stop: {err}");
     assert!(
         matches!(err, EngineError::Unreachable { .. }),
@@ -605,7 +603,7 @@ fn server_frozen_mid_run_hits_the_deadline() {
 
     let started = Instant::now();
     let q = data.test.row(1);
-    let result = no_panic("search", || engine.search(q, K, None, &mut out));
+    let result = no_panic("search", || engine.search(Query::new(q, K), &mut out));
     let took = started.elapsed();
     signal_tree(postmaster, "-CONT");
     drop(probe);
@@ -682,17 +680,14 @@ fn filtered_search_keeps_to_the_predicate() {
     data.load(engine.as_mut());
     engine.wait_until_ready().expect("ready");
     let predicate = ragdbeval::filter::Predicate {
-        all: vec![ragdbeval::filter::Condition::Equals {
-            field: "label".into(),
-            value: "7".into(),
-        }],
+        all: vec![ragdbeval::filter::Condition::equals("label", "7")],
     };
     let passes = predicate.compile(&attrs).unwrap();
     let mut short = 0;
     for q in data.test.iter() {
         let mut out = Vec::new();
         engine
-            .search(q, K, Some(&predicate), &mut out)
+            .search(Query::new(q, K).filtered(Some(&predicate)), &mut out)
             .expect("filtered search");
         assert!(out.iter().all(|n| passes.passes(n.id)), "a violation");
         short += usize::from(out.len() < K);
@@ -794,7 +789,7 @@ fn wire_searches_match_the_postgres_client() {
                         .iter()
                         .map(|q| {
                             let mut out = Vec::new();
-                            engine.search(q, k, None, &mut out).expect("search");
+                            engine.search(Query::new(q, k), &mut out).expect("search");
                             out
                         })
                         .collect();
@@ -822,7 +817,7 @@ fn wire_searches_match_the_postgres_client() {
                 .test
                 .iter()
                 .map(|q| {
-                    engines[0].0.search(q, K, None, &mut out).expect("search");
+                    engines[0].0.search(Query::new(q, K), &mut out).expect("search");
                     out.clone()
                 })
                 .collect();

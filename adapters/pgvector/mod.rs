@@ -44,10 +44,7 @@ use serde_json::{Map, Value, json};
 use crate::adapters::support::pool::IdlePool;
 use crate::adapters::support::rows;
 use crate::distance::Distance;
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
-};
+use crate::engine::{CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId, Query, SourcedBytes, VectorEngine};
 use crate::params::{ParamMap, ParamMapExt};
 
 mod copy;
@@ -543,16 +540,10 @@ impl VectorEngine for PgVector {
         Ok(())
     }
 
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&crate::filter::Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        match filter {
-            None => self.unfiltered_search(query, k, out),
-            Some(filter) => self.filtered_search(query, k, filter, out),
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        match query.filter {
+            None => self.unfiltered_search(query.vector, query.k, out),
+            Some(filter) => self.filtered_search(query.vector, query.k, filter, out),
         }
     }
 

@@ -53,11 +53,7 @@ pub(super) fn connect(opts: &ConnectOptions) -> EngineResult<PgVector> {
         statement_timeout: (!opts.timeout.is_zero()).then_some(opts.timeout),
         watchdog: (!opts.timeout.is_zero()).then(|| super::watchdog::Watchdog::new(opts.timeout)),
         recreate: opts.recreate,
-        batch_size: if opts.batch_size == 0 {
-            DEFAULT_BATCH
-        } else {
-            opts.batch_size
-        },
+        batch_size: opts.batch_size_or(DEFAULT_BATCH),
         upload_parallel: opts.upload_parallel.max(1),
         pool: IdlePool::new(MAX_IDLE_CONNECTIONS),
         wire_pool: IdlePool::new(MAX_IDLE_CONNECTIONS),

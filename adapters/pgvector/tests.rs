@@ -145,15 +145,8 @@ fn filters_become_where_clauses_with_parameters() {
     use crate::filter::{Attributes, Column, Condition, Predicate};
     let p = Predicate {
         all: vec![
-            Condition::Equals {
-                field: "label".into(),
-                value: "it's".into(),
-            },
-            Condition::Range {
-                field: "num".into(),
-                gte: 5,
-                lt: 9,
-            },
+            Condition::equals("label", "it's"),
+            Condition::range("num", 5..9),
         ],
     };
     let (sql, values) = super::filter::where_clause(&p, 3);

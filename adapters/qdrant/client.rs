@@ -8,6 +8,7 @@ use super::*;
 use crate::adapters::support::rows;
 use crate::secret::redact;
 use crate::filter::FieldKind;
+use crate::engine::Batch;
 
 impl QdrantEngine {
     pub(super) fn connect(opts: &ConnectOptions) -> EngineResult<QdrantEngine> {
@@ -204,31 +205,24 @@ impl QdrantEngine {
         request.build()
     }
 
-    /// Answers `queries` (rows of the collection's dimension) with `query_batch` calls of
-    /// up to [`BATCH_QUERY_CHUNK`] queries, each query with its own filter when given.
+    /// Answers a checked batch with `query_batch` calls of up to [`BATCH_QUERY_CHUNK`]
+    /// queries, each query with its own filter when given.
     pub(super) fn query_batches(
         &self,
         operation: &str,
-        queries: &[f32],
-        k: usize,
-        filters: Option<&[Predicate]>,
+        batch: Batch<'_>,
     ) -> EngineResult<Vec<Vec<Neighbor>>> {
         let col = self.collection(operation)?;
-        let rows = queries.len() / col.dim.max(1);
-        let mut results = Vec::with_capacity(rows);
+        let (queries, k) = (batch.queries().collect::<Vec<_>>(), batch.k);
+        let mut results = Vec::with_capacity(queries.len());
         if k == 0 {
-            results.resize_with(rows, Vec::new);
+            results.resize_with(queries.len(), Vec::new);
             return Ok(results);
         }
-        for (chunk_no, chunk) in queries.chunks(col.dim * BATCH_QUERY_CHUNK).enumerate() {
-            let first = chunk_no * BATCH_QUERY_CHUNK;
+        for chunk in queries.chunks(BATCH_QUERY_CHUNK) {
             let requests: Vec<QueryPoints> = chunk
-                .chunks_exact(col.dim)
-                .enumerate()
-                .map(|(i, q)| {
-                    let filter = filters.map(|f| grpc_filter(&f[first + i]));
-                    self.query_request(&col.name, q, k, filter)
-                })
+                .iter()
+                .map(|q| self.query_request(&col.name, q.vector, k, q.filter.map(grpc_filter)))
                 .collect();
             let sent = requests.len();
             let response = self.run(

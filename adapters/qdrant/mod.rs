@@ -45,10 +45,7 @@ use crate::adapters::qdrant_settings::{
 };
 use crate::distance::Distance;
 use crate::filter::{Attributes, Predicate};
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexProgress, IndexReport, Neighbor, PointId, VectorEngine,
-};
+use crate::engine::{Batch, Query, CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint, IndexProgress, IndexReport, Neighbor, PointId, VectorEngine};
 use crate::params::ParamMap;
 use crate::types::ElementType;
 
@@ -64,8 +61,6 @@ mod requests;
 mod tests;
 
 use crate::adapters::support::process::listener_pid;
-use crate::adapters::support::filter as support_filter;
-use crate::adapters::support::rows;
 use endpoint::Endpoint;
 use info::{optimizer_json, status_name};
 use requests::{
@@ -269,36 +264,24 @@ impl VectorEngine for QdrantEngine {
         Ok(())
     }
 
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
         out.clear();
-        let op = support_filter::operation(filter);
+        let op = query.operation();
         let col = self.collection(op)?;
-        rows::check(ENGINE, op, col.dim, 1, query.len())?;
-        if k == 0 {
+        query.check(ENGINE, col.dim)?;
+        if query.k == 0 {
             return Ok(());
         }
-        let request = self.query_request(&col.name, query, k, filter.map(grpc_filter));
+        let filter = query.filter.map(grpc_filter);
+        let request = self.query_request(&col.name, query.vector, query.k, filter);
         let response = self.run_query(op, request)?;
         to_neighbors(response.result, out)
     }
 
-    fn batch_search(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: Option<&[Predicate]>,
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = support_filter::batch_operation(filters);
-        let col = self.collection(op)?;
-        support_filter::batch_rows((ENGINE, op), col.dim, queries, dim, filters)?;
-        self.query_batches(op, queries, k, filters)
+    fn batch_search(&self, batch: Batch<'_>) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let op = batch.operation();
+        batch.check(ENGINE, self.collection(op)?.dim)?;
+        self.query_batches(op, batch)
     }
 
     /// Qdrant expresses keyword equality and integer ranges natively (`match`, `range`). Its

@@ -329,15 +329,8 @@ fn predicates_become_must_filters() {
 
     let predicate = Predicate {
         all: vec![
-            FilterCondition::Equals {
-                field: "label".into(),
-                value: "l17".into(),
-            },
-            FilterCondition::Range {
-                field: "price".into(),
-                gte: -5,
-                lt: 1 << 40,
-            },
+            FilterCondition::equals("label", "l17"),
+            FilterCondition::range("price", -5..1 << 40),
         ],
     };
     let filter = grpc_filter(&predicate);
@@ -365,11 +358,7 @@ fn predicates_become_must_filters() {
 
     assert!(range_is_exact(&predicate));
     let huge = Predicate {
-        all: vec![FilterCondition::Range {
-            field: "price".into(),
-            gte: 0,
-            lt: (1 << 53) + 1,
-        }],
+        all: vec![FilterCondition::range("price", 0..(1 << 53) + 1)],
     };
     assert!(!range_is_exact(&huge));
 }

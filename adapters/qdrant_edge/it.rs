@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use ragdbeval::adapters::qdrant_edge;
 use ragdbeval::distance::Distance;
-use ragdbeval::engine::{CollectionSpec, ConnectOptions, EngineError, IndexReport, VectorEngine};
+use ragdbeval::engine::{CollectionSpec, ConnectOptions, EngineError, IndexReport, VectorEngine, Query, Batch};
 use ragdbeval::groundtruth::{BaseSet, GroundTruth, exact_knn};
 use ragdbeval::params::{EngineConfig, ParamMap, ParamMapExt, ParamValue, expand};
 use ragdbeval::synthetic::{SyntheticKind, SyntheticSpec};
@@ -94,7 +94,7 @@ fn truth(train: &Vectors, test: &Vectors, distance: Distance) -> GroundTruth {
 fn recall(engine: &dyn VectorEngine, test: &Vectors, gt: &GroundTruth, batch: bool) -> f64 {
     let answers: Vec<Vec<u64>> = if batch {
         engine
-            .batch_search(test.as_flat(), test.dim(), K, None)
+            .batch_search(Batch::new(test.as_flat(), test.dim(), K))
             .expect("batch search")
             .into_iter()
             .map(|r| r.iter().map(|n| n.id).collect())
@@ -103,7 +103,7 @@ fn recall(engine: &dyn VectorEngine, test: &Vectors, gt: &GroundTruth, batch: bo
         let mut out = Vec::new();
         test.iter()
             .map(|q| {
-                engine.search(q, K, None, &mut out).expect("search");
+                engine.search(Query::new(q, K), &mut out).expect("search");
                 out.iter().map(|n| n.id).collect()
             })
             .collect()
@@ -138,7 +138,7 @@ fn default_set_reaches_recall_on_demo_dataset() {
 
     // Euclid scores are plain L2 distances, best first.
     let mut out = Vec::new();
-    engine.search(test.row(0), K, None, &mut out).expect("search");
+    engine.search(Query::new(test.row(0), K), &mut out).expect("search");
     let nearest = out[0];
     let d = Distance::Euclidean.between(test.row(0), train.row(nearest.id as usize));
     assert!(
@@ -198,7 +198,7 @@ fn concurrent_searches_agree() {
         .expect("params");
     let engine: &dyn VectorEngine = engine.as_ref();
     let serial = engine
-        .batch_search(test.as_flat(), test.dim(), K, None)
+        .batch_search(Batch::new(test.as_flat(), test.dim(), K))
         .expect("batch");
     std::thread::scope(|s| {
         for t in 0..4 {
@@ -207,7 +207,7 @@ fn concurrent_searches_agree() {
             s.spawn(move || {
                 let mut out = Vec::new();
                 for (q, row) in test.iter().enumerate().skip(t).step_by(4) {
-                    engine.search(row, K, None, &mut out).expect("search");
+                    engine.search(Query::new(row, K), &mut out).expect("search");
                     let ids: Vec<u64> = out.iter().map(|n| n.id).collect();
                     let want: Vec<u64> = serial[q].iter().map(|n| n.id).collect();
                     assert_eq!(ids, want, "query {q}");
@@ -276,14 +276,14 @@ fn deletes_and_updates_are_visible() {
     let mut deleted = HashSet::new();
     let mut out = Vec::new();
     for q in test.iter() {
-        engine.search(q, 3, None, &mut out).expect("search");
+        engine.search(Query::new(q, 3), &mut out).expect("search");
         deleted.extend(out.iter().map(|n| n.id));
     }
     let ids: Vec<u64> = deleted.iter().copied().collect();
     engine.delete_batch(&ids).expect("delete");
     let mut returned_deleted = 0;
     for q in test.iter() {
-        engine.search(q, K, None, &mut out).expect("search");
+        engine.search(Query::new(q, K), &mut out).expect("search");
         assert_eq!(out.len(), K);
         returned_deleted += out.iter().filter(|n| deleted.contains(&n.id)).count();
     }
@@ -299,14 +299,14 @@ fn deletes_and_updates_are_visible() {
         .expect("a kept id");
     let target = test.row(7).to_vec();
     engine.upsert_batch(&[kept], &target).expect("upsert");
-    engine.search(&target, K, None, &mut out).expect("search");
+    engine.search(Query::new(&target, K), &mut out).expect("search");
     assert_eq!(out[0].id, kept, "{out:?}");
     assert!(out[0].score.abs() < 1e-4, "{out:?}");
     // And a new id is inserted after the build.
     let new_id = train.len() as u64 + 10;
     let target = test.row(8).to_vec();
     engine.upsert_batch(&[new_id], &target).expect("upsert");
-    engine.search(&target, K, None, &mut out).expect("search");
+    engine.search(Query::new(&target, K), &mut out).expect("search");
     assert_eq!(out[0].id, new_id, "{out:?}");
     assert_eq!(
         engine.describe()["points"],

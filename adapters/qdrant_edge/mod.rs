@@ -49,12 +49,8 @@ use crate::adapters::qdrant_settings::{
 };
 use crate::filter::{Attributes, Predicate};
 use crate::adapters::support::filter;
-use crate::adapters::support::rows;
 use crate::distance::Distance;
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexProgress, IndexReport, Neighbor, PointId, VectorEngine,
-};
+use crate::engine::{Batch, CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint, IndexProgress, IndexReport, Neighbor, PointId, Query, VectorEngine};
 use crate::params::ParamMap;
 use crate::types::ElementType;
 
@@ -291,20 +287,14 @@ impl VectorEngine for QdrantEdge {
         Ok(())
     }
 
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
         out.clear();
-        let op = filter::operation(filter);
+        let op = query.operation();
         let shard = self.open_shard(op)?;
-        rows::check(ENGINE, op, shard.dim, 1, query.len())?;
+        query.check(ENGINE, shard.dim)?;
         let points = shard
             .shard
-            .query(self.request_filtered(query, k, filter)?)
+            .query(self.request_filtered(query)?)
             .map_err(|e| EngineError::op(ENGINE, op, e))?;
         collect_neighbors(&points, out)
     }
@@ -315,20 +305,13 @@ impl VectorEngine for QdrantEdge {
     }
 
     /// One planned batch: Qdrant pushes the queries down to each segment together.
-    fn batch_search(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: Option<&[Predicate]>,
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = filter::batch_operation(filters);
+    fn batch_search(&self, batch: Batch<'_>) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let op = batch.operation();
         let shard = self.open_shard(op)?;
-        filter::batch_rows((ENGINE, op), shard.dim, queries, dim, filters)?;
-        let requests = queries
-            .chunks_exact(dim)
-            .enumerate()
-            .map(|(i, q)| self.request_filtered(q, k, filters.map(|f| &f[i])))
+        batch.check(ENGINE, shard.dim)?;
+        let requests = batch
+            .queries()
+            .map(|q| self.request_filtered(q))
             .collect::<EngineResult<Vec<_>>>()?;
         let results = shard
             .shard

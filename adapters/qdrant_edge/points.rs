@@ -3,6 +3,7 @@
 //! search loop.
 
 use super::*;
+use crate::engine::Query;
 
 impl QdrantEdge {
     /// The adapter as a concrete type (`open` boxes it); benchmarks use it to reach
@@ -10,11 +11,7 @@ impl QdrantEdge {
     pub fn new(opts: &ConnectOptions) -> QdrantEdge {
         QdrantEdge {
             recreate: opts.recreate,
-            batch_size: if opts.batch_size > 0 {
-                opts.batch_size
-            } else {
-                DEFAULT_BATCH
-            },
+            batch_size: opts.batch_size_or(DEFAULT_BATCH),
             shard: None,
             search_params: None,
             search: SearchSettings::default(),
@@ -97,14 +94,9 @@ impl QdrantEdge {
 
     /// One nearest-neighbour request with the current search parameters, restricted to the
     /// points that pass `filter` when given.
-    pub(super) fn request_filtered(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-    ) -> EngineResult<QueryRequest> {
-        let mut request = self.request(query, k);
-        if let Some(filter) = filter {
+    pub(super) fn request_filtered(&self, query: Query<'_>) -> EngineResult<QueryRequest> {
+        let mut request = self.request(query.vector, query.k);
+        if let Some(filter) = query.filter {
             let filter: Filter = serde_json::from_value(qfilter::filter_json(filter))
                 .map_err(|e| EngineError::op(ENGINE, "filtered search", format!("filter: {e}")))?;
             request.filter = Some(filter);

@@ -8,6 +8,7 @@ use super::*;
 use crate::adapters::support::pool::IdlePool;
 use crate::adapters::support::rows;
 use crate::secret::redact;
+use crate::engine::Query;
 
 impl RedisEngine {
     pub(super) fn connect(opts: &ConnectOptions) -> EngineResult<RedisEngine> {
@@ -75,11 +76,7 @@ impl RedisEngine {
             version,
             server_pid,
             recreate: opts.recreate,
-            batch_size: if opts.batch_size == 0 {
-                DEFAULT_BATCH
-            } else {
-                opts.batch_size
-            },
+            batch_size: opts.batch_size_or(DEFAULT_BATCH),
             upload_parallel: opts.upload_parallel.max(1),
             set: None,
             ef: None,
@@ -258,15 +255,9 @@ impl RedisEngine {
     }
 
     /// `VSIM`, with `FILTER <expression> [FILTER-EF n]` under a predicate.
-    pub(super) fn vsim_filtered(
-        &self,
-        set: &SetSpec,
-        query: &[f32],
-        k: usize,
-        filter: Option<&crate::filter::Predicate>,
-    ) -> redis::Cmd {
-        let mut cmd = self.vsim(set, query, k);
-        if let Some(filter) = filter {
+    pub(super) fn vsim_filtered(&self, set: &SetSpec, query: Query<'_>) -> redis::Cmd {
+        let mut cmd = self.vsim(set, query.vector, query.k);
+        if let Some(filter) = query.filter {
             cmd.arg("FILTER").arg(super::filter::expression(filter));
             if let Some(effort) = self.filter_ef {
                 cmd.arg("FILTER-EF").arg(effort);

@@ -59,15 +59,8 @@ mod tests {
     fn predicates_become_filter_expressions() {
         let p = Predicate {
             all: vec![
-                Condition::Equals {
-                    field: "label".into(),
-                    value: "3".into(),
-                },
-                Condition::Range {
-                    field: "num".into(),
-                    gte: -2,
-                    lt: 20,
-                },
+                Condition::equals("label", "3"),
+                Condition::range("num", -2..20),
             ],
         };
         assert_eq!(

@@ -8,7 +8,7 @@
 use crate::common::{K, ScriptServer, TestData, params, row_id, search_all, unique_name};
 
 use ragdbeval::distance::Distance;
-use ragdbeval::engine::{CollectionSpec, ConnectOptions, EngineError, PointId, VectorEngine};
+use ragdbeval::engine::{CollectionSpec, ConnectOptions, EngineError, PointId, VectorEngine, Query};
 use ragdbeval::groundtruth::{BaseSet, exact_knn};
 use ragdbeval::params::{EngineConfig, ParamMap, ParamValue, expand};
 
@@ -232,14 +232,14 @@ fn server_stopped_mid_run_is_an_error() {
         .expect("insert");
     let mut out = Vec::new();
     engine
-        .search(&[1.0, 0.0, 0.0, 0.0], 2, None, &mut out)
+        .search(Query::new(&[1.0, 0.0, 0.0, 0.0], 2), &mut out)
         .expect("search");
     assert_eq!(out[0].id, 1);
 
     let stopped = server.run("stop");
     assert!(stopped.status.success(), "{stopped:?}");
     for _ in 0..2 {
-        match engine.search(&[1.0, 0.0, 0.0, 0.0], 2, None, &mut out) {
+        match engine.search(Query::new(&[1.0, 0.0, 0.0, 0.0], 2), &mut out) {
             Err(e) => println!("after stop: {e}"),
             Ok(()) => panic!("search succeeded against a stopped server: {out:?}"),
         }

@@ -31,13 +31,8 @@ use std::time::Duration;
 use redis::{Client, Connection, ConnectionAddr, ConnectionLike, RedisError, RedisResult, Value};
 use serde_json::{Map, Value as Json};
 
-use crate::adapters::support::filter as support_filter;
-use crate::adapters::support::rows;
 use crate::distance::Distance;
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
-};
+use crate::engine::{Batch, Query, CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine};
 use crate::params::{ParamMap, ParamMapExt};
 
 mod client;
@@ -283,21 +278,15 @@ impl VectorEngine for RedisEngine {
     }
 
     /// Scores are Redis' similarity `(1 + cos) / 2` in [0, 1], higher is better, as returned.
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&crate::filter::Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let op = support_filter::operation(filter);
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        let op = query.operation();
         let set = self.set(op)?;
         out.clear();
-        rows::check(ENGINE, op, set.dim, 1, query.len())?;
-        if k == 0 {
+        query.check(ENGINE, set.dim)?;
+        if query.k == 0 {
             return Ok(());
         }
-        let cmd = self.vsim_filtered(set, query, k, filter);
+        let cmd = self.vsim_filtered(set, query);
         let reply = self
             .pool
             .with(|con| cmd.query::<Value>(con))
@@ -308,26 +297,19 @@ impl VectorEngine for RedisEngine {
     /// Pipelines the queries (one round trip per [`SEARCH_PIPELINE`] of them), each with its
     /// own `FILTER` when filtered: Redis has no batch similarity command, and pipelining is
     /// how its clients batch.
-    fn batch_search(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        filters: Option<&[crate::filter::Predicate]>,
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = support_filter::batch_operation(filters);
+    fn batch_search(&self, batch: Batch<'_>) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let (op, k) = (batch.operation(), batch.k);
         let set = self.set(op)?;
-        let nq = support_filter::batch_rows((ENGINE, op), set.dim, queries, dim, filters)?;
+        let nq = batch.check(ENGINE, set.dim)?;
         let mut results = Vec::with_capacity(nq);
         if k == 0 {
             results.resize(nq, Vec::new());
             return Ok(results);
         }
-        for (c, chunk) in queries.chunks(SEARCH_PIPELINE * dim).enumerate() {
+        for chunk in batch.queries().collect::<Vec<_>>().chunks(SEARCH_PIPELINE) {
             let mut pipe = redis::pipe();
-            for (i, q) in chunk.chunks_exact(dim).enumerate() {
-                let filter = filters.map(|f| &f[c * SEARCH_PIPELINE + i]);
-                pipe.add_command(self.vsim_filtered(set, q, k, filter));
+            for query in chunk {
+                pipe.add_command(self.vsim_filtered(set, *query));
             }
             let replies: Vec<Value> = self
                 .pool

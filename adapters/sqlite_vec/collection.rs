@@ -18,7 +18,7 @@ use super::sql::{self, KnnShape};
 use super::{ENGINE, conn};
 use crate::adapters::support::pool::IdlePool;
 use crate::adapters::support::rows;
-use crate::engine::{EngineError, EngineResult, Neighbor, PointId};
+use crate::engine::{EngineError, EngineResult, Neighbor, PointId, Query};
 use crate::filter::{Attributes, Predicate, Value as AttrValue};
 
 /// Idle reader connections kept for reuse; more concurrent searchers open their own.
@@ -199,17 +199,16 @@ impl Collection {
     pub fn search(
         &self,
         search: SearchSettings,
-        query: &[f32],
-        k: usize,
-        filter: &Predicate,
+        query: Query<'_>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        out.clear();
-        let operation = if filter.all.is_empty() { "search" } else { "filtered search" };
-        rows::check(ENGINE, operation, self.dim, 1, query.len())?;
-        if k == 0 {
+        if !query.start(ENGINE, self.dim, out)? {
             return Ok(());
         }
+        let operation = query.operation();
+        let unfiltered = Predicate::default();
+        let filter = query.filter.unwrap_or(&unfiltered);
+        let Query { vector: query, k, .. } = query;
         let shape = self.shape(search);
         let candidates = if shape.rescore { k.saturating_mul(search.oversample as usize) } else { k };
         if candidates > MAX_K {

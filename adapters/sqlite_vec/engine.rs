@@ -4,10 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexReport, Neighbor, PointId, VectorEngine,
-};
+use crate::engine::{Query, CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId, VectorEngine};
 use crate::filter::{Attributes, Predicate};
 use crate::params::ParamMap;
 
@@ -169,24 +166,17 @@ impl VectorEngine for SqliteVec {
         Ok(())
     }
 
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let c = self.collection("search")?;
-        let unfiltered = Predicate::default();
-        let filter = filter.unwrap_or(&unfiltered);
-        if c.attributes.is_none() && !filter.all.is_empty() {
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        let c = self.collection(query.operation())?;
+        let filtered = query.filter.is_some_and(|f| !f.all.is_empty());
+        if c.attributes.is_none() && filtered {
             return Err(EngineError::op(
                 ENGINE,
                 "filtered search",
                 "the collection has no attributes",
             ));
         }
-        c.search(self.search, query, k, filter, out)
+        c.search(self.search, query, out)
     }
 
     /// Keyword equality and integer ranges, as vec0 metadata constraints.

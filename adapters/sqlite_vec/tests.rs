@@ -10,7 +10,7 @@ use super::params::Quantization;
 use super::sql::KnnShape;
 use super::*;
 use crate::distance::Distance;
-use crate::engine::{CollectionSpec, Neighbor, PointId};
+use crate::engine::{CollectionSpec, Neighbor, PointId, Query};
 use crate::filter::{Attributes, Column, Condition, Predicate};
 use crate::params::{ParamMap, ParamValue};
 
@@ -53,15 +53,8 @@ fn ids(out: &[Neighbor]) -> Vec<PointId> {
 fn filters_become_metadata_constraints_with_bound_values() {
     let filter = Predicate {
         all: vec![
-            Condition::Equals {
-                field: "label".into(),
-                value: "x'; DROP".into(),
-            },
-            Condition::Range {
-                field: "num".into(),
-                gte: 3,
-                lt: 9,
-            },
+            Condition::equals("label", "x'; DROP"),
+            Condition::range("num", 3..9),
         ],
     };
     let shape = KnnShape {
@@ -146,38 +139,26 @@ fn writes_are_seen_and_filters_are_kept() {
 
     let mut out = Vec::new();
     let q = vectors(&[50], dim, 0.1);
-    e.search(&q, 3, None, &mut out).expect("search");
+    e.search(Query::new(&q, 3), &mut out).expect("search");
     assert_eq!(ids(&out), [50, 51, 49]);
     // Point 50 moves far away: an update must replace its vector.
     e.upsert_batch(&[50], &vectors(&[50], dim, 1000.0))
         .expect("upsert");
     e.delete_batch(&[51]).expect("delete");
-    e.search(&q, 3, None, &mut out).expect("search");
+    e.search(Query::new(&q, 3), &mut out).expect("search");
     assert_eq!(ids(&out), [49, 52, 48]);
     assert_eq!(e.collection("t").expect("collection").rows().expect("rows"), 99);
 
     let odd_in_range = Predicate {
         all: vec![
-            Condition::Equals {
-                field: "label".into(),
-                value: "odd".into(),
-            },
-            Condition::Range {
-                field: "num".into(),
-                gte: 40,
-                lt: 60,
-            },
+            Condition::equals("label", "odd"),
+            Condition::range("num", 40..60),
         ],
     };
-    e.search(&q, 4, Some(&odd_in_range), &mut out)
+    e.search(Query::new(&q, 4).filtered(Some(&odd_in_range)), &mut out)
         .expect("filtered");
     assert_eq!(ids(&out), [49, 53, 47, 55]);
-    let unknown = Predicate {
-        all: vec![Condition::Equals {
-            field: "colour".into(),
-            value: "red".into(),
-        }],
-    };
+    let unknown = Predicate::from(Condition::equals("colour", "red"));
     let attrs = attributes();
     assert!(e.check_filter(&attrs, &unknown).is_err());
     assert!(e.check_filter(&attrs, &odd_in_range).is_ok());
@@ -201,7 +182,7 @@ fn searches_run_on_several_threads_while_a_writer_commits() {
                 let mut out = Vec::new();
                 for _ in 0..50 {
                     let q = vectors(&[t * 10], dim, 0.0);
-                    e.search(&q, 1, None, &mut out).expect("search");
+                    e.search(Query::new(&q, 1), &mut out).expect("search");
                     assert_eq!(ids(&out), [t * 10]);
                 }
             });
@@ -236,7 +217,7 @@ fn quantized_candidates_are_reranked_by_the_float_vectors() {
         .expect("oversample");
     let mut out = Vec::new();
     let q: Vec<f32> = v[20 * dim..21 * dim].iter().map(|x| x + 0.1).collect();
-    e.search(&q, 3, None, &mut out).expect("search");
+    e.search(Query::new(&q, 3), &mut out).expect("search");
     // All 100 candidates re-ranked by their float vectors: the true neighbours, with their
     // true distances.
     assert_eq!(ids(&out), [20, 21, 19]);

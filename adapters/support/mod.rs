@@ -8,8 +8,11 @@ pub mod per_thread;
 pub mod poll;
 pub mod pool;
 pub mod process;
-pub mod rows;
 pub mod server;
 #[cfg(test)]
 pub mod testing;
 pub mod upload;
+
+/// The shape check lives with the engine contract ([`crate::engine::Query`] uses it); the
+/// adapters' write paths reach it here.
+pub use crate::engine::rows;

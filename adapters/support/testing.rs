@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::distance::Distance;
-use crate::engine::{CollectionSpec, PointId, VectorEngine};
+use crate::engine::{CollectionSpec, PointId, Query, VectorEngine};
 use crate::params::{ParamMap, ParamValue};
 
 /// A parameter map of `pairs`.
@@ -48,6 +48,8 @@ pub fn line(ids: std::ops::Range<u64>) -> (Vec<PointId>, Vec<f32>) {
 /// The ids of the `k` nearest points to `query`, as the engine answers.
 pub fn nearest(engine: &dyn VectorEngine, query: [f32; 4], k: usize) -> Vec<PointId> {
     let mut out = Vec::new();
-    engine.search(&query, k, None, &mut out).expect("search");
+    engine
+        .search(Query::new(&query, k), &mut out)
+        .expect("search");
     out.iter().map(|n| n.id).collect()
 }

@@ -73,15 +73,8 @@ mod tests {
 
     #[test]
     fn conditions_join_with_and_and_keywords_are_quoted() {
-        let label = Condition::Equals {
-            field: "label".into(),
-            value: "a b".into(),
-        };
-        let range = Condition::Range {
-            field: "num".into(),
-            gte: -10,
-            lt: 20,
-        };
+        let label = Condition::equals("label", "a b");
+        let range = Condition::range("num", -10..20);
         assert_eq!(filter_by(&Predicate::default()), None);
         assert_eq!(
             filter_by(&Predicate {
@@ -90,12 +83,7 @@ mod tests {
             .as_deref(),
             Some("label:=`a b` && num:>=-10 && num:<20")
         );
-        let tick = Predicate {
-            all: vec![Condition::Equals {
-                field: "label".into(),
-                value: "a`b".into(),
-            }],
-        };
+        let tick = Predicate::from(Condition::equals("label", "a`b"));
         assert!(check(&tick).is_err());
     }
 }

@@ -40,10 +40,7 @@ use crate::adapters::support::server::LocalServer;
 use crate::adapters::support::filter as support_filter;
 use crate::adapters::support::{poll, rows};
 use crate::distance::Distance;
-use crate::engine::{
-    CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint,
-    IndexReport, Neighbor, PointId, VectorEngine,
-};
+use crate::engine::{Batch, Query, CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId, VectorEngine};
 use crate::filter::{Attributes, Predicate};
 use crate::params::{ParamMap, ParamMapExt};
 
@@ -240,40 +237,26 @@ impl VectorEngine for TypesenseEngine {
         Ok(())
     }
 
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        predicate: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let op = support_filter::operation(predicate);
-        let col = self.collection(op)?;
-        rows::check(ENGINE, op, col.dim, 1, query.len())?;
-        let filter = predicate.and_then(filter::filter_by);
-        let mut answers = self.multi_search(query, k, &[filter.as_deref()], op)?;
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        let op = query.operation();
+        query.check(ENGINE, self.collection(op)?.dim)?;
+        let filter = query.filter.and_then(filter::filter_by);
+        let mut answers = self.multi_search(query.vector, query.k, &[filter.as_deref()], op)?;
         *out = answers.pop().unwrap_or_default();
         Ok(())
     }
 
     /// `multi_search` requests of up to 50 searches each. Each search of a request has its
     /// own `filter_by`, so filtered queries go in their order too.
-    fn batch_search(
-        &self,
-        queries: &[f32],
-        dim: usize,
-        k: usize,
-        predicates: Option<&[Predicate]>,
-    ) -> EngineResult<Vec<Vec<Neighbor>>> {
-        let op = support_filter::batch_operation(predicates);
-        let col = self.collection(op)?;
-        let nq = support_filter::batch_rows((ENGINE, op), col.dim, queries, dim, predicates)?;
-        let texts: Vec<Option<String>> = match predicates {
-            Some(p) => p.iter().map(filter::filter_by).collect(),
-            None => vec![None; nq],
-        };
+    fn batch_search(&self, batch: Batch<'_>) -> EngineResult<Vec<Vec<Neighbor>>> {
+        let op = batch.operation();
+        batch.check(ENGINE, self.collection(op)?.dim)?;
+        let texts: Vec<Option<String>> = batch
+            .queries()
+            .map(|q| q.filter.and_then(filter::filter_by))
+            .collect();
         let filters: Vec<Option<&str>> = texts.iter().map(Option::as_deref).collect();
-        self.multi_search(queries, k, &filters, op)
+        self.multi_search(batch.rows, batch.k, &filters, op)
     }
 
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {

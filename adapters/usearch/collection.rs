@@ -15,7 +15,7 @@ use usearch::Index;
 use super::NAME;
 use super::settings::{BuildSettings, SearchSettings};
 use crate::adapters::support::rows;
-use crate::engine::{EngineError, EngineResult, Neighbor, PointId};
+use crate::engine::{EngineError, EngineResult, Neighbor, PointId, Query};
 use crate::filter::CompiledPredicate;
 
 /// Thread slots usearch reserves with the capacity: each concurrent add or search takes one,
@@ -139,15 +139,15 @@ impl Collection {
     /// `filter` as usearch's predicate on keys.
     pub fn search(
         &self,
-        query: &[f32],
-        k: usize,
+        query: Query<'_>,
         search: SearchSettings,
         filter: Option<&CompiledPredicate<'_>>,
         out: &mut Vec<Neighbor>,
     ) -> EngineResult<()> {
-        if !rows::start_search(NAME, self.dim, query, k, out)? {
+        if !query.start(NAME, self.dim, out)? {
             return Ok(());
         }
+        let Query { vector: query, k, .. } = query;
         let index = self.read()?;
         let matches = match (filter, search.exact) {
             (None, false) => index.search(query, k),

@@ -5,10 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::adapters::support::filter;
-use crate::engine::{
-    CollectionSpec, ConcurrentWrites, EngineError, EngineResult, Footprint,
-    IndexHolds, IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine,
-};
+use crate::engine::{Query, CollectionSpec, ConcurrentWrites, EngineError, EngineResult, Footprint, IndexHolds, IndexReport, Neighbor, PointId, SourcedBytes, VectorEngine};
 use crate::filter::{Attributes, Predicate};
 use crate::params::ParamMap;
 use crate::types::ElementType;
@@ -161,16 +158,11 @@ impl VectorEngine for USearch {
         Ok(())
     }
 
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
-        let compiled = filter::compile_optional(NAME, self.attributes.as_deref(), filter)?;
-        self.collection(filter::operation(filter))?
-            .search(query, k, self.search, compiled.as_ref(), out)
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
+        let attributes = self.attributes.as_deref();
+        let compiled = filter::compile_optional(NAME, attributes, query.filter)?;
+        self.collection(query.operation())?
+            .search(query, self.search, compiled.as_ref(), out)
     }
 
     /// usearch filters with a predicate on keys during the graph search: any predicate over

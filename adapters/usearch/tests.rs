@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::*;
 use crate::distance::Distance;
-use crate::engine::{CollectionSpec, PointId};
+use crate::engine::{CollectionSpec, PointId, Query};
 use crate::filter::{Attributes, Predicate};
 use crate::params::ParamMap;
 use crate::types::ElementType;
@@ -110,7 +110,7 @@ fn exact_search_and_dimension_errors() {
         .unwrap();
     assert_eq!(nearest(&engine, [20.1, 0.0, 0.0, 0.0], 3), [20, 21, 19]);
     let mut out = Vec::new();
-    let err = engine.search(&[1.0; 3], 3, None, &mut out).unwrap_err();
+    let err = engine.search(Query::new(&[1.0; 3], 3), &mut out).unwrap_err();
     assert!(err.to_string().contains("dimension mismatch"), "{err}");
     let err = engine.insert_batch(&[60], &[1.0; 5]).unwrap_err();
     assert!(err.to_string().contains("dimension mismatch"), "{err}");
@@ -129,25 +129,19 @@ fn filtered_search_returns_only_passing_points() {
     engine.create(&s).unwrap();
     let (ids, vectors) = line(0..200);
     engine.insert_batch(&ids, &vectors).unwrap();
-    let predicate = Predicate {
-        all: vec![Condition::Range {
-            field: "price".into(),
-            gte: 150,
-            lt: 160,
-        }],
-    };
+    let predicate = Predicate::from(Condition::range("price", 150..160));
     // The query sits among the passing points: a graph search from far away may end its walk
     // before it reaches them (the filter only keeps results), and that is not under test here.
     let mut out = Vec::new();
     engine
-        .search(&[152.0, 0.0, 0.0, 0.0], 5, Some(&predicate), &mut out)
+        .search(Query::new(&[152.0, 0.0, 0.0, 0.0], 5).filtered(Some(&predicate)), &mut out)
         .unwrap();
     let mut got: Vec<PointId> = out.iter().map(|n| n.id).collect();
     got.sort_unstable();
     assert_eq!(got, [150, 151, 152, 153, 154]);
     out.clear();
     engine
-        .search(&[0.0; 4], 5, Some(&predicate), &mut out)
+        .search(Query::new(&[0.0; 4], 5).filtered(Some(&predicate)), &mut out)
         .unwrap();
     assert!(out.iter().all(|n| (150..160).contains(&n.id)), "{out:?}");
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ragdbeval::distance::Distance;
-use ragdbeval::engine::{CollectionSpec, PointId, VectorEngine};
+use ragdbeval::engine::{CollectionSpec, PointId, Query, VectorEngine};
 use ragdbeval::params::{ParamMap, ParamValue};
 use ragdbeval::runner::load::single_client_iterations;
 use ragdbeval::synthetic::SyntheticSpec;
@@ -130,7 +130,7 @@ pub fn compare(
     };
     let mut out = Vec::new();
     engine
-        .search(queries.row(0), K, None, &mut out)
+        .search(Query::new(queries.row(0), K), &mut out)
         .expect("search");
     assert_eq!(out.len(), K, "ragdbeval's search lost hits");
     bare_slice();

@@ -86,10 +86,7 @@ impl FromStr for FilterArg {
                     lt,
                 }));
             }
-            return Ok(FilterArg::Literal(Condition::Equals {
-                field: field.to_string(),
-                value: value.to_string(),
-            }));
+            return Ok(FilterArg::Literal(Condition::equals(field, value)));
         }
         let (name, amount) = match s.split_once(':') {
             Some((n, a)) => (n, Some(a)),
@@ -292,9 +289,11 @@ fn generated(
                 attributes.push(field, Column::Keyword { dictionary, codes })?;
             }
             Ok((0..queries)
-                .map(|q| Condition::Equals {
-                    field: field.to_string(),
-                    value: pick_run(ranking, q, w, runs, correlation, rng).to_string(),
+                .map(|q| {
+                    Condition::equals(
+                        field,
+                        pick_run(ranking, q, w, runs, correlation, rng).to_string(),
+                    )
                 })
                 .collect())
         }
@@ -321,11 +320,7 @@ fn generated(
                         }
                         _ => rng.below((n - w + 1) as u64) as usize,
                     });
-                    Condition::Range {
-                        field: field.to_string(),
-                        gte: start as i64,
-                        lt: (start + w) as i64,
-                    }
+                    Condition::range(field, start as i64..(start + w) as i64)
                 })
                 .collect())
         }

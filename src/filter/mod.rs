@@ -238,6 +238,34 @@ pub enum Condition {
     Range { field: String, gte: i64, lt: i64 },
 }
 
+impl Condition {
+    /// Keyword `field` equals `value`.
+    pub fn equals(field: impl Into<String>, value: impl Into<String>) -> Condition {
+        Condition::Equals {
+            field: field.into(),
+            value: value.into(),
+        }
+    }
+
+    /// Integer `field` within `values` (`gte..lt`).
+    pub fn range(field: impl Into<String>, values: std::ops::Range<i64>) -> Condition {
+        Condition::Range {
+            field: field.into(),
+            gte: values.start,
+            lt: values.end,
+        }
+    }
+}
+
+/// A predicate of one condition.
+impl From<Condition> for Predicate {
+    fn from(condition: Condition) -> Predicate {
+        Predicate {
+            all: vec![condition],
+        }
+    }
+}
+
 impl std::fmt::Display for Condition {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

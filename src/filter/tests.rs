@@ -49,18 +49,11 @@ fn arguments_parse_and_bad_ones_say_why() {
     );
     assert_eq!(
         "color=red".parse::<FilterArg>().unwrap(),
-        FilterArg::Literal(Condition::Equals {
-            field: "color".into(),
-            value: "red".into()
-        })
+        FilterArg::Literal(Condition::equals("color", "red"))
     );
     assert_eq!(
         "price=10..20".parse::<FilterArg>().unwrap(),
-        FilterArg::Literal(Condition::Range {
-            field: "price".into(),
-            gte: 10,
-            lt: 20
-        })
+        FilterArg::Literal(Condition::range("price", 10..20))
     );
     for bad in [
         "label:0",
@@ -205,15 +198,8 @@ fn a_conjunction_needs_both_conditions() {
         .unwrap();
     let p = Predicate {
         all: vec![
-            Condition::Equals {
-                field: "color".into(),
-                value: "blue".into(),
-            },
-            Condition::Range {
-                field: "price".into(),
-                gte: 10,
-                lt: 20,
-            },
+            Condition::equals("color", "blue"),
+            Condition::range("price", 10..20),
         ],
     };
     let c = p.compile(&attributes).unwrap();
@@ -221,27 +207,12 @@ fn a_conjunction_needs_both_conditions() {
     assert_eq!(passing, vec![11, 13, 15, 17, 19]);
     assert_eq!(p.to_string(), "color = \"blue\" AND 10 <= price < 20");
     // An unknown value passes nothing; an unknown field or the wrong kind is an error.
-    let none = Predicate {
-        all: vec![Condition::Equals {
-            field: "color".into(),
-            value: "green".into(),
-        }],
-    };
+    let none = Predicate::from(Condition::equals("color", "green"));
     assert!(!(0..n as PointId).any(|i| none.compile(&attributes).unwrap().passes(i)));
     for bad in [
-        Condition::Equals {
-            field: "size".into(),
-            value: "1".into(),
-        },
-        Condition::Equals {
-            field: "price".into(),
-            value: "1".into(),
-        },
-        Condition::Range {
-            field: "color".into(),
-            gte: 0,
-            lt: 1,
-        },
+        Condition::equals("size", "1"),
+        Condition::equals("price", "1"),
+        Condition::range("color", 0..1),
     ] {
         assert!(Predicate { all: vec![bad] }.compile(&attributes).is_err());
     }

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::engine::{EngineError, Neighbor, VectorEngine};
+use crate::engine::{EngineError, Neighbor, Query, VectorEngine};
 use crate::metrics::latency::{LatencySummary, new_histogram, record};
 use crate::resources::{Sampler, Watch};
 use crate::rng::SplitMix64;
@@ -309,7 +309,7 @@ pub fn closed_loop_budget(
                         break;
                     }
                     let q = queries.row(order[i % nq] as usize);
-                    if let Err(e) = engine.search(q, k, None, &mut out) {
+                    if let Err(e) = engine.search(Query::new(q, k), &mut out) {
                         shared.fail(e);
                         break;
                     }
@@ -454,7 +454,7 @@ pub fn open_loop(
                     sum_lag_ns.fetch_add(lag_ns, Ordering::Relaxed);
                     sent_count.fetch_add(1, Ordering::Relaxed);
                     let q = queries.row(order[(i % nq as u64) as usize] as usize);
-                    if let Err(e) = engine.search(q, k, None, &mut out) {
+                    if let Err(e) = engine.search(Query::new(q, k), &mut out) {
                         shared.fail(e);
                         break;
                     }

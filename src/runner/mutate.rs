@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 use super::search::LiveState;
 use super::{RunError, RunScope};
 use crate::dataset::Dataset;
-use crate::engine::{Neighbor, PointId, VectorEngine};
+use crate::engine::{Neighbor, PointId, Query, VectorEngine};
 use crate::metrics::latency::{LatencySummary, new_histogram, record};
 use crate::resources::{Sampler, Watch};
 use crate::results::{MutationStep, Visibility};
@@ -407,7 +407,7 @@ fn poll_visible(
     let start = Instant::now();
     loop {
         engine
-            .search(vector, poll.k.max(1), None, out)
+            .search(Query::new(vector, poll.k.max(1)), out)
             .map_err(RunError::engine("read-after-write search"))?;
         *stale_hits += out.iter().filter(|nb| (poll.is_stale)(nb.id)).count();
         let present = out.iter().any(|nb| nb.id == poll.id);

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ragdbeval::distance::Distance;
 use ragdbeval::engine::{
-    CollectionSpec, ConnectOptions, EngineResult, Neighbor, PointId, VectorEngine,
+    CollectionSpec, ConnectOptions, EngineResult, Neighbor, PointId, Query, VectorEngine,
 };
 use ragdbeval::groundtruth::{BaseSet, GroundTruth, exact_knn};
 use ragdbeval::params::{EngineConfig, ParamMap, expand};
@@ -229,7 +229,7 @@ pub fn search_all(
         .chunks_exact(dim)
         .map(|q| {
             let mut out = Vec::new();
-            if let Err(e) = engine.search(q, K, None, &mut out) {
+            if let Err(e) = engine.search(Query::new(q, K), &mut out) {
                 panic!("search: {e}");
             }
             out

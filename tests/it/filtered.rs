@@ -11,7 +11,7 @@ use crate::common::{run_in_temp, succeeds};
 use std::sync::Arc;
 
 use ragdbeval::distance::Distance;
-use ragdbeval::engine::{CollectionSpec, Neighbor, PointId, VectorEngine};
+use ragdbeval::engine::{Batch, CollectionSpec, Neighbor, PointId, Query, VectorEngine};
 use ragdbeval::filter::generate::{Correlation, FilterRequest, generate};
 use ragdbeval::filter::{Attributes, Predicate};
 use ragdbeval::groundtruth::naive_knn;
@@ -196,7 +196,7 @@ pub fn check_filtered_search(
     let mut run = |engine: &dyn VectorEngine, live: &[(PointId, usize)], when: &str| {
         for (name, predicates) in &cases {
             let batch = engine
-                .batch_search(queries.as_flat(), DIM, K, Some(predicates))
+                .batch_search(Batch::new(queries.as_flat(), DIM, K).filtered(Some(predicates)))
                 .unwrap_or_else(|e| panic!("{} {name}: {e}", engine.name()));
             let single: Vec<Vec<Neighbor>> = predicates
                 .iter()
@@ -204,7 +204,7 @@ pub fn check_filtered_search(
                 .map(|(q, p)| {
                     let mut out = Vec::new();
                     engine
-                        .search(queries.row(q), K, Some(p), &mut out)
+                        .search(Query::new(queries.row(q), K).filtered(Some(p)), &mut out)
                         .unwrap_or_else(|e| panic!("{} {name}: {e}", engine.name()));
                     out
                 })

@@ -14,7 +14,7 @@ use ragdbeval::adapters;
 use ragdbeval::dataset::{self, Dataset, LoadOptions};
 use ragdbeval::engine::{
     CollectionSpec, ConcurrentWrites, ConnectOptions, EngineEntry, EngineResult, Footprint,
-    IndexReport, Neighbor, PointId, VectorEngine,
+    IndexReport, Neighbor, PointId, Query, VectorEngine,
 };
 use ragdbeval::params::ParamMap;
 use ragdbeval::results::run_files::RunFiles;
@@ -232,15 +232,9 @@ impl VectorEngine for Lagging {
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {
         self.inner.set_search_params(params)
     }
-    fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        filter: Option<&ragdbeval::filter::Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
         self.catch_up()?;
-        self.inner.search(query, k, filter, out)
+        self.inner.search(query, out)
     }
     fn footprint(&self) -> EngineResult<Footprint> {
         self.inner.footprint()

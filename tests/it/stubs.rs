@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use ragdbeval::engine::{
-    CollectionSpec, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId,
+    CollectionSpec, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId, Query,
     VectorEngine,
 };
 use ragdbeval::params::ParamMap;
@@ -154,13 +154,7 @@ impl VectorEngine for Stub {
     }
     // Not inlined into the harness benchmark's loop, as a real engine's call would not be.
     #[inline(never)]
-    fn search(
-        &self,
-        q: &[f32],
-        k: usize,
-        filter: Option<&ragdbeval::filter::Predicate>,
-        out: &mut Vec<Neighbor>,
-    ) -> EngineResult<()> {
+    fn search(&self, query: Query<'_>, out: &mut Vec<Neighbor>) -> EngineResult<()> {
         if self.built.load(Ordering::Relaxed) {
             return Err(EngineError::Unreachable {
                 engine: self.name.into(),
@@ -170,8 +164,8 @@ impl VectorEngine for Stub {
         }
         if let Some(e) = &self.inner {
             // An engine that "drops" filters searches unfiltered: what the filter checks catch.
-            let filter = filter.filter(|_| !self.drops_filters);
-            return e.search(q, k, filter, out);
+            let filter = query.filter.filter(|_| !self.drops_filters);
+            return e.search(query.filtered(filter), out);
         }
         if let Timing::Sleeps {
             service,
@@ -183,7 +177,7 @@ impl VectorEngine for Stub {
             std::thread::sleep(if n == stall_at { stall } else { service });
         }
         out.clear();
-        out.extend((0..k as u64).map(|id| Neighbor { id, score: 0.0 }));
+        out.extend((0..query.k as u64).map(|id| Neighbor { id, score: 0.0 }));
         Ok(())
     }
     fn check_filter(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::super::{BenchPlan, RunError};
 use super::per_second;
 use crate::dataset::Dataset;
-use crate::engine::{EngineResult, Neighbor, PointId, VectorEngine};
+use crate::engine::{Batch, EngineResult, Neighbor, PointId, Query, VectorEngine};
 use crate::filter::Predicate;
 use crate::metrics::latency::LatencySummary;
 use crate::results::{Repeats, SearchStep, Trial};
@@ -40,7 +40,10 @@ fn timed_single(
     warmup_latencies: &mut Vec<Duration>,
 ) -> Result<(Answers, Duration), RunError> {
     let call = |q: usize, out: &mut Vec<Neighbor>| {
-        engine.search(dataset.test.row(q), k, filters.map(|f| &f[q]), out)
+        engine.search(
+            Query::new(dataset.test.row(q), k).filtered(filters.map(|f| &f[q])),
+            out,
+        )
     };
     let queries = Queries {
         count: dataset.test.len(),
@@ -125,7 +128,7 @@ fn timed_batch(
     let nq = dataset.test.len();
     let dim = dataset.test.dim();
     let call = |queries: &[f32], predicates: Option<&[Predicate]>| {
-        engine.batch_search(queries, dim, k, predicates)
+        engine.batch_search(Batch::new(queries, dim, k).filtered(predicates))
     };
     if warmup > 0 {
         let rows: Vec<usize> = (0..warmup.min(nq * 4)).map(|i| i % nq).collect();

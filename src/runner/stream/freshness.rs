@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::dataset::Dataset;
 use crate::distance::Distance;
-use crate::engine::{EngineError, Neighbor, PointId, VectorEngine};
+use crate::engine::{EngineError, Neighbor, PointId, Query, VectorEngine};
 use crate::metrics::latency::LatencySummary;
 use crate::results::StreamFreshness;
 use crate::runbook::{ResolvedStream, StreamOp};
@@ -391,7 +391,7 @@ fn probe_round(
     let mut i = 0;
     while i < pending.len() {
         let p = &pending[i];
-        engine.search(dataset.train.row(p.row), k, None, out)?;
+        engine.search(Query::new(dataset.train.row(p.row), k), out)?;
         let now = Instant::now();
         let present = out.iter().any(|n| n.id == p.id);
         let waited = now.saturating_duration_since(p.acked);

@@ -23,7 +23,7 @@ use super::load::Pacer;
 use super::{RunError, RunScope};
 use crate::dataset::Dataset;
 use crate::engine::{
-    ConcurrentWrites, EngineError, IndexProgress, Neighbor, PointId, VectorEngine,
+    ConcurrentWrites, EngineError, IndexProgress, Neighbor, PointId, Query, VectorEngine,
 };
 use crate::groundtruth::stream::{SearchEvent, WriteEvent, WriteOp};
 use crate::metrics::latency::LatencySummary;
@@ -186,7 +186,7 @@ fn search_until(
     // searched (a search sent after the last write is scored like any other).
     loop {
         let sent = Instant::now();
-        engine.search(dataset.test.row(q), k, None, &mut out)?;
+        engine.search(Query::new(dataset.test.row(q), k), &mut out)?;
         let received = Instant::now();
         events.push(SearchEvent {
             query: q,

@@ -5,7 +5,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use ragdbeval::distance::Distance;
-use ragdbeval::engine::{EngineError, PointId};
+use ragdbeval::engine::{Batch, EngineError, PointId, Query};
 use ragdbeval::params::{ParamMap, ParamValue, parse_override};
 
 use super::url_at;
@@ -199,7 +199,7 @@ pub fn api_lifecycle(engine: &str) {
     assert!(r >= case.min_recall, "recall {r}");
     assert!(results.iter().all(|found| found.len() == K), "{results:?}");
     let batch = db
-        .batch_search(&d.queries, dim, K, None)
+        .batch_search(Batch::new(&d.queries, dim, K))
         .expect("batch search");
     assert_eq!(batch.len(), d.queries.len() / dim);
     let rb = recall_of(&d, &batch);
@@ -208,7 +208,8 @@ pub fn api_lifecycle(engine: &str) {
     // Ids are stable: a stored vector finds itself first, under its own id.
     let mut out = Vec::new();
     for row in [0usize, 1, 17, 999, 4321, d.n - 1] {
-        db.search(d.row(row), 1, None, &mut out).expect("search");
+        db.search(Query::new(d.row(row), 1), &mut out)
+            .expect("search");
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].id, id_of(row), "{out:?}");
     }
@@ -221,7 +222,8 @@ pub fn api_lifecycle(engine: &str) {
             s.spawn(move || {
                 let mut out = Vec::new();
                 for q in queries.chunks_exact(dim).skip(t).step_by(4) {
-                    db.search(q, K, None, &mut out).expect("threaded search");
+                    db.search(Query::new(q, K), &mut out)
+                        .expect("threaded search");
                     assert_eq!(out.len(), K);
                 }
             });
@@ -251,12 +253,15 @@ pub fn api_lifecycle(engine: &str) {
     let mut vectors = d.query(0).to_vec();
     vectors.extend_from_slice(d.query(1));
     db.upsert_batch(&[new_id, moved], &vectors).expect("upsert");
-    db.search(d.query(0), K, None, &mut out).expect("search");
+    db.search(Query::new(d.query(0), K), &mut out)
+        .expect("search");
     assert_eq!(out[0].id, new_id, "upserted point not found first: {out:?}");
-    db.search(d.query(1), K, None, &mut out).expect("search");
+    db.search(Query::new(d.query(1), K), &mut out)
+        .expect("search");
     assert_eq!(out[0].id, moved, "updated point not found first: {out:?}");
     // Its old place is empty: row 7's vector no longer finds id 7 first.
-    db.search(d.row(7), K, None, &mut out).expect("search");
+    db.search(Query::new(d.row(7), K), &mut out)
+        .expect("search");
     assert_ne!(
         out[0].id, moved,
         "old vector of the moved id still there: {out:?}"
@@ -276,7 +281,8 @@ pub fn api_lifecycle(engine: &str) {
     doomed.dedup();
     db.delete_batch(&doomed).expect("delete");
     for q in 0..20 {
-        db.search(d.query(q), K, None, &mut out).expect("search");
+        db.search(Query::new(d.query(q), K), &mut out)
+            .expect("search");
         assert_eq!(out.len(), K);
         let back: Vec<_> = out
             .iter()

@@ -40,20 +40,6 @@ pub fn check(
     }
 }
 
-/// The start of every in-process search into a reused buffer: empties `out`, checks the
-/// query's dimension, and answers whether there is anything to search (`k > 0`).
-pub fn start_search<T>(
-    engine: &str,
-    dim: usize,
-    query: &[f32],
-    k: usize,
-    out: &mut Vec<T>,
-) -> EngineResult<bool> {
-    out.clear();
-    check(engine, "search", dim, 1, query.len())?;
-    Ok(k > 0)
-}
-
 /// [`check`] for a batch of `rows` queries of `dim` floats each against a collection of
 /// `collection_dim`: the two dimensions must agree too.
 pub fn check_batch(
@@ -84,14 +70,5 @@ mod tests {
             "{err}"
         );
         assert!(check("e", "upsert", usize::MAX, 2, 7).is_err());
-    }
-
-    #[test]
-    fn a_search_starts_empty_and_stops_at_k_zero() {
-        let mut out = vec![1, 2];
-        assert!(start_search("e", 2, &[0.0, 1.0], 3, &mut out).unwrap());
-        assert!(out.is_empty());
-        assert!(!start_search("e", 2, &[0.0, 1.0], 0, &mut out).unwrap());
-        assert!(start_search("e", 3, &[0.0, 1.0], 3, &mut out).is_err());
     }
 }
