@@ -185,7 +185,8 @@ impl LuceneEngine {
             .zip(vectors.chunks(self.batch_size * c.dim))
             .collect();
         upload::in_parallel(ENGINE, operation, self.upload_parallel, &parts, |(ids, vectors)| {
-            let mut request = Request::new(op::WRITE, Some(&c.name));
+            let room = 5 + ids.len() * (8 + 4 * c.dim);
+            let mut request = Request::with_capacity(op::WRITE, Some(&c.name), room);
             request.u8(u8::from(upsert)).u32(ids.len() as u32);
             for (id, vector) in ids.iter().zip(vectors.chunks_exact(c.dim)) {
                 request.u64(*id).floats(vector);
@@ -247,6 +248,18 @@ fn encode_filter(request: &mut Request, filter: Option<&Predicate>) {
             Condition::Range { field, gte, lt } => request.u8(1).str(field).i64(*gte).i64(*lt),
         };
     }
+}
+
+/// The size of [`encode_filter`]'s bytes.
+fn filter_bytes(filter: Option<&Predicate>) -> usize {
+    let conditions = filter.map_or(&[][..], |p| &p.all);
+    2 + conditions
+        .iter()
+        .map(|c| match c {
+            Condition::Equals { field, value } => 5 + field.len() + value.len(),
+            Condition::Range { field, .. } => 19 + field.len(),
+        })
+        .sum::<usize>()
 }
 
 /// `n` hits of (u64 id, f32 score).
@@ -342,7 +355,8 @@ impl VectorEngine for LuceneEngine {
         if !query.start(ENGINE, c.dim, out)? {
             return Ok(());
         }
-        let mut request = Request::new(op::SEARCH, Some(&c.name));
+        let room = 8 + 4 * query.vector.len() + filter_bytes(query.filter);
+        let mut request = Request::with_capacity(op::SEARCH, Some(&c.name), room);
         request.u32(query.k as u32).u32(self.search.ef).floats(query.vector);
         encode_filter(&mut request, query.filter);
         self.call(op, &mut request, |a| read_hits(a, out))
@@ -433,5 +447,22 @@ impl ConcurrentWrites for LuceneEngine {
             self.call("delete", &mut request, |_| Ok(()))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filter_takes_the_bytes_it_was_given_room_for() {
+        let p = Predicate {
+            all: vec![Condition::equals("label", "odd"), Condition::range("n", 3..9)],
+        };
+        for filter in [None, Some(&p)] {
+            let mut r = Request::new(op::SEARCH, None);
+            encode_filter(&mut r, filter);
+            assert_eq!(r.payload_len(), filter_bytes(filter));
+        }
     }
 }

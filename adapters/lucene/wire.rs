@@ -26,8 +26,14 @@ pub(super) struct Request {
 impl Request {
     /// A request of `op` whose payload starts with the collection's name (none for HELLO).
     pub fn new(op: u8, collection: Option<&str>) -> Request {
+        Request::with_capacity(op, collection, 64)
+    }
+
+    /// As [`Request::new`], with room for `payload` more bytes (a search's vector).
+    pub fn with_capacity(op: u8, collection: Option<&str>, payload: usize) -> Request {
+        let name = collection.map_or(0, |n| 2 + n.len());
         let mut r = Request {
-            bytes: Vec::with_capacity(64),
+            bytes: Vec::with_capacity(5 + name + payload),
         };
         r.bytes.extend([op, 0, 0, 0, 0]);
         if let Some(name) = collection {
@@ -68,9 +74,10 @@ impl Request {
     }
 
     pub fn floats(&mut self, v: &[f32]) -> &mut Self {
-        self.bytes.reserve(4 * v.len());
-        for x in v {
-            self.bytes.extend(x.to_le_bytes());
+        let start = self.bytes.len();
+        self.bytes.resize(start + 4 * v.len(), 0);
+        for (bytes, x) in self.bytes[start..].chunks_exact_mut(4).zip(v) {
+            bytes.copy_from_slice(&x.to_le_bytes());
         }
         self
     }
@@ -81,6 +88,12 @@ impl Request {
         self.u16(bytes.len() as u16);
         self.bytes.extend(bytes);
         self
+    }
+
+    /// Bytes after the header.
+    #[cfg(test)]
+    pub fn payload_len(&self) -> usize {
+        self.bytes.len() - 5
     }
 
     /// The frame: the header's length set.
@@ -99,19 +112,27 @@ pub(super) enum CallError {
     Server(String),
 }
 
-/// One connection to the server, with the buffer of its last answer.
+/// Bytes one read asks for: a search's answer (header, 10 hits) and more fit.
+const READ_AHEAD: usize = 4_096;
+
+/// One connection to the server, with the buffer of its last answer (header included).
 pub(super) struct Conn {
     stream: TcpStream,
     answer: Vec<u8>,
 }
 
 impl Conn {
-    /// Connects within `timeout`; every read and write after that has `timeout` too.
+    /// Connects within `timeout`; every read and write after that has `timeout` too. Zero:
+    /// no deadline.
     pub fn connect(addr: &SocketAddr, timeout: Duration) -> io::Result<Conn> {
-        let stream = TcpStream::connect_timeout(addr, timeout)?;
+        let deadline = (!timeout.is_zero()).then_some(timeout);
+        let stream = match deadline {
+            Some(t) => TcpStream::connect_timeout(addr, t)?,
+            None => TcpStream::connect(addr)?,
+        };
         stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(timeout))?;
-        stream.set_write_timeout(Some(timeout))?;
+        stream.set_read_timeout(deadline)?;
+        stream.set_write_timeout(deadline)?;
         Ok(Conn {
             stream,
             answer: Vec::new(),
@@ -123,21 +144,41 @@ impl Conn {
         self.stream
             .write_all(request.frame().map_err(CallError::Io)?)
             .map_err(CallError::Io)?;
-        let mut header = [0u8; 5];
-        self.stream.read_exact(&mut header).map_err(CallError::Io)?;
-        let length = u32::from_le_bytes([header[1], header[2], header[3], header[4]]) as usize;
-        self.answer.resize(length, 0);
-        self.stream
-            .read_exact(&mut self.answer)
-            .map_err(CallError::Io)?;
-        if header[0] != 0 {
-            return Err(CallError::Server(
-                String::from_utf8_lossy(&self.answer).into_owned(),
-            ));
+        let total = self.read_answer().map_err(CallError::Io)?;
+        let body = &self.answer[5..total];
+        if self.answer[0] != 0 {
+            return Err(CallError::Server(String::from_utf8_lossy(body).into_owned()));
         }
-        Ok(Answer {
-            bytes: &self.answer,
-        })
+        Ok(Answer { bytes: body })
+    }
+
+    /// Reads one answer into `self.answer` and returns its length: one read usually brings
+    /// all of a search's answer, header included (the server sends nothing unasked).
+    fn read_answer(&mut self) -> io::Result<usize> {
+        if self.answer.len() < READ_AHEAD {
+            self.answer.resize(READ_AHEAD, 0);
+        }
+        let mut filled = 0;
+        while filled < 5 {
+            match self.stream.read(&mut self.answer[filled..])? {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n => filled += n,
+            }
+        }
+        let length = u32::from_le_bytes([
+            self.answer[1],
+            self.answer[2],
+            self.answer[3],
+            self.answer[4],
+        ]) as usize;
+        let total = 5 + length;
+        if self.answer.len() < total {
+            self.answer.resize(total, 0);
+        }
+        if filled < total {
+            self.stream.read_exact(&mut self.answer[filled..total])?;
+        }
+        Ok(total)
     }
 }
 
@@ -195,6 +236,16 @@ mod tests {
     }
 
     #[test]
+    fn a_zero_timeout_is_no_deadline() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let conn = Conn::connect(&addr, Duration::ZERO).unwrap();
+        assert_eq!(conn.stream.read_timeout().unwrap(), None);
+        let conn = Conn::connect(&addr, Duration::from_secs(3)).unwrap();
+        assert_eq!(conn.stream.read_timeout().unwrap(), Some(Duration::from_secs(3)));
+    }
+
+    #[test]
     fn a_short_answer_is_an_error() {
         let mut a = Answer { bytes: &[1, 0, 0] };
         assert!(a.u32().is_err());
@@ -203,5 +254,32 @@ mod tests {
         };
         assert_eq!(a.u32().unwrap(), 7);
         assert_eq!(a.f32().unwrap(), 1.0);
+    }
+
+    /// An answer that arrives in pieces, and a second one on the same connection.
+    #[test]
+    fn answers_are_read_whole_whatever_the_pieces() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut request = [0u8; 5];
+            for body in [vec![9u8; 10_000], vec![1, 2, 3]] {
+                s.read_exact(&mut request).unwrap();
+                let mut frame = vec![0u8];
+                frame.extend((body.len() as u32).to_le_bytes());
+                frame.extend(&body);
+                let (head, tail) = frame.split_at(3);
+                s.write_all(head).unwrap();
+                std::thread::sleep(Duration::from_millis(20));
+                s.write_all(tail).unwrap();
+            }
+        });
+        let mut conn = Conn::connect(&addr, Duration::from_secs(5)).unwrap();
+        let text = conn.call(&mut Request::new(op::HELLO, None)).unwrap().bytes.to_vec();
+        assert_eq!(text, vec![9u8; 10_000]);
+        let text = conn.call(&mut Request::new(op::HELLO, None)).unwrap().bytes.to_vec();
+        assert_eq!(text, [1, 2, 3]);
+        server.join().unwrap();
     }
 }
