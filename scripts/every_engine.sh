@@ -36,6 +36,8 @@ every_engine_start() { # script name, for messages
   trap every_engine_cleanup EXIT
   local engine kind var
   while read -r engine kind _; do
+    # The dense engines end at the blank line before the lexical list.
+    [ -n "$engine" ] || break
     if [ "$kind" = "[server]" ]; then
       var=$(echo "${engine}_URL" | tr 'a-z-' 'A-Z_')
       if [ -n "${!var:-}" ]; then
