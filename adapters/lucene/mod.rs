@@ -37,7 +37,7 @@ use crate::engine::{
     Batch, CollectionSpec, ConcurrentWrites, ConnectOptions, EngineError, EngineResult,
     Footprint, IndexHolds, IndexReport, Neighbor, PointId, Query, SourcedBytes, VectorEngine,
 };
-use crate::filter::{Attributes, Condition, FieldKind, Predicate, Value as AttrValue};
+use crate::filter::{Attributes, Column, Condition, FieldKind, Predicate, Value as AttrValue};
 use crate::params::ParamMap;
 
 mod settings;
@@ -140,7 +140,7 @@ impl LuceneEngine {
                 Ok(value)
             }
             // The server answered: the connection is still in step.
-            Err(CallError::Server(message)) => {
+            Err(CallError::Server(message) | CallError::Refused(message)) => {
                 self.pool.give_back(conn);
                 Err(EngineError::op(ENGINE, operation, message))
             }
@@ -238,6 +238,19 @@ fn attributes_of(request: &mut Request, attributes: Option<&Attributes>, id: Poi
     }
 }
 
+/// Refuses keyword values the protocol cannot carry, before anything is loaded.
+fn check_keywords(attributes: &Attributes) -> EngineResult<()> {
+    for (index, field) in attributes.fields().iter().enumerate() {
+        if let Column::Keyword { dictionary, .. } = attributes.column(index) {
+            for value in dictionary {
+                wire::check_str(&format!("a value of attribute `{}`", field.name), value)
+                    .map_err(|e| EngineError::op(ENGINE, "create", e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The predicate's conditions, each an equality (a string) or a range (two i64).
 fn encode_filter(request: &mut Request, filter: Option<&Predicate>) {
     let conditions = filter.map_or(&[][..], |p| &p.all);
@@ -289,6 +302,9 @@ impl VectorEngine for LuceneEngine {
 
     fn create(&mut self, spec: &CollectionSpec) -> EngineResult<()> {
         let settings = BuildSettings::parse(&spec.build_params, spec.distance)?;
+        if let Some(attributes) = &spec.attributes {
+            check_keywords(attributes)?;
+        }
         let mut request = Request::new(op::CREATE, Some(&spec.name));
         request
             .u8(settings.similarity().0)
@@ -364,7 +380,14 @@ impl VectorEngine for LuceneEngine {
 
     /// Lucene's KNN query filters with any boolean query: keyword terms and long ranges.
     fn check_filter(&self, attributes: &Attributes, predicate: &Predicate) -> EngineResult<()> {
-        support_filter::check(ENGINE, attributes, predicate)
+        support_filter::check(ENGINE, attributes, predicate)?;
+        for condition in &predicate.all {
+            if let Condition::Equals { field, value } = condition {
+                wire::check_str(&format!("the value of `{field}`"), value)
+                    .map_err(|e| EngineError::bad_param(ENGINE, "filter", e))?;
+            }
+        }
+        Ok(())
     }
 
     fn batch_search(&self, batch: Batch<'_>) -> EngineResult<Vec<Vec<Neighbor>>> {
@@ -453,6 +476,19 @@ impl ConcurrentWrites for LuceneEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_keyword_value_too_long_for_the_protocol_is_refused_before_the_load() {
+        let mut attributes = Attributes::new(2);
+        let long = "x".repeat(wire::MAX_STR + 1);
+        let column = Column::Keyword {
+            dictionary: vec!["short".into(), long],
+            codes: vec![0, 1],
+        };
+        attributes.push("title", column).unwrap();
+        let message = check_keywords(&attributes).unwrap_err().to_string();
+        assert!(message.contains("attribute `title`") && message.contains("65536 bytes"), "{message}");
+    }
 
     #[test]
     fn a_filter_takes_the_bytes_it_was_given_room_for() {

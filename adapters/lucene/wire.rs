@@ -21,6 +21,23 @@ pub(super) mod op {
 /// A request as it is built; the header's length is filled in when it is sent.
 pub(super) struct Request {
     bytes: Vec<u8>,
+    /// The length of the first string too long for the protocol: such a request is refused
+    /// before it is sent.
+    too_long: Option<usize>,
+}
+
+/// The longest string the protocol carries (its length is a u16).
+pub(super) const MAX_STR: usize = u16::MAX as usize;
+
+/// Refuses `s`, named `what`, when it is longer than the protocol carries.
+pub(super) fn check_str(what: &str, s: &str) -> Result<(), String> {
+    if s.len() <= MAX_STR {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} is {} bytes long; the Lucene server's protocol carries strings of at most {MAX_STR} bytes",
+        s.len()
+    ))
 }
 
 impl Request {
@@ -34,6 +51,7 @@ impl Request {
         let name = collection.map_or(0, |n| 2 + n.len());
         let mut r = Request {
             bytes: Vec::with_capacity(5 + name + payload),
+            too_long: None,
         };
         r.bytes.extend([op, 0, 0, 0, 0]);
         if let Some(name) = collection {
@@ -82,9 +100,13 @@ impl Request {
         self
     }
 
-    /// A string of at most 65,535 bytes (names and keyword values are checked before).
+    /// A string; one longer than [`MAX_STR`] makes the request refused when it is sent
+    /// (the adapter refuses such names and keyword values earlier, with their names).
     pub fn str(&mut self, s: &str) -> &mut Self {
-        let bytes = &s.as_bytes()[..s.len().min(u16::MAX as usize)];
+        if s.len() > MAX_STR {
+            self.too_long.get_or_insert(s.len());
+        }
+        let bytes = &s.as_bytes()[..s.len().min(MAX_STR)];
         self.u16(bytes.len() as u16);
         self.bytes.extend(bytes);
         self
@@ -97,19 +119,26 @@ impl Request {
     }
 
     /// The frame: the header's length set.
-    fn frame(&mut self) -> io::Result<&[u8]> {
+    fn frame(&mut self) -> Result<&[u8], CallError> {
+        if let Some(n) = self.too_long {
+            return Err(CallError::Refused(format!(
+                "a string of {n} bytes; the Lucene server's protocol carries at most {MAX_STR}"
+            )));
+        }
         let length = u32::try_from(self.bytes.len() - 5)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "request over 4 GiB"))?;
+            .map_err(|_| CallError::Refused("a request over 4 GiB".to_string()))?;
         self.bytes[1..5].copy_from_slice(&length.to_le_bytes());
         Ok(&self.bytes)
     }
 }
 
-/// Why a call failed: the connection (then it is dropped), or the server's answer.
+/// Why a call failed: the connection (then it is dropped), the server's answer, or a request
+/// the protocol cannot carry (nothing was sent).
 #[derive(Debug)]
 pub(super) enum CallError {
     Io(io::Error),
     Server(String),
+    Refused(String),
 }
 
 /// Bytes one read asks for: a search's answer (header, 10 hits) and more fit.
@@ -141,9 +170,7 @@ impl Conn {
 
     /// Sends `request` and reads its answer.
     pub fn call(&mut self, request: &mut Request) -> Result<Answer<'_>, CallError> {
-        self.stream
-            .write_all(request.frame().map_err(CallError::Io)?)
-            .map_err(CallError::Io)?;
+        self.stream.write_all(request.frame()?).map_err(CallError::Io)?;
         let total = self.read_answer().map_err(CallError::Io)?;
         let body = &self.answer[5..total];
         if self.answer[0] != 0 {
@@ -233,6 +260,20 @@ mod tests {
         assert_eq!(u32::from_le_bytes(frame[1..5].try_into().unwrap()), 11);
         assert_eq!(&frame[5..8], &[1, 0, b't']);
         assert_eq!(&frame[12..], &1.0f32.to_le_bytes());
+    }
+
+    #[test]
+    fn a_string_the_protocol_cannot_carry_is_refused_not_cut() {
+        let long = "x".repeat(MAX_STR + 1);
+        assert!(check_str("a value", &"x".repeat(MAX_STR)).is_ok());
+        let message = check_str("a value", &long).unwrap_err();
+        assert!(message.contains("65536 bytes long"), "{message}");
+        let mut r = Request::new(op::SEARCH, Some("t"));
+        r.str(&long).u32(1);
+        match r.frame() {
+            Err(CallError::Refused(m)) => assert!(m.contains("65536 bytes"), "{m}"),
+            other => panic!("expected a refusal, got {:?}", other.map(<[u8]>::len)),
+        }
     }
 
     #[test]
