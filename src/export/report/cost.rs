@@ -198,7 +198,7 @@ pub struct Cheapest<'a> {
     pub level: f64,
     pub engine: &'a str,
     pub best: Option<(&'a SearchPoint<'a>, Cost)>,
-    pub max_recall: f64,
+    pub max_recall: Option<f64>,
 }
 
 /// Per recall level, each engine's cheapest measured setting: with one price per engine, its
@@ -217,7 +217,7 @@ pub fn ranking<'a>(group: &'a Group<'a>, prices: &Prices) -> Vec<Cheapest<'a>> {
         .collect();
     let key = |r: &Cheapest| match r.best {
         Some((_, c)) => (0, c.usd_per_million_queries.unwrap_or(f64::INFINITY)),
-        None => (1, -r.max_recall),
+        None => (1, -super::ranking::unreached_key(r.max_recall)),
     };
     // Stable: the levels stay in their order, and within one the cheapest comes first.
     rows.sort_by(|a, b| {

@@ -19,8 +19,9 @@ pub struct Ranked<'a> {
     pub engine: &'a str,
     /// The fastest point at or above the level; `None`: never reached.
     pub best: Option<&'a SearchPoint<'a>>,
-    /// The engine's best recall over the points considered.
-    pub max_recall: f64,
+    /// The engine's best recall over the points considered; `None`: it has none (every
+    /// point flagged invalid, filtered, or before the build).
+    pub max_recall: Option<f64>,
 }
 
 /// The rows of `group`, level by level, fastest engine first, those that never reach a
@@ -37,7 +38,7 @@ pub fn ranking<'a>(group: &'a Group<'a>) -> Vec<Ranked<'a>> {
                     .iter()
                     .filter(|p| &p.engine == engine && p.after_build && !p.invalid)
                     .filter(|p| p.search.filter.is_none());
-                let max_recall = points.clone().map(|p| p.recall).fold(0.0, f64::max);
+                let max_recall = points.clone().map(|p| p.recall).reduce(f64::max);
                 let best = points
                     .filter(|p| p.recall >= level)
                     .max_by(|a, b| a.qps.total_cmp(&b.qps));
@@ -53,11 +54,26 @@ pub fn ranking<'a>(group: &'a Group<'a>) -> Vec<Ranked<'a>> {
             (Some(x), Some(y)) => y.qps.total_cmp(&x.qps),
             (Some(_), None) => std::cmp::Ordering::Less,
             (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => b.max_recall.total_cmp(&a.max_recall),
+            (None, None) => unreached_key(b.max_recall).total_cmp(&unreached_key(a.max_recall)),
         });
         out.extend(rows);
     }
     out
+}
+
+/// How engines that never reach a level are ordered: by best recall, those without a valid
+/// point last.
+pub fn unreached_key(max_recall: Option<f64>) -> f64 {
+    max_recall.unwrap_or(-1.0)
+}
+
+/// The cell of an engine that never reaches a level: its best recall, or that it has no
+/// point to rank.
+pub fn unreached_cell(max_recall: Option<f64>) -> String {
+    match max_recall {
+        Some(r) => format!("not reached (max recall {r:.3})"),
+        None => "no valid point (each flagged invalid or filtered)".to_string(),
+    }
 }
 
 /// The table's columns.
@@ -78,7 +94,7 @@ pub const HEADER: [&str; 8] = [
 pub fn level_rows<T>(
     rows: &[T],
     width: usize,
-    head: impl Fn(&T) -> (f64, &str, f64),
+    head: impl Fn(&T) -> (f64, &str, Option<f64>),
     figures: impl Fn(&T) -> Option<Vec<String>>,
 ) -> Vec<Vec<String>> {
     let mut rank = 0;
@@ -98,7 +114,7 @@ pub fn level_rows<T>(
                 }
                 None => {
                     row.extend(["-".to_string(), engine.to_string()]);
-                    row.push(format!("not reached (max recall {max_recall:.3})"));
+                    row.push(unreached_cell(max_recall));
                     row.resize(width, "-".into());
                 }
             }
@@ -153,7 +169,7 @@ pub fn csv(groups: &[Group<'_>]) -> Result<String, ExportError> {
                 r.best.map_or_else(String::new, |p| p.setting.clone()),
                 figure(r.best.map(|p| p.p99_ms)),
                 figure(r.best.and_then(|p| p.total_bytes_per_vector)),
-                r.max_recall.to_string(),
+                figure(r.max_recall),
             ]);
         }
     }
@@ -190,4 +206,22 @@ pub fn markdown(group: &Group<'_>) -> String {
 /// The HTML id of a dataset's ranking table.
 pub fn html_id(group: &Group<'_>) -> String {
     format!("ranking-{}", slug(group.dataset))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_engine_without_a_valid_point_is_not_given_a_recall_of_zero() {
+        let rows = [(0.9, "a", Some(0.871)), (0.9, "b", None)];
+        let cells = level_rows(&rows, 5, |r| *r, |_| None::<Vec<String>>);
+        assert_eq!(cells[0][3], "not reached (max recall 0.871)");
+        assert_eq!(
+            cells[1][3],
+            "no valid point (each flagged invalid or filtered)"
+        );
+        assert_eq!(cells[1].len(), 5);
+        assert!(unreached_key(Some(0.0)) > unreached_key(None));
+    }
 }
