@@ -23,12 +23,6 @@ export ANONYMIZED_TELEMETRY=False
 
 state=$(servers_state chroma)
 pidfile="$state/pid"
-urlfile="$state/url"
-
-# True when the pid file names a live process.
-chroma_running() {
-  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
-}
 
 # True when the heartbeat of $1 answers with HTTP 200.
 chroma_heartbeat() {
@@ -42,15 +36,16 @@ except Exception:
 EOF
 }
 
-cmd_start() {
-  if chroma_running && [ -f "$urlfile" ]; then
-    cat "$urlfile"
-    return 0
-  fi
-  # A stale pid file from a server that died: clean it so it cannot name a reused PID.
-  rm -f "$pidfile" "$urlfile"
-
+cmd_install() {
   servers_venv "chromadb${CHROMA_VERSION:+==$CHROMA_VERSION}"
+}
+
+cmd_start() {
+  servers_url chroma 2>/dev/null && return 0
+  # A stale pid file from a server that died: clean it so it cannot name a reused PID.
+  rm -f "$pidfile" "$state/url"
+
+  cmd_install
   local chroma="$RAGDBEVAL_VENV/bin/chroma"
   if [ ! -x "$chroma" ]; then
     echo "chroma: $chroma not found after installing chromadb" >&2
@@ -74,27 +69,4 @@ cmd_start() {
   servers_await chroma "$port" "$url" "$pidfile" chroma_heartbeat
 }
 
-cmd_url() {
-  if chroma_running && [ -f "$urlfile" ]; then
-    cat "$urlfile"
-  else
-    echo "chroma: not running (scripts/servers/chroma.sh start)" >&2
-    return 1
-  fi
-}
-
-cmd_stop() {
-  servers_stop_pidfile "$pidfile"
-  rm -f "$urlfile"
-}
-
-case "${1:-}" in
-  start) cmd_start ;;
-  stop) cmd_stop ;;
-  url) cmd_url ;;
-  install) servers_venv "chromadb${CHROMA_VERSION:+==$CHROMA_VERSION}" ;;
-  *)
-    echo "usage: $0 start|stop|url|install" >&2
-    exit 2
-    ;;
-esac
+servers_main chroma "$@"

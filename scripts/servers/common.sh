@@ -106,3 +106,40 @@ servers_stop_pidfile() {
   fi
   rm -f "$pidfile"
 }
+
+# True when server $1 has a URL and its pid file names a live process.
+servers_running() {
+  local state="$RAGDBEVAL_SERVER_DIR/$1"
+  [ -f "$state/pid" ] && [ -f "$state/url" ] && kill -0 "$(cat "$state/pid")" 2>/dev/null
+}
+
+# Prints the URL of server $1 when it runs; else says how to start it and fails.
+servers_url() {
+  if servers_running "$1"; then
+    cat "$RAGDBEVAL_SERVER_DIR/$1/url"
+  else
+    echo "$1: not running (scripts/servers/$1.sh start)" >&2
+    return 1
+  fi
+}
+
+# Stops server $1 by its pid file and forgets its URL.
+servers_stop() {
+  servers_stop_pidfile "$RAGDBEVAL_SERVER_DIR/$1/pid"
+  rm -f "$RAGDBEVAL_SERVER_DIR/$1/url"
+}
+
+# The verbs of a server script whose server is one process with a pid file: server $1, verb
+# $2. The script defines `cmd_start` and `cmd_install`.
+servers_main() {
+  case "${2:-}" in
+    start) cmd_start ;;
+    stop) servers_stop "$1" ;;
+    url) servers_url "$1" ;;
+    install) cmd_install ;;
+    *)
+      echo "usage: scripts/servers/$1.sh start|stop|url|install" >&2
+      exit 2
+      ;;
+  esac
+}

@@ -16,9 +16,10 @@
 # other classes need when Lucene's service loader meets them.
 #
 # State lives in $RAGDBEVAL_SERVER_DIR/lucene (default /tmp/ragdbeval-servers/lucene): `pid`,
-# `url`, `version`, `log`, the compiled `classes` and the index directories under `data`
+# `url`, `log`, the compiled `classes` and the index directories under `data`
 # (emptied at every start). Heap: RAGDBEVAL_LUCENE_HEAP (default 4g); the vectors and graphs
-# are memory-mapped files outside it.
+# are memory-mapped files outside it. RAGDBEVAL_LUCENE_JAVA_OPTS: more options for the JVM,
+# split on spaces.
 set -euo pipefail
 
 # shellcheck source=common.sh
@@ -26,13 +27,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 state=$(servers_state lucene)
 pidfile="$state/pid"
-urlfile="$state/url"
 classes="$state/classes"
 source_file="$RAGDBEVAL_ROOT/adapters/lucene/LuceneServer.java"
-
-lucene_running() {
-  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
-}
 
 # True when the server at lucene://HOST:PORT answers HELLO with its versions.
 lucene_healthy() {
@@ -69,15 +65,11 @@ cmd_install() {
   echo "$sum" >"$classes.partial/source.sha256"
   rm -rf "$classes"
   mv "$classes.partial" "$classes"
-  echo "9.9.1" >"$state/version"
 }
 
 cmd_start() {
-  if lucene_running && [ -f "$urlfile" ]; then
-    cat "$urlfile"
-    return 0
-  fi
-  rm -f "$pidfile" "$urlfile"
+  servers_url lucene 2>/dev/null && return 0
+  rm -f "$pidfile" "$state/url"
   cmd_install
   local runtime port url
   mapfile -t runtime < <(lucene_runtime)
@@ -86,33 +78,12 @@ cmd_start() {
   rm -rf "$state/data"
   mkdir -p "$state/data"
   # setsid: a Ctrl-C in the caller's terminal does not reach the server.
-  setsid "${runtime[0]}" "-Xmx${RAGDBEVAL_LUCENE_HEAP:-4g}" -cp "$classes:${runtime[1]}" \
+  local -a java_opts
+  read -r -a java_opts <<<"${RAGDBEVAL_LUCENE_JAVA_OPTS:-}"
+  setsid "${runtime[0]}" "-Xmx${RAGDBEVAL_LUCENE_HEAP:-4g}" "${java_opts[@]}" -cp "$classes:${runtime[1]}" \
     LuceneServer "$port" "$state/data" >"$state/log" 2>&1 </dev/null &
   echo $! >"$pidfile"
   servers_await lucene "$port" "$url" "$pidfile" lucene_healthy
 }
 
-cmd_url() {
-  if lucene_running && [ -f "$urlfile" ]; then
-    cat "$urlfile"
-  else
-    echo "lucene: not running (scripts/servers/lucene.sh start)" >&2
-    return 1
-  fi
-}
-
-cmd_stop() {
-  servers_stop_pidfile "$pidfile"
-  rm -f "$urlfile"
-}
-
-case "${1:-}" in
-  start) cmd_start ;;
-  stop) cmd_stop ;;
-  url) cmd_url ;;
-  install) cmd_install ;;
-  *)
-    echo "usage: $0 start|stop|url|install" >&2
-    exit 2
-    ;;
-esac
+servers_main lucene "$@"

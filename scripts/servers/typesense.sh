@@ -25,12 +25,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 VERSION=0.24.1
 state=$(servers_state typesense)
 pidfile="$state/pid"
-urlfile="$state/url"
 binary="$state/typesense-server"
-
-typesense_running() {
-  [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null
-}
 
 # True when $1/health answers {"ok":true} (the node is the Raft leader and serves).
 typesense_healthy() {
@@ -72,11 +67,8 @@ cmd_install() {
 }
 
 cmd_start() {
-  if typesense_running && [ -f "$urlfile" ]; then
-    cat "$urlfile"
-    return 0
-  fi
-  rm -f "$pidfile" "$urlfile"
+  servers_url typesense 2>/dev/null && return 0
+  rm -f "$pidfile" "$state/url"
   cmd_install
   if [ ! -s "$state/api_key" ]; then
     (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(16))' >"$state/api_key")
@@ -101,27 +93,4 @@ cmd_start() {
   servers_await typesense "$port" "$url" "$pidfile" typesense_healthy
 }
 
-cmd_url() {
-  if typesense_running && [ -f "$urlfile" ]; then
-    cat "$urlfile"
-  else
-    echo "typesense: not running (scripts/servers/typesense.sh start)" >&2
-    return 1
-  fi
-}
-
-cmd_stop() {
-  servers_stop_pidfile "$pidfile"
-  rm -f "$urlfile"
-}
-
-case "${1:-}" in
-  start) cmd_start ;;
-  stop) cmd_stop ;;
-  url) cmd_url ;;
-  install) cmd_install ;;
-  *)
-    echo "usage: $0 start|stop|url|install" >&2
-    exit 2
-    ;;
-esac
+servers_main typesense "$@"
