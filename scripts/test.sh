@@ -10,8 +10,8 @@
 #   RAGDBEVAL_NO_SERVERS=1 ./scripts/test.sh   # skip starting servers (their tests are then
 #                                              # reported as ignored, except under CI, where
 #                                              # they fail; a set *_URL still counts)
-#   RAGDBEVAL_NO_FUZZ=1 ./scripts/test.sh      # skip the 10 s-per-target fuzz pass that ends
-#                                              # a full run (scripts/fuzz.sh)
+#   RAGDBEVAL_NO_FUZZ=1 ./scripts/test.sh      # skip the 10 s-per-target fuzz pass of a full
+#                                              # run (scripts/fuzz.sh)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/env.sh"
@@ -135,30 +135,45 @@ if ! wait "$browser_pid"; then
   echo "ragdbeval: installing chromium failed (the page test needs it):" >&2
   tail -5 "$browser_log" >&2
 fi
-cargo test --release --locked --all-targets "${features[@]}" --no-fail-fast "$@"
+# Three test threads on two cores: an integration test spends part of its time waiting on a
+# server or a child process, and a third thread fills that (the integration tests take a
+# tenth less time than with two; docs/performance.md).
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-3}"
+if [ $# -gt 0 ]; then
+  cargo test --release --locked --all-targets "${features[@]}" --no-fail-fast "$@"
+fi
 
 # The short fuzz pass: every target in fuzz/ for 10 s from its committed seeds, when the
 # toolchain can build it (sanitizers need a nightly) and the whole suite was asked for (not a
-# filtered run). It runs beside the checks below (libFuzzer runs on one core; the checks use
-# the other), its output in a log of its own; the run waits for it at the end and fails if it
-# failed.
+# filtered run). Its instrumented build is the longest step after the tests, so it starts as
+# soon as they pass and runs beside the benches' test round and the checks below, its output
+# in a log of its own; the run waits for it at the end and fails if it failed.
 fuzz_pid=""
-if [ $# -eq 0 ] && [ -z "${RAGDBEVAL_NO_FUZZ:-}" ]; then
-  if rustc --version | grep -q nightly; then
-    stop_servers
-    started=()
+stop_fuzz() {
+  [ -z "$fuzz_pid" ] || kill -- "-$fuzz_pid" 2>/dev/null || true
+}
+trap 'stop_servers; stop_fuzz' EXIT
+if [ $# -eq 0 ]; then
+  tests_failed=""
+  cargo test --release --locked --lib --bins --tests "${features[@]}" --no-fail-fast ||
+    tests_failed=1
+  if [ -n "${RAGDBEVAL_NO_FUZZ:-}" ]; then
+    :
+  elif rustc --version | grep -q nightly; then
     fuzz_log="$CARGO_TARGET_DIR/test-fuzz.log"
-    echo "ragdbeval: fuzz pass running beside the checks (its log: $fuzz_log)" >&2
+    echo "ragdbeval: fuzz pass running beside the benches and the checks (its log: $fuzz_log)" >&2
     setsid "$here/fuzz.sh" --dev --jobs 2 --seconds 10 --seeds-only >"$fuzz_log" 2>&1 &
     fuzz_pid=$!
   else
     echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
   fi
+  # Every bench once in test mode (the client comparisons need the servers), then the
+  # servers stop.
+  cargo test --release --locked --benches "${features[@]}" --no-fail-fast || tests_failed=1
+  stop_servers
+  started=()
+  [ -z "$tests_failed" ] || exit 1
 fi
-stop_fuzz() {
-  [ -z "$fuzz_pid" ] || kill -- "-$fuzz_pid" 2>/dev/null || true
-}
-trap 'stop_servers; stop_fuzz' EXIT
 
 # Calls and types go one way along the data path, functions and files stay short enough to
 # read (120 and 600 lines outside tests), the tree and --help speak of the software, never
