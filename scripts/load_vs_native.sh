@@ -18,7 +18,10 @@
 # `ready_wait_s`. The native side's requests are encoded before its clock starts.
 #
 # The native side of each engine, what it sends and how its settings match ragdbeval's, is
-# adapters/<module>/native_load.sh (its header says): this script sources it.
+# adapters/<module>/native_load.sh (its header says): this script sources it and calls
+# ENGINE_setup, ENGINE_encode BASE.fbin OUT-DIR, ENGINE_native N ROUND and ENGINE_warmup N
+# where it defines them. An engine with a native_load.py beside it (its requests encoded by
+# scripts/native_load.py's `encode`, sent by its `load`) needs to define only ENGINE_setup.
 #
 # Without ENGINE_URL (PGVECTOR_URL, REDIS_URL, CHROMA_URL, MILVUS_URL) the server of
 # scripts/servers/ENGINE.sh runs for the script's length (state under a temporary directory).
@@ -74,8 +77,21 @@ rows="$work/rows.txt"
 # One measured run: "side size round load-s index-s".
 record() { python3 -c "print(f'$1 $2 $3 {$4:.3f} {$5:.3f}')" | tee -a "$rows"; }
 
-# The engine's native side: ${engine}_setup, _encode, _native and maybe _warmup.
+# The engine's native side: ${engine}_setup, _encode, _native and maybe _warmup; _encode and
+# _native default to its native_load.py.
+native_py="${native%.sh}.py"
+py_encode() { # base.fbin out-dir
+  "$py" "$native_py" encode "$1" "$2/requests.bin" "$STREAMS" ${BATCH:+"$BATCH"}
+}
+py_native() { # N round
+  local seconds
+  seconds=$("$py" "$native_py" load "$url" "$work/native-$1/requests.bin" "$STREAMS" "$1" "$D")
+  record native "$1" "$2" "${seconds% *}" "${seconds#* }"
+}
 source "$native"
+encode=${engine}_encode native_run=${engine}_native
+declare -F "$encode" >/dev/null || encode=py_encode
+declare -F "$native_run" >/dev/null || native_run=py_native
 
 # ---- ragdbeval and the rounds --------------------------------------------------------------
 ragdbeval_side() { # N round
@@ -102,11 +118,11 @@ echo "ragdbeval $("$bin" --version | awk '{print $2}'); side size round load-s i
 for n in $SIZES; do
   "$bin" dataset convert --dataset "$(spec "$n")" --to fbin --out "$work/data-$n" -q
   mkdir "$work/native-$n"
-  "${engine}_encode" "$work/data-$n/base.fbin" "$work/native-$n"
+  "$encode" "$work/data-$n/base.fbin" "$work/native-$n"
   if declare -F "${engine}_warmup" >/dev/null; then "${engine}_warmup" "$n"; fi
   for round in $(seq 1 "$ROUNDS"); do
-    if [ $((round % 2)) -eq 1 ]; then ragdbeval_side "$n" "$round"; "${engine}_native" "$n" "$round"
-    else "${engine}_native" "$n" "$round"; ragdbeval_side "$n" "$round"; fi
+    if [ $((round % 2)) -eq 1 ]; then ragdbeval_side "$n" "$round"; "$native_run" "$n" "$round"
+    else "$native_run" "$n" "$round"; ragdbeval_side "$n" "$round"; fi
   done
   rm -rf "$work/native-$n" "$work/data-$n"
 done
