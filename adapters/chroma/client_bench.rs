@@ -19,7 +19,7 @@ use std::io::Read as _;
 
 use ragdbeval::distance::Distance;
 
-use crate::common::{ClientCpu, K, Plan, native_threads, prepare};
+use crate::common::{ClientCpu, K, native_threads, prepare};
 
 const COLLECTION: &str = "chroma_client_cmp";
 const COLLECTIONS: &str = "/api/v2/tenants/default_tenant/databases/default_database/collections";
@@ -27,20 +27,17 @@ const EF_SEARCH: i64 = 64;
 
 /// The comparison, as `ENGINE=chroma cargo bench --bench client_overhead` runs it.
 pub fn run() {
-    let Some(mut c) = prepare(Plan {
-        bench: "chroma_client",
-        var: "CHROMA_URL",
-        how: "scripts/engine_vs_native.sh chroma starts a server and runs this bench",
-        engine: "chroma",
-        collection: COLLECTION,
-        distance: Distance::Euclidean,
-        build: &[
+    let Some(mut c) = prepare(
+        "chroma",
+        COLLECTION,
+        Distance::Euclidean,
+        &[
             ("m", 16),
             ("ef_construction", 128),
             ("ef_search", EF_SEARCH),
         ],
-        search: &[("ef_search", EF_SEARCH)],
-    }) else {
+        &[("ef_search", EF_SEARCH)],
+    ) else {
         return;
     };
     let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
@@ -85,13 +82,7 @@ pub fn run() {
 
     let native = |clients: usize| native_threads(clients, slice_s, &agent, &send);
     let index = format!("m = 16, ef_construction = 128, ef_search = {EF_SEARCH}");
-    c.against(
-        "chroma",
-        &index,
-        "the minimal ureq loop",
-        ClientCpu::Threads,
-        &native,
-    );
+    c.against(&index, "the minimal ureq loop", ClientCpu::Threads, &native);
     // Closing drops the collection.
     c.engine.close().expect("close");
 }

@@ -19,7 +19,7 @@ use std::net::TcpStream;
 
 use ragdbeval::distance::Distance;
 
-use crate::common::{ClientCpu, K, Plan, native_threads, prepare};
+use crate::common::{ClientCpu, K, native_threads, prepare};
 
 const COLLECTION: &str = "lucene_client_cmp";
 const EF: i64 = 64;
@@ -28,16 +28,7 @@ const SEARCH: u8 = 6;
 
 /// The comparison, as `ENGINE=lucene cargo bench --bench client_overhead` runs it.
 pub fn run() {
-    let Some(mut c) = prepare(Plan {
-        bench: "lucene_client",
-        var: "LUCENE_URL",
-        how: "scripts/engine_vs_native.sh lucene starts a server and runs this bench",
-        engine: "lucene",
-        collection: COLLECTION,
-        distance: Distance::Euclidean,
-        build: &[],
-        search: &[("ef", EF)],
-    }) else {
+    let Some(mut c) = prepare("lucene", COLLECTION, Distance::Euclidean, &[], &[("ef", EF)]) else {
         return;
     };
     let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
@@ -62,7 +53,7 @@ pub fn run() {
 
     let native = |clients: usize| native_threads(clients, slice_s, &open, &send);
     let index = format!("m = 16, ef_construction = 100, one segment, ef = {EF}");
-    c.against("lucene", &index, "the minimal protocol loop", ClientCpu::Threads, &native);
+    c.against(&index, "the minimal protocol loop", ClientCpu::Threads, &native);
     // Closing drops the collection.
     c.engine.close().expect("close");
 }

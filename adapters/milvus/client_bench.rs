@@ -25,7 +25,7 @@ use ragdbeval::distance::Distance;
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::Channel;
 
-use crate::common::{ClientCpu, K, Plan, prepare, tokio_slice};
+use crate::common::{ClientCpu, K, prepare, tokio_slice};
 
 const COLLECTION: &str = "milvus_client_cmp";
 const NPROBE: i64 = 16;
@@ -75,16 +75,13 @@ fn request(q: &[f32]) -> SearchRequest {
 
 /// The comparison, as `ENGINE=milvus cargo bench --bench client_overhead` runs it.
 pub fn run() {
-    let Some(mut c) = prepare(Plan {
-        bench: "milvus_client",
-        var: "MILVUS_URL",
-        how: "scripts/engine_vs_native.sh milvus starts a server and runs this bench",
-        engine: "milvus",
-        collection: COLLECTION,
-        distance: Distance::Euclidean,
-        build: &[],
-        search: &[("nprobe", NPROBE)],
-    }) else {
+    let Some(mut c) = prepare(
+        "milvus",
+        COLLECTION,
+        Distance::Euclidean,
+        &[],
+        &[("nprobe", NPROBE)],
+    ) else {
         return;
     };
     let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
@@ -111,12 +108,6 @@ pub fn run() {
         })
     };
     let index = format!("IVF_FLAT (nlist 4·√n), nprobe = {NPROBE}");
-    c.against(
-        "milvus",
-        &index,
-        "the minimal tonic loop",
-        ClientCpu::Process,
-        &native,
-    );
+    c.against(&index, "the minimal tonic loop", ClientCpu::Process, &native);
     c.engine.close().expect("close");
 }

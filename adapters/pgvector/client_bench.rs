@@ -22,7 +22,7 @@ use std::process::Command;
 
 use ragdbeval::distance::Distance;
 
-use crate::common::{ClientCpu, K, Plan, Slice, children_cpu, prepare};
+use crate::common::{ClientCpu, K, Slice, children_cpu, prepare};
 
 const TABLE: &str = "pgbench_client_cmp";
 const EF_SEARCH: i64 = 64;
@@ -87,16 +87,13 @@ fn wheel_pgbench() -> String {
 
 /// The comparison, as `ENGINE=pgvector cargo bench --bench client_overhead` runs it.
 pub fn run() {
-    let Some(mut c) = prepare(Plan {
-        bench: "pgvector_client",
-        var: "PGVECTOR_URL",
-        how: "scripts/engine_vs_native.sh pgvector starts a server and runs this bench",
-        engine: "pgvector",
-        collection: TABLE,
-        distance: Distance::Euclidean,
-        build: &[("m", 16), ("ef_construction", 128)],
-        search: &[("ef_search", EF_SEARCH)],
-    }) else {
+    let Some(mut c) = prepare(
+        "pgvector",
+        TABLE,
+        Distance::Euclidean,
+        &[("m", 16), ("ef_construction", 128)],
+        &[("ef_search", EF_SEARCH)],
+    ) else {
         return;
     };
     let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
@@ -153,7 +150,7 @@ pub fn run() {
 
     let native = |clients: usize| pgbench(&pgbench_bin, &url, &script, clients, slice_s);
     let index = format!("HNSW m = 16, ef_construction = 128, ef_search = {EF_SEARCH}");
-    c.against("pgvector", &index, "pgbench", ClientCpu::Threads, &native);
+    c.against(&index, "pgbench", ClientCpu::Threads, &native);
     c.engine.close().expect("close");
     client
         .batch_execute(&format!("DROP TABLE IF EXISTS bench_queries, {TABLE}"))

@@ -22,23 +22,20 @@ use qdrant_client::qdrant::{QueryPoints, QueryPointsBuilder, SearchParamsBuilder
 
 use ragdbeval::distance::Distance;
 
-use crate::common::{ClientCpu, K, Plan, prepare, tokio_slice};
+use crate::common::{ClientCpu, K, prepare, tokio_slice};
 
 const COLLECTION: &str = "qdrant_client_cmp";
 const HNSW_EF: i64 = 64;
 
 /// The comparison, as `ENGINE=qdrant cargo bench --bench client_overhead` runs it.
 pub fn run() {
-    let Some(mut c) = prepare(Plan {
-        bench: "qdrant_client",
-        var: "QDRANT_URL",
-        how: "set it to a Qdrant server's gRPC URL and run scripts/engine_vs_native.sh qdrant",
-        engine: "qdrant",
-        collection: COLLECTION,
-        distance: Distance::Euclidean,
-        build: &[("m", 16), ("ef_construct", 128)],
-        search: &[("hnsw_ef", HNSW_EF)],
-    }) else {
+    let Some(mut c) = prepare(
+        "qdrant",
+        COLLECTION,
+        Distance::Euclidean,
+        &[("m", 16), ("ef_construct", 128)],
+        &[("hnsw_ef", HNSW_EF)],
+    ) else {
         return;
     };
     let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
@@ -79,7 +76,7 @@ pub fn run() {
     };
     let index = format!("m = 16, ef_construct = 128, hnsw_ef = {HNSW_EF}");
     let native_name = "the minimal qdrant-client loop";
-    c.against("qdrant", &index, native_name, ClientCpu::Process, &native);
+    c.against(&index, native_name, ClientCpu::Process, &native);
     c.engine.close().expect("close");
     rt.block_on(client.delete_collection(COLLECTION))
         .expect("delete the collection");

@@ -16,7 +16,7 @@
 
 use ragdbeval::distance::Distance;
 
-use crate::common::{ClientCpu, K, Plan, native_threads, prepare};
+use crate::common::{ClientCpu, K, native_threads, prepare};
 
 const KEY: &str = "redis_client_cmp";
 const EF: i64 = 64;
@@ -24,16 +24,13 @@ const EF: i64 = 64;
 /// The comparison, as `ENGINE=redis cargo bench --bench client_overhead` runs it.
 pub fn run() {
     // Vector sets rank by cosine: an angular set.
-    let Some(mut c) = prepare(Plan {
-        bench: "redis_client",
-        var: "REDIS_URL",
-        how: "scripts/engine_vs_native.sh redis starts a server and runs this bench",
-        engine: "redis",
-        collection: KEY,
-        distance: Distance::Angular,
-        build: &[("m", 16), ("ef_construction", 128)],
-        search: &[("ef", EF)],
-    }) else {
+    let Some(mut c) = prepare(
+        "redis",
+        KEY,
+        Distance::Angular,
+        &[("m", 16), ("ef_construction", 128)],
+        &[("ef", EF)],
+    ) else {
         return;
     };
     let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
@@ -66,13 +63,7 @@ pub fn run() {
     };
     let native = |clients: usize| native_threads(clients, slice_s, &open, &send);
     let index = format!("cosine, M = 16, EF (build) = 128, EF = {EF}");
-    c.against(
-        "redis",
-        &index,
-        "the native loop",
-        ClientCpu::Threads,
-        &native,
-    );
+    c.against(&index, "the native loop", ClientCpu::Threads, &native);
     c.engine.close().expect("close");
     let mut con = client.get_connection().expect("connect");
     let _: i64 = redis::cmd("DEL").arg(KEY).query(&mut con).expect("DEL");

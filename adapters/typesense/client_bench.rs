@@ -21,23 +21,14 @@ use std::io::Read as _;
 
 use ragdbeval::distance::Distance;
 
-use crate::common::{ClientCpu, K, Plan, native_threads, prepare};
+use crate::common::{ClientCpu, K, native_threads, prepare};
 
 const COLLECTION: &str = "typesense_client_cmp";
 const EF: i64 = 64;
 
 /// The comparison, as `ENGINE=typesense cargo bench --bench client_overhead` runs it.
 pub fn run() {
-    let Some(mut c) = prepare(Plan {
-        bench: "typesense_client",
-        var: "TYPESENSE_URL",
-        how: "scripts/engine_vs_native.sh typesense starts a server and runs this bench",
-        engine: "typesense",
-        collection: COLLECTION,
-        distance: Distance::Angular,
-        build: &[],
-        search: &[("ef", EF)],
-    }) else {
+    let Some(mut c) = prepare("typesense", COLLECTION, Distance::Angular, &[], &[("ef", EF)]) else {
         return;
     };
     let (url, test, slice_s) = (c.url.clone(), &c.test, c.settings.slice_s);
@@ -76,13 +67,7 @@ pub fn run() {
 
     let native = |clients: usize| native_threads(clients, slice_s, &agent, &send);
     let index = format!("M = 16, ef_construction = 200 (fixed), ef = {EF}");
-    c.against(
-        "typesense",
-        &index,
-        "the minimal ureq loop",
-        ClientCpu::Threads,
-        &native,
-    );
+    c.against(&index, "the minimal ureq loop", ClientCpu::Threads, &native);
     // Closing drops the collection.
     c.engine.close().expect("close");
 }

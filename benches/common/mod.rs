@@ -108,7 +108,9 @@ pub fn settings(bench: &str) -> Settings {
             dim: env("DIM", 50),
         }
     } else {
-        println!("{bench}: test mode (one pair of slices on 2,000 points; --bench for the real run)");
+        println!(
+            "{bench}: test mode (one pair of slices on 2,000 points; --bench for the real run)"
+        );
         Settings {
             rounds: 1,
             pairs: 1,
@@ -131,27 +133,11 @@ pub fn server_url(bench: &str, var: &str, how: &str) -> Option<String> {
     }
 }
 
-/// What an engine-client bench compares on.
-pub struct Plan<'a> {
-    /// The bench's name, for its messages.
-    pub bench: &'a str,
-    /// The environment variable with the server's URL.
-    pub var: &'a str,
-    /// How to run the bench when `var` is unset (said when it is skipped).
-    pub how: &'a str,
-    /// The registered engine.
-    pub engine: &'a str,
-    /// Its collection (table, key).
-    pub collection: &'a str,
-    pub distance: Distance,
-    /// Integer build and search parameters of ragdbeval's engine.
-    pub build: &'a [(&'a str, i64)],
-    pub search: &'a [(&'a str, i64)],
-}
-
 /// An engine-client bench's start: the server, the run's settings, the queries, and
 /// ragdbeval's engine loaded with the synthetic set.
 pub struct Comparison {
+    /// The registered engine.
+    pub name: String,
     pub url: String,
     pub settings: Settings,
     pub test: Vectors,
@@ -160,29 +146,42 @@ pub struct Comparison {
     pub work_dir: tempfile::TempDir,
 }
 
-/// Reads the URL and the settings, generates the clustered set (`settings.n` × `settings.dim`,
-/// the demo set's queries) and loads ragdbeval's engine with it; `None` when the bench is
+/// The comparison of registered engine `name`: reads its server's URL variable (from its
+/// `config.toml`) and the settings, generates the clustered set (`settings.n` ×
+/// `settings.dim`, the demo set's queries) and loads ragdbeval's engine with it, into
+/// `collection` under the integer `build` and `search` parameters; `None` when the bench is
 /// skipped.
-pub fn prepare(plan: Plan<'_>) -> Option<Comparison> {
-    let url = server_url(plan.bench, plan.var, plan.how)?;
-    let settings = settings(plan.bench);
+pub fn prepare(
+    name: &str,
+    collection: &str,
+    distance: Distance,
+    build: &[(&str, i64)],
+    search: &[(&str, i64)],
+) -> Option<Comparison> {
+    let bench = format!("{name}_client");
+    let server = ragdbeval::adapters::find(name)
+        .and_then(|entry| entry.meta.server.as_ref())
+        .expect("a registered server engine");
+    let how = if server.script {
+        format!("scripts/engine_vs_native.sh {name} starts a server and runs this bench")
+    } else {
+        format!(
+            "{}; then scripts/engine_vs_native.sh {name}",
+            server.how_to_get
+        )
+    };
+    let url = server_url(&bench, server.url_env, &how)?;
+    let settings = settings(&bench);
     let spec = SyntheticSpec {
         n: settings.n,
         dim: settings.dim,
-        distance: plan.distance,
+        distance,
         ..SyntheticSpec::demo()
     };
     let (train, test) = spec.generate();
-    let (engine, work_dir) = loaded_engine(
-        plan.engine,
-        &url,
-        plan.collection,
-        plan.distance,
-        &train,
-        plan.build,
-        plan.search,
-    );
+    let (engine, work_dir) = loaded_engine(name, &url, collection, distance, &train, build, search);
     Some(Comparison {
+        name: name.to_string(),
         url,
         settings,
         test,
@@ -201,12 +200,11 @@ pub enum ClientCpu {
 }
 
 impl Comparison {
-    /// Says what is compared (`engine`: its set, `index`: the index, its search setting and
+    /// Says what is compared (the engine's set, `index`: the index, its search setting and
     /// k), then runs the rounds of ragdbeval's closed loop against `native` (`native_name`)
     /// at 1 and 2 clients, in ABBA order.
     pub fn against(
         &self,
-        engine: &str,
         index: &str,
         native_name: &str,
         cpu: ClientCpu,
@@ -231,9 +229,10 @@ impl Comparison {
             ClientCpu::Process => "; client CPU is the bench process's",
         };
         println!(
-            "{engine}: {n} × {dim} clustered points, {} queries, {index}, k = {K}; {rounds} \
+            "{}: {n} × {dim} clustered points, {} queries, {index}, k = {K}; {rounds} \
              round(s) of {pairs} slice pairs of {slice_s} s per side and client count, ABBA \
              order{whose}",
+            self.name,
             self.test.len()
         );
         ab_rounds(native_name, &[1, 2], rounds, pairs, &ours, native);
