@@ -209,6 +209,14 @@ impl EngineError {
             message: message.to_string(),
         }
     }
+
+    /// Refuses the first of `params` (an engine that takes none), saying `why`.
+    pub fn refuse_any(engine: &str, params: &ParamMap, why: &str) -> Result<(), Self> {
+        match params.keys().next() {
+            Some(p) => Err(Self::bad_param(engine, p, why)),
+            None => Ok(()),
+        }
+    }
 }
 
 pub type EngineResult<T> = Result<T, EngineError>;

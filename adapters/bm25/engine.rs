@@ -11,7 +11,7 @@ use tantivy::{Index, IndexSettings, IndexWriter, TantivyDocument};
 use super::NAME;
 use super::index::{Fields, Ready, TOKENIZER, WriterSettings, op, schema};
 use crate::engine::hybrid::{
-    HybridCapabilities, HybridData, HybridEngine, HybridQuery, HybridSpec, LexicalInput,
+    HybridCapabilities, HybridData, HybridEngine, HybridQuery, HybridSpec,
 };
 use crate::engine::{EngineError, EngineResult, Footprint, IndexReport, Neighbor};
 use crate::params::ParamMap;
@@ -92,22 +92,15 @@ impl HybridEngine for Bm25 {
     }
 
     fn capabilities(&self) -> HybridCapabilities {
-        HybridCapabilities {
-            lexical: LexicalInput::Text,
-            dense: false,
-            engine_rrf: false,
-        }
+        HybridCapabilities::TEXT_ONLY
     }
 
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {
-        match params.keys().next() {
-            Some(p) => Err(EngineError::bad_param(
-                NAME,
-                p,
-                "bm25 takes no search parameters (its top-k is exact for its scores)",
-            )),
-            None => Ok(()),
-        }
+        EngineError::refuse_any(
+            NAME,
+            params,
+            "bm25 takes no search parameters (its top-k is exact for its scores)",
+        )
     }
 
     fn create(&mut self, spec: &HybridSpec) -> EngineResult<()> {

@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use crate::distance::Distance;
 use crate::engine::hybrid::{
-    HybridCapabilities, HybridData, HybridEngine, HybridQuery, HybridSpec, LexicalInput,
+    HybridCapabilities, HybridData, HybridEngine, HybridQuery, HybridSpec,
 };
 use crate::engine::{
     ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor, PointId,
@@ -44,28 +44,15 @@ impl HybridEngine for ExactHybrid {
     }
 
     fn capabilities(&self) -> HybridCapabilities {
-        HybridCapabilities {
-            lexical: LexicalInput::SparseVectors,
-            dense: true,
-            engine_rrf: false,
-        }
+        HybridCapabilities::SPARSE_AND_DENSE
     }
 
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {
-        match params.keys().next() {
-            Some(p) => Err(EngineError::bad_param(
-                NAME,
-                p,
-                "exact takes no search parameters",
-            )),
-            None => Ok(()),
-        }
+        EngineError::refuse_any(NAME, params, "exact takes no search parameters")
     }
 
     fn create(&mut self, spec: &HybridSpec) -> EngineResult<()> {
-        if let Some(p) = spec.build_params.keys().next() {
-            return Err(EngineError::bad_param(NAME, p, "exact takes no build parameters"));
-        }
+        EngineError::refuse_any(NAME, &spec.build_params, "exact takes no build parameters")?;
         *self = ExactHybrid {
             sparse_dim: spec.sparse_dim,
             dense_side: spec.dense.map(|d| (d.dim, d.distance)),

@@ -29,7 +29,7 @@ use super::params::bad_param;
 use super::sql::{IndexKind, index_name, quote_ident};
 use super::{ENGINE, EXPLAIN_K, PgVector};
 use crate::engine::hybrid::{
-    HybridCapabilities, HybridData, HybridEngine, HybridQuery, HybridSpec, LexicalInput,
+    HybridCapabilities, HybridData, HybridEngine, HybridQuery, HybridSpec,
 };
 use crate::engine::{ConnectOptions, EngineError, EngineResult, Footprint, IndexHolds, IndexReport, Neighbor, SourcedBytes, VectorEngine, Query};
 use crate::params::ParamMap;
@@ -168,11 +168,7 @@ impl HybridEngine for PgHybrid {
     }
 
     fn capabilities(&self) -> HybridCapabilities {
-        HybridCapabilities {
-            lexical: LexicalInput::SparseVectors,
-            dense: true,
-            engine_rrf: true,
-        }
+        HybridCapabilities::SPARSE_AND_DENSE_FUSED
     }
 
     /// The dense engine's parameters, which set both indexes' scans; IVFFlat's `probes` has

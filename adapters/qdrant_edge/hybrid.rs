@@ -23,7 +23,7 @@ use super::{ENGINE, SHARD_DIR, VERSION};
 use crate::adapters::qdrant_settings::{BuildSettings, SearchSettings, Target};
 use crate::distance::Distance;
 use crate::engine::hybrid::{
-    HybridCapabilities, HybridData, HybridEngine, HybridQuery, HybridSpec, LexicalInput,
+    HybridCapabilities, HybridData, HybridEngine, HybridQuery, HybridSpec,
 };
 use crate::engine::{
     CollectionSpec, ConnectOptions, EngineError, EngineResult, Footprint, IndexReport, Neighbor,
@@ -145,11 +145,7 @@ impl HybridEngine for EdgeHybrid {
     }
 
     fn capabilities(&self) -> HybridCapabilities {
-        HybridCapabilities {
-            lexical: LexicalInput::SparseVectors,
-            dense: true,
-            engine_rrf: true,
-        }
+        HybridCapabilities::SPARSE_AND_DENSE_FUSED
     }
 
     fn set_search_params(&mut self, params: &ParamMap) -> EngineResult<()> {

@@ -49,6 +49,26 @@ pub struct HybridCapabilities {
     pub engine_rrf: bool,
 }
 
+impl HybridCapabilities {
+    /// A text index of its own (its BM25), nothing else.
+    pub const TEXT_ONLY: Self = Self {
+        lexical: LexicalInput::Text,
+        dense: false,
+        engine_rrf: false,
+    };
+    /// Sparse and dense vectors side by side, fused by the client.
+    pub const SPARSE_AND_DENSE: Self = Self {
+        lexical: LexicalInput::SparseVectors,
+        dense: true,
+        engine_rrf: false,
+    };
+    /// Sparse and dense vectors side by side, fused by the client or by the engine (RRF).
+    pub const SPARSE_AND_DENSE_FUSED: Self = Self {
+        engine_rrf: true,
+        ..Self::SPARSE_AND_DENSE
+    };
+}
+
 /// The dense side of a hybrid collection.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DenseSide {
