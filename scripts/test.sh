@@ -168,8 +168,9 @@ if [ $# -eq 0 ]; then
     echo "ragdbeval: fuzz pass SKIPPED: the toolchain is not a nightly ($(rustc --version))" >&2
   fi
   # Every bench once in test mode (the client comparisons need the servers), then the
-  # servers stop.
-  cargo test --release --locked --benches "${features[@]}" --no-fail-fast || tests_failed=1
+  # servers stop. `--bench '*'`, not `--benches`: that would run the library's unit tests
+  # again (a library target counts as a bench).
+  cargo test --release --locked --bench '*' "${features[@]}" --no-fail-fast || tests_failed=1
   stop_servers
   started=()
   [ -z "$tests_failed" ] || exit 1
