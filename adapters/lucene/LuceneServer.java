@@ -67,6 +67,7 @@ import org.apache.lucene.search.SearcherManager;
 import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.store.NRTCachingDirectory;
 import org.apache.lucene.util.Version;
 
 public final class LuceneServer {
@@ -283,7 +284,11 @@ public final class LuceneServer {
           .setUseCompoundFile(false)
           .setMergePolicy(noCompoundFiles())
           .setOpenMode(IndexWriterConfig.OpenMode.CREATE);
-      IndexWriter writer = new IndexWriter(FSDirectory.open(dir), config);
+      // Small segments that a write's refresh flushes stay in memory until a merge or the
+      // commit writes them (Solr's default directory does the same): a stream of single-point
+      // writes, each visible before it is acknowledged, does not write a segment each.
+      NRTCachingDirectory directory = new NRTCachingDirectory(FSDirectory.open(dir), 8.0, 64.0);
+      IndexWriter writer = new IndexWriter(directory, config);
       collections.put(name, new Collection(dir, dim, writer, fields, similarity));
     }
   }
@@ -441,11 +446,14 @@ public final class LuceneServer {
       c.searchers.release(searcher);
     }
     Map<String, Long> bytes = new TreeMap<>();
-    try (Stream<Path> files = Files.list(c.dir)) {
-      for (Path file : (Iterable<Path>) files::iterator) {
-        String name = file.getFileName().toString();
-        String ext = name.contains(".") ? name.substring(name.lastIndexOf('.') + 1) : name;
-        bytes.merge(ext, Files.size(file), Long::sum);
+    // The directory's own listing: a segment still cached in memory is part of the index.
+    org.apache.lucene.store.Directory directory = c.writer.getDirectory();
+    for (String name : directory.listAll()) {
+      String ext = name.contains(".") ? name.substring(name.lastIndexOf('.') + 1) : name;
+      try {
+        bytes.merge(ext, directory.fileLength(name), Long::sum);
+      } catch (java.nio.file.NoSuchFileException | java.io.FileNotFoundException gone) {
+        // Deleted by a merge between the listing and this look: no longer part of the index.
       }
     }
     stats.put("bytes", bytes);
