@@ -6,25 +6,14 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::filter::{Attributes, Condition, FieldKind, Predicate, Value as AttrValue};
+use crate::filter::{Attributes, Condition, FieldKind, Predicate};
 use crate::types::PointId;
 
 /// The payload of point `id`: every attribute under its name (keywords as strings,
 /// integers as integers). `None` without attributes or for an id beyond them.
 pub fn payload(attributes: Option<&Attributes>, id: PointId) -> Option<Map<String, Value>> {
     let attributes = attributes.filter(|a| a.covers(id) && !a.is_empty())?;
-    Some(
-        attributes
-            .values_of(id)
-            .map(|(field, value)| {
-                let v = match value {
-                    AttrValue::Keyword(s) => json!(s),
-                    AttrValue::Integer(x) => json!(x),
-                };
-                (field.name.clone(), v)
-            })
-            .collect(),
-    )
+    Some(crate::adapters::support::filter::json_fields(attributes, id))
 }
 
 /// The payload index each attribute gets: `keyword` or `integer` (with range support, the

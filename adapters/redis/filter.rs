@@ -5,25 +5,15 @@
 //! candidates it examines for a query (Redis' default: COUNT × 100), so a very selective
 //! filter can leave an answer short.
 
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
-use crate::filter::{Attributes, Condition, Predicate, Value as AttrValue};
+use crate::filter::{Attributes, Condition, Predicate};
 use crate::types::PointId;
 
 /// The `SETATTR` JSON of element `id` (`None` beyond the table).
 pub(super) fn attributes_json(attributes: &Attributes, id: PointId) -> Option<String> {
     attributes.covers(id).then(|| {
-        let map: Map<String, Value> = attributes
-            .values_of(id)
-            .map(|(field, value)| {
-                let v = match value {
-                    AttrValue::Keyword(s) => json!(s),
-                    AttrValue::Integer(x) => json!(x),
-                };
-                (field.name.clone(), v)
-            })
-            .collect();
-        Value::Object(map).to_string()
+        Value::Object(crate::adapters::support::filter::json_fields(attributes, id)).to_string()
     })
 }
 
