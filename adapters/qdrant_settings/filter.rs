@@ -6,6 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::adapters::support::filter::json_fields;
 use crate::filter::{Attributes, Condition, FieldKind, Predicate};
 use crate::types::PointId;
 
@@ -13,7 +14,7 @@ use crate::types::PointId;
 /// integers as integers). `None` without attributes or for an id beyond them.
 pub fn payload(attributes: Option<&Attributes>, id: PointId) -> Option<Map<String, Value>> {
     let attributes = attributes.filter(|a| a.covers(id) && !a.is_empty())?;
-    Some(crate::adapters::support::filter::json_fields(attributes, id))
+    Some(json_fields(attributes, id))
 }
 
 /// The payload index each attribute gets: `keyword` or `integer` (with range support, the
