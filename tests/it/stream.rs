@@ -91,9 +91,11 @@ fn exact_scores_recall_one_and_no_stale_hit_while_writes_run() {
         );
         assert!(f.puts_seen > 0 && f.deletes_seen > 0, "{f:?}");
         // At once, to the prober's resolution: a write acknowledged during a probe round is
-        // looked for in the next one, so its delay is at most about two rounds (rounds grow
-        // when the machine is busy; an engine 300 ms behind is caught in the test below).
-        let resolution_ms = (2.0 * f.probe_round_p50_ms).max(50.0);
+        // looked for in the next one, so its delay is about two rounds. On a 2-core machine
+        // running other tests beside this one the prober's thread also waits its turn for
+        // the CPU (tens of ms), so the bound is half the delay at which an engine 300 ms
+        // behind is caught in the test below: still tells the two apart.
+        let resolution_ms = (2.0 * f.probe_round_p50_ms).max(125.0);
         assert!(f.put_delay.p50_ms < resolution_ms, "{f:?}");
         assert!(f.probe_round_p50_ms > 0.0, "{f:?}");
         // Resources: over the step, and per second of it.
