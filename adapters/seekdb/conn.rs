@@ -42,9 +42,14 @@ pub(super) fn target(opts: &Opts) -> String {
     }
 }
 
-/// The connection options of `url`, with `timeout` on every read and write; refused as the
-/// `url` parameter when it is not a seekdb URL (another scheme, or neither port nor socket).
+/// The read and write timeout when the caller gives none (`ConnectOptions::default()`).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The connection options of `url`, with `timeout` on every read and write (none given:
+/// [`DEFAULT_TIMEOUT`]); refused as the `url` parameter when it is not a seekdb URL (another
+/// scheme, or neither port nor socket).
 pub(super) fn options(url: &str, password: Option<&str>, timeout: Duration) -> EngineResult<Opts> {
+    let timeout = if timeout.is_zero() { DEFAULT_TIMEOUT } else { timeout };
     let refuse = |why: &str| {
         EngineError::bad_param(
             ENGINE,

@@ -27,19 +27,20 @@ pub(super) fn quote(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
-/// The vector's text form, `[0.5,1,-2.25]`: Rust's shortest round-trip digits, so the server
-/// parses back the same `f32`.
+/// The vector's text form, `[0.5,1.0,-2.25]`: ryu's shortest round-trip digits (the server
+/// parses back the same `f32`), several times faster than `Display` for floats.
 pub(super) fn vector_text(vector: &[f32]) -> Vec<u8> {
-    let mut s = String::with_capacity(vector.len() * 10 + 2);
-    s.push('[');
+    let mut out = Vec::with_capacity(vector.len() * 12 + 2);
+    let mut digits = ryu::Buffer::new();
+    out.push(b'[');
     for (i, x) in vector.iter().enumerate() {
         if i > 0 {
-            s.push(',');
+            out.push(b',');
         }
-        let _ = write!(s, "{x}");
+        out.extend_from_slice(digits.format(*x).as_bytes());
     }
-    s.push(']');
-    s.into_bytes()
+    out.push(b']');
+    out
 }
 
 impl Table {
@@ -182,7 +183,7 @@ mod tests {
     fn vectors_travel_as_text_that_parses_back_exactly() {
         let v = [0.1f32, -2.5, 1e-7, 3.0];
         let text = String::from_utf8(vector_text(&v)).unwrap();
-        assert_eq!(text, "[0.1,-2.5,0.0000001,3]");
+        assert_eq!(text, "[0.1,-2.5,1e-7,3.0]");
         let back: Vec<f32> = text[1..text.len() - 1]
             .split(',')
             .map(|x| x.parse().unwrap())
