@@ -4,14 +4,8 @@ use super::copy::{abbreviate_vectors, encode_copy, f32_to_f16};
 use super::params::{BuildParams, SearchParams};
 use super::sql::{Collection, IndexKind, VecType, index_name, quote_ident, recommended_lists};
 use super::*;
+use crate::adapters::support::testing::map as params;
 use crate::params::ParamValue;
-
-fn params(pairs: &[(&str, ParamValue)]) -> ParamMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
 
 #[test]
 fn half_precision_conversion() {

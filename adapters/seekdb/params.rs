@@ -158,14 +158,8 @@ impl SearchSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::adapters::support::testing::map as params;
     use crate::params::ParamValue;
-
-    fn params(pairs: &[(&str, ParamValue)]) -> ParamMap {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect()
-    }
 
     #[test]
     fn the_index_statement_carries_the_given_parameters_only() {
