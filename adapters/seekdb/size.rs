@@ -14,7 +14,8 @@
 //!   (`oceanbase.DBA_OB_TABLE_SPACE_USAGE`), plus their rows still held in memory (memstores)
 //!   before a freeze writes them out.
 //!
-//! The views are read with plain text queries of numbers only (table ids).
+//! After the table's id (looked up by name, a prepared statement), the views are read with
+//! text queries that hold only numbers.
 
 use std::time::{Duration, Instant};
 
