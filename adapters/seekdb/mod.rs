@@ -184,7 +184,7 @@ impl SeekDb {
         // The built index is persisted, and read into memory by the first search that needs
         // it: one search here, so that the index is ready to serve when the build ends.
         c.exec_drop(
-            table.search_sql(None),
+            &table.knn_sql,
             (sql::vector_text(&vec![0.0; table.dim]), 1u64),
         )
         .map_err(|e| conn::failed("load index", &e))
@@ -198,25 +198,27 @@ impl SeekDb {
         if query.k == 0 {
             return Ok(());
         }
-        let (where_sql, mut values) = match query.filter {
-            Some(p) => {
-                let (w, v) = sql::where_clause(p);
-                (Some(w), v)
+        let filtered = query.filter.map(sql::where_clause);
+        let filtered_sql;
+        let statement = match &filtered {
+            Some((where_sql, _)) => {
+                filtered_sql = table.search_sql(Some(where_sql));
+                &filtered_sql
             }
-            None => (None, Vec::new()),
+            None => &table.knn_sql,
         };
-        let statement = table.search_sql(where_sql.as_deref());
-        let mut params = Vec::with_capacity(values.len() + 2);
+        let mut params = Vec::with_capacity(2 + filtered.as_ref().map_or(0, |(_, v)| v.len()));
         params.push(Sql::Bytes(sql::vector_text(query.vector)));
-        params.append(&mut values);
+        params.extend(filtered.into_iter().flat_map(|(_, values)| values));
         params.push(Sql::UInt(query.k as u64));
         self.with_session(op, |c| {
-            c.exec_map(&statement, params, |(id, d): (i64, Option<f64>)| Neighbor {
-                id: id as PointId,
-                score: d.map_or(f32::NAN, |d| d as f32),
+            c.exec_fold(statement, params, (), |(), (id, d): (i64, Option<f64>)| {
+                out.push(Neighbor {
+                    id: id as PointId,
+                    score: d.map_or(f32::NAN, |d| d as f32),
+                });
             })
         })
-        .map(|found| *out = found)
     }
 }
 
@@ -229,11 +231,7 @@ fn rows_per_statement(batch_size: usize, dim: usize) -> usize {
 
 /// The pid of the script's server when `url` is the URL the script printed.
 fn script_pid(url: &str) -> Option<u32> {
-    let state = crate::adapters::support::server::state_dir(ENGINE);
-    let script_url = std::fs::read_to_string(state.join("url")).ok()?;
-    if script_url.trim() != url {
-        return None;
-    }
+    let state = crate::adapters::support::http::script_state(ENGINE, url)?;
     process::pid_from_file(&state.join("pid")).filter(|&pid| process::is_alive(pid))
 }
 
@@ -259,14 +257,16 @@ impl VectorEngine for SeekDb {
                 "dimension must be at least 1",
             ));
         }
-        let table = Table {
+        let mut table = Table {
             name: spec.name.clone(),
             index: INDEX_NAME.into(),
             dim: spec.dim,
             distance: spec.distance,
             build,
             attributes: spec.attributes.clone(),
+            knn_sql: String::new(),
         };
+        table.knn_sql = table.search_sql(None);
         if self.exists(&table.name)? {
             if !self.recreate {
                 return Err(EngineError::op(

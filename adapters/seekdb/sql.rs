@@ -20,6 +20,8 @@ pub(super) struct Table {
     pub distance: Distance,
     pub build: BuildSettings,
     pub attributes: Option<std::sync::Arc<Attributes>>,
+    /// The unfiltered search, written once: a search sends it as it is.
+    pub knn_sql: String,
 }
 
 /// `name` as a quoted identifier.
