@@ -175,8 +175,16 @@ impl SeekDb {
     fn build_index(&self, table: &Table) -> EngineResult<()> {
         let mut c = conn::connect(&conn::untimed(&self.opts))
             .map_err(|e| conn::failed("build index", &e))?;
-        c.query_drop(table.create_index_sql())
-            .map_err(|e| conn::failed("build index", &e))?;
+        // A DDL of another table on the same server can hold a lock past seekdb's lock wait
+        // timeout (error 1205, seen with tests building side by side): tried three times.
+        let mut attempt = 1;
+        while let Err(e) = c.query_drop(table.create_index_sql()) {
+            let lock_wait = matches!(&e, mysql::Error::MySqlError(m) if m.code == 1205);
+            if !lock_wait || attempt == 3 {
+                return Err(conn::failed("build index", &e));
+            }
+            attempt += 1;
+        }
         for statement in table.attribute_index_sql() {
             c.query_drop(statement)
                 .map_err(|e| conn::failed("build attribute index", &e))?;
